@@ -1,0 +1,35 @@
+"""The memory store: plain files a person can read, grep and diff.
+
+``MemoryStore(root).user(user_id)`` gives a :class:`UserMemory` with its sessions, days, long-term memory,
+conversation list and dialogue log. This package imports neither pandas, ipywidgets nor langchain.
+"""
+
+from agentmem_nb.store.conversations import Conversation, Conversations
+from agentmem_nb.store.dialogue_log import DialogueEntry, DialogueLog
+from agentmem_nb.store.jsonl import Durability, IOStats, JsonlFile
+from agentmem_nb.store.layer import MAX_SEARCH_LIMIT, MAX_WINDOW_SIDE, MessageFile, Window
+from agentmem_nb.store.longterm import LongTermMemory, MemoryVersion
+from agentmem_nb.store.memory_store import MemoryStore
+from agentmem_nb.store.problems import Problem, ProblemKind
+from agentmem_nb.store.user import Appended, UserMemory
+
+__all__ = [
+    "MemoryStore",
+    "UserMemory",
+    "Appended",
+    "MessageFile",
+    "Window",
+    "JsonlFile",
+    "IOStats",
+    "Durability",
+    "LongTermMemory",
+    "MemoryVersion",
+    "Conversations",
+    "Conversation",
+    "DialogueLog",
+    "DialogueEntry",
+    "Problem",
+    "ProblemKind",
+    "MAX_WINDOW_SIDE",
+    "MAX_SEARCH_LIMIT",
+]

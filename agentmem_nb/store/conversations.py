@@ -1,0 +1,168 @@
+"""``conversations.json``: ``{session_id: {title, created_at, updated_at}}``.
+
+Written atomically under the user's directory lock. A corrupt file is kept as ``conversations.json.bak`` and the
+index is rebuilt from ``sessions/`` (first and last message of each thread), so a damaged index never hides a thread.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentmem_nb.identifiers import check_session_id
+from agentmem_nb.store._fs import atomic_write, directory_lock
+from agentmem_nb.store.problems import Problem, ProblemKind
+from agentmem_nb.timeutil import Clock, format_ts, parse_ts
+
+__all__ = ["Conversation", "Conversations"]
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """One entry of the conversation list."""
+
+    session_id: str
+    title: str
+    created_at: _dt.datetime | None
+    updated_at: _dt.datetime | None
+
+
+class Conversations:
+    """The conversation index of one user. ``rebuild_source`` yields ``(session_id, first_ts, last_ts, first_user_text)``."""
+
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        clock: Clock,
+        zone: _dt.tzinfo | None,
+        fsync: bool,
+        rebuild_source: Callable[[], list[tuple[str, _dt.datetime | None, _dt.datetime | None, str]]],
+    ) -> None:
+        self.directory = directory
+        self.path = directory / "conversations.json"
+        self._clock = clock
+        self._zone = zone
+        self._fsync = fsync
+        self._rebuild_source = rebuild_source
+        self._problems: list[Problem] = []
+
+    # ------------------------------------------------------------------ raw document
+
+    def _now(self) -> str:
+        now = self._clock()
+        return format_ts(now.astimezone(self._zone) if self._zone else now.astimezone())
+
+    def _load(self) -> dict[str, dict[str, Any]]:
+        """Read the document; on corruption keep it as .bak and rebuild. Caller holds the directory lock when writing."""
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return {}
+        try:
+            data = json.loads(raw.decode("utf-8"))
+            if not isinstance(data, dict):
+                raise ValueError(f"top level is a JSON {type(data).__name__}, not an object")
+            return {k: (v if isinstance(v, dict) else {}) for k, v in data.items() if isinstance(k, str)}
+        except ValueError as exc:
+            return self._rebuild(raw, str(exc))
+
+    def _rebuild(self, raw: bytes, why: str) -> dict[str, dict[str, Any]]:
+        backup = self.path.with_name("conversations.json.bak")
+        with directory_lock(self.directory):
+            atomic_write(backup, raw, fsync=self._fsync)
+            data = {}
+            for session_id, first, last, first_text in self._rebuild_source():
+                data[session_id] = {
+                    "title": _title_from(first_text),
+                    "created_at": format_ts(first) if first else self._now(),
+                    "updated_at": format_ts(last) if last else self._now(),
+                }
+            atomic_write(self.path, _dump(data), fsync=self._fsync)
+        self._problems.append(Problem(str(self.path), ProblemKind.CORRUPT_DOCUMENT_REBUILT, 0,
+                                      f"unreadable ({why}); kept as {backup.name} and rebuilt from sessions/ "
+                                      f"({len(data)} conversations)"))
+        return data
+
+    def _update(self, change: Callable[[dict[str, dict[str, Any]]], None]) -> None:
+        with directory_lock(self.directory):
+            data = self._load()
+            change(data)
+            atomic_write(self.path, _dump(data), fsync=self._fsync)
+
+    # ------------------------------------------------------------------ API
+
+    def create(self, session_id: str | None = None, *, title: str = "") -> Conversation:
+        """Register a conversation now (not at its first message); a new random id when ``session_id`` is None."""
+        session_id = check_session_id(session_id) if session_id is not None else secrets.token_hex(6)
+        now = self._now()
+
+        def change(data: dict[str, dict[str, Any]]) -> None:
+            entry = data.setdefault(session_id, {"title": title, "created_at": now, "updated_at": now})
+            if title and not entry.get("title"):
+                entry["title"] = title
+
+        self._update(change)
+        return self.get(session_id)  # type: ignore[return-value]  # just written
+
+    def touch(self, session_id: str, *, title: str | None = None) -> Conversation:
+        """Set ``updated_at`` to now (creating the entry if missing) and set the title if it has none yet."""
+        check_session_id(session_id)
+        now = self._now()
+
+        def change(data: dict[str, dict[str, Any]]) -> None:
+            entry = data.setdefault(session_id, {"title": "", "created_at": now})
+            entry["updated_at"] = now
+            if title and not entry.get("title"):
+                entry["title"] = title
+
+        self._update(change)
+        return self.get(session_id)  # type: ignore[return-value]
+
+    def rename(self, session_id: str, title: str) -> Conversation:
+        """Set a conversation's title."""
+        check_session_id(session_id)
+
+        def change(data: dict[str, dict[str, Any]]) -> None:
+            data.setdefault(session_id, {"created_at": self._now(), "updated_at": self._now()})["title"] = title
+
+        self._update(change)
+        return self.get(session_id)  # type: ignore[return-value]
+
+    def get(self, session_id: str) -> Conversation | None:
+        """One entry, or ``None``."""
+        entry = self._load().get(session_id)
+        return None if entry is None else self._entry(session_id, entry)
+
+    def list(self) -> list[Conversation]:
+        """Newest ``updated_at`` first; ties broken by ``created_at`` then ``session_id`` so the order is stable."""
+        items = [self._entry(k, v) for k, v in self._load().items()]
+        epoch = _dt.datetime.min.replace(tzinfo=_dt.timezone.utc)
+        items.sort(key=lambda c: (c.created_at or epoch, c.session_id), reverse=False)
+        items.sort(key=lambda c: c.updated_at or epoch, reverse=True)
+        return items
+
+    def problems(self) -> list[Problem]:
+        """Rebuilds that happened through this object."""
+        self._load()
+        return list(self._problems)
+
+    def _entry(self, session_id: str, entry: dict[str, Any]) -> Conversation:
+        created, _ = parse_ts(entry.get("created_at"), self._zone)
+        updated, _ = parse_ts(entry.get("updated_at"), self._zone)
+        title = entry.get("title")
+        return Conversation(session_id, title if isinstance(title, str) else "", created or updated, updated or created)
+
+
+def _dump(data: dict[str, Any]) -> bytes:
+    return (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+def _title_from(text: str, limit: int = 30) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

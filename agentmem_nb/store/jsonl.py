@@ -1,0 +1,427 @@
+"""An append-only JSONL file with per-file ``message_id`` anchors: the building block of every layer.
+
+Why it looks like this:
+
+* **Append costs the same at line 10 and at line 10 million.** The next id is taken from the file's tail (the last
+  line that carries a usable id), or from the in-memory index when it already covers the file; the file is never
+  rescanned to append.
+* **Writers never interleave or share an id**, threads or processes: the whole line goes out in one ``write`` on an
+  ``O_APPEND`` descriptor while an exclusive ``flock`` on the file is held, and the id is chosen under that lock.
+* **A crash mid-write loses nothing acknowledged.** A last line without its newline is not read; before the next
+  append it is moved (bytes intact, base64) to ``{file}.quarantine`` and the file is cut back to its last newline. A
+  complete JSON object that merely lacks the newline (a hand edit) gets its newline instead.
+* **Reads never raise on bad data.** Malformed lines are skipped and recorded as :class:`Problem`\\ s; legacy rows
+  get ids by the original rule (a missing or non-positive id takes the running next id; next = max(next, id + 1)).
+* **Reads after the first are incremental.** The index (byte offset and id of every line) is extended from the
+  last indexed byte, so a reader following a growing file reads each byte once.
+
+The index covers complete lines only, and the only bytes ever removed are an incomplete tail, so every index in
+every process stays valid across another process's repair.
+"""
+
+from __future__ import annotations
+
+import base64
+import bisect
+import json
+import os
+import threading
+import warnings
+from array import array
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from agentmem_nb.errors import MemoryDataWarning, StoreError
+from agentmem_nb.messages import parse_message_id
+from agentmem_nb.store._fs import flocked
+from agentmem_nb.store.problems import Problem, ProblemKind
+
+__all__ = ["Durability", "IOStats", "JsonlFile"]
+
+Durability = Literal["flush", "fsync"]
+"""``"flush"``: each line is handed to the OS before append returns (survives a process crash).
+``"fsync"``: each line is also forced to stable storage (survives power loss; much slower)."""
+
+_CHUNK = 1 << 20
+_TAIL_CHUNK = 4096
+
+
+@dataclass(slots=True)
+class IOStats:
+    """Counters for complexity tests and benchmarks (bytes, not seconds: stable on a noisy machine)."""
+
+    bytes_read: int = 0
+    reads: int = 0
+    lines_indexed: int = 0
+
+
+class JsonlFile:
+    """One JSONL layer file. Subclasses add meaning to records (see ``MessageFile``).
+
+    Instances keep an in-memory index and are meant to be long-lived and shared (``UserMemory`` caches them).
+    All public methods are thread-safe.
+    """
+
+    def __init__(self, path: Path, *, durability: Durability = "flush") -> None:
+        if durability not in ("flush", "fsync"):
+            raise StoreError(f"unknown durability {durability!r}: use 'flush' or 'fsync'")
+        self.path = path
+        self.durability: Durability = durability
+        self.stats = IOStats()
+        self._repairs: list[Problem] = []  # what appends repaired or quarantined; outlives index rebuilds
+        self._lock = threading.RLock()
+        self._reset_index(inode=None)
+
+    # ------------------------------------------------------------------ index
+
+    def _reset_index(self, *, inode: tuple[int, int] | None) -> None:
+        self._inode = inode
+        self._end = 0  # byte offset just past the last complete line indexed
+        self._lineno = 0  # complete lines consumed (for problem line numbers)
+        self._offsets = array("q")  # byte offset of each record
+        self._ids = array("q")  # normalised message_id of each record
+        self._next_id = 1
+        self._ids_sorted = True
+        self._id_pos: dict[int, int] | None = None  # only built when legacy ids are out of order
+        self._problems: list[Problem] = []  # found while indexing; rebuilt with the index
+        self._legacy_ids = 0
+        self._pending_tail = False
+        self._on_reset()
+
+    def _on_reset(self) -> None:
+        """Subclass hook: drop derived per-record state."""
+
+    def _on_record(self, record: dict[str, Any], message_id: int) -> None:
+        """Subclass hook: called once per indexed record, in file order."""
+
+    def sync(self) -> None:
+        """Bring the index up to date with the file (reads only bytes not indexed yet)."""
+        with self._lock:
+            try:
+                fd = os.open(self.path, os.O_RDONLY)
+            except FileNotFoundError:
+                if self._inode is not None:
+                    self._reset_index(inode=None)
+                return
+            try:
+                # A shared lock keeps us from reading a line while a writer is still putting it down.
+                with flocked(fd, exclusive=False):
+                    self._catch_up(fd)
+            finally:
+                os.close(fd)
+
+    def _catch_up(self, fd: int) -> None:
+        st = os.fstat(fd)
+        inode = (st.st_dev, st.st_ino)
+        if inode != self._inode or st.st_size < self._end:
+            self._reset_index(inode=inode)
+        if st.st_size == self._end:
+            self._set_pending_tail(False)
+            return
+        new_problems_before = len(self._problems)
+        position = self._end
+        carry = b""
+        while position < st.st_size:
+            chunk = os.pread(fd, min(_CHUNK, st.st_size - position), position)
+            if not chunk:
+                break
+            self._count_read(len(chunk))
+            position += len(chunk)
+            data = carry + chunk
+            start = 0
+            line_start = position - len(data)
+            while True:
+                newline = data.find(b"\n", start)
+                if newline < 0:
+                    break
+                self._index_line(data[start:newline], line_start + start)
+                start = newline + 1
+            carry = data[start:]
+            self._end = position - len(carry)
+        self._set_pending_tail(bool(carry))
+        self._warn_new_problems(new_problems_before)
+
+    def _set_pending_tail(self, pending: bool) -> None:
+        if pending and not self._pending_tail:
+            self._problems.append(
+                Problem(str(self.path), ProblemKind.UNTERMINATED_TAIL, self._lineno + 1,
+                        "last line has no newline (a write was cut short?); it is not read and will be moved to "
+                        f"{self.path.name}.quarantine before the next append")
+            )
+        self._pending_tail = pending
+
+    def _index_line(self, raw: bytes, offset: int) -> None:
+        self._lineno += 1
+        if not raw.strip():
+            return
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self._problem(ProblemKind.INVALID_UTF8, f"not UTF-8 ({exc.reason} at byte {exc.start}); line skipped")
+            return
+        try:
+            record = json.loads(text)
+        except ValueError as exc:
+            self._problem(ProblemKind.MALFORMED_JSON, f"not JSON ({exc}); line skipped")
+            return
+        if not isinstance(record, dict):
+            self._problem(ProblemKind.NOT_AN_OBJECT, f"a JSON {type(record).__name__}, not an object; line skipped")
+            return
+        given = parse_message_id(record.get("message_id"))
+        if given is None:
+            message_id = self._next_id
+            self._legacy_ids += 1
+        else:
+            message_id = given
+        if self._ids and message_id <= self._ids[-1]:
+            self._ids_sorted = False
+            self._id_pos = None
+        self._next_id = max(self._next_id, message_id + 1)
+        self._offsets.append(offset)
+        self._ids.append(message_id)
+        if self._id_pos is not None:
+            self._id_pos.setdefault(message_id, len(self._ids) - 1)
+        self.stats.lines_indexed += 1
+        self._on_record(record, message_id)
+
+    def _problem(self, kind: ProblemKind, detail: str) -> None:
+        self._problems.append(Problem(str(self.path), kind, self._lineno, detail))
+
+    def _warn_new_problems(self, before: int) -> None:
+        fresh = [p for p in self._problems[before:] if p.kind.skips_data and p.kind is not ProblemKind.UNTERMINATED_TAIL]
+        if fresh:
+            lines = ", ".join(str(p.line) for p in fresh[:10]) + (" ..." if len(fresh) > 10 else "")
+            warnings.warn(
+                MemoryDataWarning(
+                    f"{self.path}: skipped {len(fresh)} unreadable line(s) (line {lines}); the rest was read. "
+                    "See UserMemory.problems() for details."
+                ),
+                stacklevel=4,
+            )
+
+    def _count_read(self, n: int) -> None:
+        self.stats.bytes_read += n
+        self.stats.reads += 1
+
+    # ------------------------------------------------------------------ queries on the index
+
+    def __len__(self) -> int:
+        self.sync()
+        return len(self._ids)
+
+    @property
+    def next_id(self) -> int:
+        """The id the next append will get if nobody else appends first."""
+        self.sync()
+        return self._next_id
+
+    def problems(self) -> list[Problem]:
+        """What was wrong with this file (after bringing the index up to date)."""
+        self.sync()
+        with self._lock:
+            found = list(self._repairs) + list(self._problems)
+            if self._legacy_ids:
+                found.append(
+                    Problem(str(self.path), ProblemKind.LEGACY_ID_NORMALISED, 0,
+                            "lines without a usable message_id were given the running next id", self._legacy_ids)
+                )
+            return found
+
+    def position_of(self, message_id: int) -> int | None:
+        """Index (0-based, file order) of the first record with ``message_id``; ``None`` if absent."""
+        self.sync()
+        with self._lock:
+            if self._ids_sorted:
+                pos = bisect.bisect_left(self._ids, message_id)
+                return pos if pos < len(self._ids) and self._ids[pos] == message_id else None
+            if self._id_pos is None:
+                self._id_pos = {}
+                for pos, mid in enumerate(self._ids):
+                    self._id_pos.setdefault(mid, pos)
+            return self._id_pos.get(message_id)
+
+    def read_records(self, start: int, stop: int) -> list[tuple[int, dict[str, Any]]]:
+        """``(message_id, record)`` for positions ``start <= i < stop`` — one contiguous read, whatever the file size."""
+        with self._lock:
+            start = max(0, start)
+            stop = min(stop, len(self._ids))
+            if start >= stop:
+                return []
+            first = self._offsets[start]
+            last = self._offsets[stop] if stop < len(self._offsets) else self._end
+            ids = self._ids[start:stop].tolist()
+            offsets = self._offsets[start:stop].tolist()
+        with open(self.path, "rb") as handle:
+            handle.seek(first)
+            blob = handle.read(last - first)
+        self._count_read(len(blob))
+        out = []
+        for i, (mid, offset) in enumerate(zip(ids, offsets)):
+            end = (offsets[i + 1] if i + 1 < len(offsets) else len(blob) + first) - first
+            line = blob[offset - first : end]
+            out.append((mid, json.loads(line)))
+        return out
+
+    def read_at(self, positions: list[int]) -> list[tuple[int, dict[str, Any]]]:
+        """Records at arbitrary positions (for search hits); one seek per record."""
+        out = []
+        with open(self.path, "rb") as handle:
+            for pos in positions:
+                with self._lock:
+                    offset = self._offsets[pos]
+                    mid = self._ids[pos]
+                handle.seek(offset)
+                line = handle.readline()
+                self._count_read(len(line))
+                out.append((mid, json.loads(line)))
+        return out
+
+    def iter_records(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        """Every readable record in file order, normalised ids attached (streams; memory stays flat)."""
+        self.sync()
+        total = len(self._ids)
+        step = 4096
+        for start in range(0, total, step):
+            yield from self.read_records(start, min(total, start + step))
+
+    # ------------------------------------------------------------------ append
+
+    def append(self, record: dict[str, Any]) -> dict[str, Any]:
+        """Append ``record`` with the next ``message_id`` and return it as written.
+
+        The id is chosen under an exclusive lock from the file's tail (constant work), the line is written with a
+        single ``write``, and with ``durability="fsync"`` it is on stable storage before this returns.
+        """
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                with flocked(fd, exclusive=True):
+                    size = self._repair_tail(fd)
+                    st = os.fstat(fd)
+                    inode = (st.st_dev, st.st_ino)
+                    if size == 0 and (self._inode != inode or self._ids):
+                        self._reset_index(inode=inode)  # a new (or emptied) file: the index is trivially complete
+                    warm = self._inode == inode
+                    if warm and size != self._end:
+                        self._catch_up(fd)  # reads only what other writers appended since
+                    next_id = self._next_id if warm else self._next_id_from_tail(fd, size)
+                    written = dict(record)
+                    written.pop("message_id", None)
+                    written["message_id"] = next_id
+                    data = (json.dumps(written, ensure_ascii=False) + "\n").encode("utf-8")
+                    self._write_all(fd, data)
+                    if self.durability == "fsync":
+                        os.fsync(fd)
+                    if warm:
+                        self._index_line(data[:-1], size)
+                        self._end = size + len(data)
+                    return written
+            finally:
+                os.close(fd)
+
+    @staticmethod
+    def _write_all(fd: int, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+
+    def _repair_tail(self, fd: int) -> int:
+        """Deal with a last line that lacks its newline; returns the file size afterwards. Caller holds the lock."""
+        size = os.fstat(fd).st_size
+        if size == 0:
+            return 0
+        last = os.pread(fd, 1, size - 1)
+        self._count_read(1)
+        if last == b"\n":
+            return size
+        cut = self._last_newline_before(fd, size) + 1
+        fragment = os.pread(fd, size - cut, cut)
+        self._count_read(len(fragment))
+        try:
+            complete = isinstance(json.loads(fragment.decode("utf-8")), dict)
+        except ValueError:
+            complete = False
+        if complete:
+            self._write_all(fd, b"\n")
+            self._repairs.append(Problem(str(self.path), ProblemKind.MISSING_NEWLINE_REPAIRED, 0,
+                                          f"a complete last line had no newline; added one at byte {size}"))
+            return size + 1
+        self._quarantine(fragment, cut)
+        os.ftruncate(fd, cut)
+        if self.durability == "fsync":
+            os.fsync(fd)
+        self._problems = [p for p in self._problems if p.kind is not ProblemKind.UNTERMINATED_TAIL]
+        self._repairs.append(
+            Problem(str(self.path), ProblemKind.TORN_TAIL_QUARANTINED, 0,
+                    f"{len(fragment)} bytes of an unfinished last line at byte {cut} moved to "
+                    f"{self.path.name}.quarantine")
+        )
+        self._pending_tail = False
+        return cut
+
+    def _last_newline_before(self, fd: int, end: int) -> int:
+        """Offset of the last ``\\n`` before ``end``, or -1. Reads backwards in small chunks."""
+        position = end
+        while position > 0:
+            size = min(_TAIL_CHUNK, position)
+            position -= size
+            chunk = os.pread(fd, size, position)
+            self._count_read(len(chunk))
+            found = chunk.rfind(b"\n")
+            if found >= 0:
+                return position + found
+        return -1
+
+    def _quarantine(self, fragment: bytes, offset: int) -> None:
+        from agentmem_nb.timeutil import format_ts, system_clock  # local: keeps the hot path import-free
+
+        entry = {
+            "quarantined_at": format_ts(system_clock()),
+            "file": self.path.name,
+            "offset": offset,
+            "length": len(fragment),
+            "bytes_b64": base64.b64encode(fragment).decode("ascii"),
+            "text": fragment.decode("utf-8", errors="replace"),
+        }
+        target = self.path.with_name(self.path.name + ".quarantine")
+        with open(target, "ab") as handle:
+            handle.write((json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())  # the fragment must be safe before the data file is cut
+
+    def _next_id_from_tail(self, fd: int, size: int) -> int:
+        """Next id from the tail: last usable id + 1 + the id-less records after it (the legacy rule, read backwards).
+
+        Reads one small chunk in the normal case; only a file whose last lines all lack ids is read further back.
+        """
+        id_less = 0
+        position = size
+        carry = b""
+        while position > 0:
+            step = min(_TAIL_CHUNK, position)
+            position -= step
+            chunk = os.pread(fd, step, position)
+            self._count_read(len(chunk))
+            data = chunk + carry
+            # Lines wholly inside `data` are those after its first newline (or all of it at the start of file).
+            lines = data.split(b"\n")
+            carry = lines[0] if position > 0 else b""
+            candidates = lines[1:] if position > 0 else lines
+            for raw in reversed(candidates):
+                if not raw.strip():
+                    continue
+                try:
+                    record = json.loads(raw)
+                except ValueError:
+                    continue
+                if not isinstance(record, dict):
+                    continue
+                given = parse_message_id(record.get("message_id"))
+                if given is not None:
+                    return given + 1 + id_less
+                id_less += 1
+        return 1 + id_less

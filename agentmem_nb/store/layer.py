@@ -1,0 +1,195 @@
+"""A message layer: one session thread or one day, with keyword search and anchor windows.
+
+Search keeps a compact in-memory copy of every message's casefolded content (UTF-8 bytes joined by NUL) next to the
+line index, so a keyword lookup is a C-speed ``rfind`` walking back from the newest message: finding the last
+``limit`` hits touches only as much text as it must, and nothing is re-read from disk except the hits themselves.
+UTF-8 is self-synchronising, so a byte substring match is a character substring match (CJK included).
+"""
+
+from __future__ import annotations
+
+import bisect
+import datetime as _dt
+from array import array
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from agentmem_nb.messages import EPOCH, Message, message_from_record
+from agentmem_nb.store.jsonl import Durability, JsonlFile
+from agentmem_nb.store.problems import ProblemKind
+from agentmem_nb.timeutil import parse_ts
+
+__all__ = ["LayerKind", "Window", "MessageFile", "MAX_WINDOW_SIDE", "MAX_SEARCH_LIMIT"]
+
+LayerKind = Literal["session", "daily"]
+
+MAX_WINDOW_SIDE = 50
+"""``before`` and ``after`` are clamped to this: a window is for context around an anchor, not for bulk export."""
+
+MAX_SEARCH_LIMIT = 500
+
+_SEPARATOR = b"\x00"
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """The messages around an anchor, anchor included, in file order.
+
+    ``reason`` is empty when the anchor was found; otherwise it says why ``messages`` is empty.
+    """
+
+    anchor_id: int
+    messages: tuple[Message, ...]
+    before: int
+    after: int
+    reason: str = ""
+
+    @property
+    def anchor(self) -> Message | None:
+        """The anchor message itself, if found."""
+        return next((m for m in self.messages if m.message_id == self.anchor_id), None)
+
+    def __bool__(self) -> bool:
+        return bool(self.messages)
+
+
+def _clamp(value: int, low: int, high: int) -> int:
+    return max(low, min(high, value))
+
+
+class MessageFile(JsonlFile):
+    """``sessions/{id}.jsonl`` or ``daily/{day}.jsonl``: messages with anchors.
+
+    >>> # store.user("alice").session("s1") returns one of these
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        kind: LayerKind,
+        key: str,
+        zone: _dt.tzinfo | None,
+        durability: Durability = "flush",
+    ) -> None:
+        self.kind = kind
+        self.key = key  # the session id or the day
+        self.zone = zone
+        super().__init__(path, durability=durability)
+
+    # ------------------------------------------------------------------ index hooks
+
+    def _on_reset(self) -> None:
+        self._text = bytearray()  # casefolded content of every record, NUL-separated
+        self._text_starts = array("q")
+        self._last_good_ts: _dt.datetime = EPOCH
+
+    def _on_record(self, record: dict[str, Any], message_id: int) -> None:
+        content = record.get("content")
+        if not isinstance(content, str):
+            content = "" if content is None else str(content)
+        self._text_starts.append(len(self._text))
+        self._text += content.casefold().replace("\x00", " ").encode("utf-8", errors="replace")
+        self._text += _SEPARATOR
+        ts, _ = parse_ts(record.get("ts"), self.zone)
+        if ts is None:
+            self._problem(ProblemKind.BAD_TIMESTAMP, f"unreadable ts {record.get('ts')!r}; the previous line's time is used")
+        else:
+            self._last_good_ts = ts
+
+    # ------------------------------------------------------------------ conversion
+
+    def _message(self, message_id: int, record: dict[str, Any], fallback: _dt.datetime = EPOCH) -> Message:
+        if self.kind == "session":
+            msg = message_from_record(record, message_id=message_id, zone=self.zone, fallback_ts=fallback,
+                                      session_id=self.key)
+        else:
+            msg = message_from_record(record, message_id=message_id, zone=self.zone, fallback_ts=fallback,
+                                      day=self.key)
+        return msg
+
+    def _messages(self, pairs: list[tuple[int, dict[str, Any]]]) -> list[Message]:
+        out: list[Message] = []
+        fallback = EPOCH
+        for mid, record in pairs:
+            msg = self._message(mid, record, fallback)
+            fallback = msg.ts
+            out.append(msg)
+        return out
+
+    # ------------------------------------------------------------------ reads
+
+    def messages(self) -> list[Message]:
+        """Every readable message, in file order (reads the whole file: prefer window/search/recent)."""
+        return self._messages(list(self.iter_records()))
+
+    def tail(self, count: int) -> list[Message]:
+        """The last ``count`` messages, in file order."""
+        self.sync()
+        total = len(self._ids)
+        count = max(0, count)
+        return self._messages(self.read_records(total - count, total)) if count else []
+
+    def recent(self, rounds: int = 3) -> list[Message]:
+        """The last ``rounds`` rounds (a round is a user message and its reply: ``2 * rounds`` messages)."""
+        return self.tail(2 * max(0, rounds))
+
+    def get(self, message_id: int) -> Message | None:
+        """The message with this id, or ``None``."""
+        pos = self.position_of(message_id)
+        return None if pos is None else self._messages(self.read_records(pos, pos + 1))[0]
+
+    def window(self, message_id: int, before: int = 2, after: int = 2) -> Window:
+        """The anchor and up to ``before`` messages before it and ``after`` after it (positional, clamped).
+
+        ``before``/``after`` are clamped to ``0..MAX_WINDOW_SIDE``. An unknown anchor gives an empty window whose
+        ``reason`` says so; nothing raises.
+        """
+        before = _clamp(int(before), 0, MAX_WINDOW_SIDE)
+        after = _clamp(int(after), 0, MAX_WINDOW_SIDE)
+        pos = self.position_of(message_id)
+        if pos is None:
+            total = len(self)
+            where = f"{self.kind} {self.key!r}"
+            if total == 0:
+                reason = f"{where} has no messages"
+            else:
+                reason = (f"no message #{message_id} in {where} (ids run from {self._ids[0]} to {self._ids[-1]}); "
+                          "search first and use a message_id from a hit")
+            return Window(message_id, (), before, after, reason)
+        records = self.read_records(pos - before, pos + after + 1)
+        return Window(message_id, tuple(self._messages(records)), before, after)
+
+    def search(self, keyword: str, *, limit: int = 20) -> list[Message]:
+        """Messages whose content contains ``keyword`` (casefolded substring), the **last** ``limit`` of them,
+        in chronological order. An empty keyword returns the last ``limit`` messages.
+        """
+        limit = _clamp(int(limit), 0, MAX_SEARCH_LIMIT)
+        self.sync()
+        needle = keyword.casefold().encode("utf-8", errors="replace")
+        if not needle.strip():
+            return self.tail(limit)
+        positions: list[int] = []
+        with self._lock:
+            text = self._text
+            starts = self._text_starts
+            end = len(text)
+            while len(positions) < limit:
+                found = text.rfind(needle, 0, end)
+                if found < 0:
+                    break
+                pos = bisect.bisect_right(starts, found) - 1
+                positions.append(pos)
+                end = starts[pos]  # continue before this message: one hit per message
+        positions.reverse()
+        return self._messages(self.read_at(positions))
+
+    def first_and_last(self) -> tuple[Message, Message] | None:
+        """The first and last messages (cheap: two positional reads). ``None`` for an empty layer."""
+        total = len(self)
+        if not total:
+            return None
+        first = self._messages(self.read_records(0, 1))[0]
+        last = self._messages(self.read_records(total - 1, total))[0]
+        return first, last

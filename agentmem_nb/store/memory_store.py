@@ -1,0 +1,75 @@
+"""The entry object: ``MemoryStore(root)``."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import threading
+from pathlib import Path
+
+from agentmem_nb.identifiers import check_user_id
+from agentmem_nb.store.jsonl import Durability
+from agentmem_nb.store.user import UserMemory
+from agentmem_nb.timeutil import Clock, resolve_zone, system_clock
+
+__all__ = ["MemoryStore"]
+
+
+class MemoryStore:
+    """A folder of users' memories: ``{root}/{user_id}/...`` (see DESIGN §1 for the layout).
+
+    Args:
+        root: the memory folder (created on first write).
+        zone: IANA zone name or tzinfo that decides day files and reads naive legacy timestamps; ``None`` means the
+            machine's local zone.
+        clock: zero-argument callable giving the current aware time (inject a fixed clock in tests).
+        durability: ``"flush"`` (default) or ``"fsync"`` — see :data:`~agentmem_nb.store.jsonl.Durability`.
+
+    >>> # store = MemoryStore("memory", zone="Asia/Shanghai")
+    >>> # store.user("alice").append("s1", "user", "hello")
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        zone: str | _dt.tzinfo | None = None,
+        clock: Clock = system_clock,
+        durability: Durability = "flush",
+    ) -> None:
+        self.root = Path(root)
+        self.zone = resolve_zone(zone)
+        self.clock = clock
+        self.durability: Durability = durability
+        self._users: dict[str, UserMemory] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"MemoryStore(root={str(self.root)!r}, zone={self.zone!s}, durability={self.durability!r})"
+
+    def user(self, user_id: str) -> UserMemory:
+        """The memory of ``user_id`` (validated; the same object on every call)."""
+        user_id = check_user_id(user_id)
+        with self._lock:
+            found = self._users.get(user_id)
+            if found is None:
+                found = self._users[user_id] = UserMemory(self, user_id)
+            return found
+
+    __getitem__ = user
+
+    def users(self) -> list[str]:
+        """User ids that have a folder under ``root``."""
+        try:
+            names = sorted(os.listdir(self.root))
+        except FileNotFoundError:
+            return []
+        out = []
+        for name in names:
+            if not (self.root / name).is_dir():
+                continue
+            try:
+                out.append(check_user_id(name))
+            except ValueError:
+                continue
+        return out

@@ -1,0 +1,198 @@
+"""Everything one user has: :class:`UserMemory`, the object behind ``MemoryStore(root).user("alice")``."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentmem_nb.identifiers import check_day, check_session_id, check_user_id
+from agentmem_nb.messages import Message, ToolCall
+from agentmem_nb.store.conversations import Conversations
+from agentmem_nb.store.dialogue_log import DialogueLog
+from agentmem_nb.store.layer import MAX_SEARCH_LIMIT, MessageFile, Window
+from agentmem_nb.store.longterm import LongTermMemory
+from agentmem_nb.store.problems import Problem
+from agentmem_nb.timeutil import day_of, format_ts, to_zone
+
+if TYPE_CHECKING:
+    from agentmem_nb.store.memory_store import MemoryStore
+
+__all__ = ["UserMemory", "Appended"]
+
+
+@dataclass(frozen=True, slots=True)
+class Appended:
+    """What :meth:`UserMemory.append` wrote: the session line and the daily line (each with its own id)."""
+
+    session: Message
+    daily: Message
+
+
+class UserMemory:
+    """The layered memory of one user under ``{root}/{user_id}/``.
+
+    Nothing is created on disk until something is written. Layer objects are cached, so their indexes are reused.
+
+    >>> # mem = MemoryStore("memory").user("alice")
+    >>> # mem.append("s1", "user", "I moved to Lyon"); mem.search_session("s1", "lyon")
+    """
+
+    def __init__(self, store: MemoryStore, user_id: str) -> None:
+        self.store = store
+        self.user_id = check_user_id(user_id)
+        self.directory: Path = store.root / self.user_id
+        self._layers: dict[tuple[str, str], MessageFile] = {}
+        self._layers_lock = threading.Lock()
+        fsync = store.durability == "fsync"
+        self.long_term = LongTermMemory(self.directory, clock=store.clock, zone=store.zone, durability=store.durability)
+        self.conversations = Conversations(self.directory, clock=store.clock, zone=store.zone, fsync=fsync,
+                                           rebuild_source=self._session_summaries)
+        self.log = DialogueLog(self.directory / "logs" / "llm_dialogue.jsonl", zone=store.zone,
+                               durability=store.durability)
+
+    def __repr__(self) -> str:
+        return f"UserMemory(user_id={self.user_id!r}, directory={str(self.directory)!r})"
+
+    # ------------------------------------------------------------------ layers
+
+    def _layer(self, kind: str, key: str) -> MessageFile:
+        with self._layers_lock:
+            layer = self._layers.get((kind, key))
+            if layer is None:
+                folder = "sessions" if kind == "session" else "daily"
+                layer = MessageFile(self.directory / folder / f"{key}.jsonl", kind=kind,  # type: ignore[arg-type]
+                                    key=key, zone=self.store.zone, durability=self.store.durability)
+                self._layers[(kind, key)] = layer
+            return layer
+
+    def session(self, session_id: str) -> MessageFile:
+        """The thread ``sessions/{session_id}.jsonl``."""
+        return self._layer("session", check_session_id(session_id))
+
+    def daily(self, day: str | _dt.date) -> MessageFile:
+        """The day file ``daily/{day}.jsonl``."""
+        return self._layer("daily", check_day(day))
+
+    def session_ids(self) -> list[str]:
+        """Ids of the threads on disk (files whose names are not valid ids are ignored)."""
+        return sorted(_stems(self.directory / "sessions", check_session_id))
+
+    def days(self) -> list[str]:
+        """Days that have a day file, oldest first."""
+        return sorted(_stems(self.directory / "daily", check_day))
+
+    # ------------------------------------------------------------------ writes
+
+    def day_for(self, moment: _dt.datetime) -> str:
+        """The day file a message at ``moment`` goes to (the user's zone decides)."""
+        return day_of(moment, self.store.zone)
+
+    def append(
+        self,
+        session_id: str,
+        role: str,
+        content: str,
+        *,
+        tags: Iterable[str] = (),
+        meta: Mapping[str, Any] | None = None,
+        tool_calls: Sequence[ToolCall] = (),
+        ts: _dt.datetime | None = None,
+        day: str | None = None,
+    ) -> Appended:
+        """Write one message to its session and to its day file.
+
+        ``day`` lets a caller pin the day file (a turn that crosses midnight stays in one day); by default it is the
+        day of ``ts`` in the user's zone.
+        """
+        session_id = check_session_id(session_id)
+        moment = to_zone(ts or self.store.clock(), self.store.zone)
+        day = check_day(day) if day is not None else self.day_for(moment)
+        extra = dict(meta or {})
+        if tool_calls:
+            extra["tool_calls"] = [call.to_dict() for call in tool_calls]
+        extra["session_id"] = session_id
+        base = {"ts": format_ts(moment), "role": str(role), "content": str(content)}
+        tags = list(tags)
+        session_record = self.session(session_id).append({**base, "tags": ["session", *tags], "meta": extra})
+        daily_record = self.daily(day).append({**base, "tags": ["daily", *tags], "meta": extra})
+        return Appended(
+            session=self.session(session_id)._message(session_record["message_id"], session_record),
+            daily=self.daily(day)._message(daily_record["message_id"], daily_record),
+        )
+
+    # ------------------------------------------------------------------ reads across layers
+
+    def search_session(self, session_id: str, keyword: str, *, limit: int = 20) -> list[Message]:
+        """Keyword search in one thread (see :meth:`MessageFile.search`)."""
+        return self.session(session_id).search(keyword, limit=limit)
+
+    def search_daily(self, keyword: str, *, day: str | None = None, limit: int = 20) -> list[Message]:
+        """Keyword search in one day, or across every day when ``day`` is None (newest days are searched first,
+        results are the last ``limit`` hits in chronological order, each carrying its ``day`` and ``session_id``)."""
+        if day:
+            return self.daily(day).search(keyword, limit=limit)
+        limit = max(0, min(int(limit), MAX_SEARCH_LIMIT))
+        found: list[Message] = []
+        for each_day in reversed(self.days()):
+            if len(found) >= limit:
+                break
+            found = self.daily(each_day).search(keyword, limit=limit - len(found)) + found
+        return found
+
+    def session_window(self, session_id: str, message_id: int, before: int = 2, after: int = 2) -> Window:
+        """Messages around an anchor of a thread."""
+        return self.session(session_id).window(message_id, before, after)
+
+    def daily_window(self, day: str, message_id: int, before: int = 2, after: int = 2) -> Window:
+        """Messages around an anchor of a day."""
+        return self.daily(day).window(message_id, before, after)
+
+    def recent(self, session_id: str, rounds: int = 3) -> list[Message]:
+        """The last ``rounds`` rounds of a thread."""
+        return self.session(session_id).recent(rounds)
+
+    def problems(self) -> list[Problem]:
+        """Everything wrong in this user's files, after reading each of them (a full check)."""
+        found: list[Problem] = []
+        for session_id in self.session_ids():
+            found += self.session(session_id).problems()
+        for day in self.days():
+            found += self.daily(day).problems()
+        found += self.log.problems()
+        found += self.long_term.problems()
+        found += self.conversations.problems()
+        return found
+
+    def _session_summaries(self) -> list[tuple[str, _dt.datetime | None, _dt.datetime | None, str]]:
+        out = []
+        for session_id in self.session_ids():
+            layer = self.session(session_id)
+            ends = layer.first_and_last()
+            if ends is None:
+                out.append((session_id, None, None, ""))
+                continue
+            first_user = next((m.content for m in layer.tail(len(layer))[:10] if m.role == "user"), ends[0].content)
+            out.append((session_id, ends[0].ts, ends[1].ts, first_user))
+        return out
+
+
+def _stems(folder: Path, check: Any) -> list[str]:
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return []
+    out = []
+    for name in names:
+        if not name.endswith(".jsonl"):
+            continue
+        stem = name[: -len(".jsonl")]
+        try:
+            out.append(check(stem))
+        except ValueError:
+            continue
+    return out

@@ -1,0 +1,68 @@
+"""Time zones and timestamps.
+
+New lines carry ISO 8601 timestamps *with* an offset. The day a message belongs to is its date in the user's
+configured zone (default: the machine's local zone, DST rules included). Naive timestamps written by the original demo
+are read as local time of that same zone.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from agentmem_nb.errors import ConfigError
+
+__all__ = ["Clock", "system_clock", "resolve_zone", "to_zone", "parse_ts", "format_ts", "day_of"]
+
+Clock = Callable[[], _dt.datetime]
+"""A zero-argument callable returning the current time as an aware datetime (inject one in tests)."""
+
+
+def system_clock() -> _dt.datetime:
+    """The current time, aware, in UTC."""
+    return _dt.datetime.now(_dt.timezone.utc)
+
+
+def resolve_zone(zone: str | _dt.tzinfo | None) -> _dt.tzinfo | None:
+    """Turn a zone name such as ``"Asia/Shanghai"`` into a tzinfo; ``None`` means the machine's local zone."""
+    if zone is None or isinstance(zone, _dt.tzinfo):
+        return zone
+    if isinstance(zone, str):
+        try:
+            return ZoneInfo(zone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ConfigError(
+                f"unknown time zone {zone!r}: use an IANA name such as 'Europe/Paris' or 'Asia/Shanghai'"
+            ) from None
+    raise ConfigError(f"time zone must be a name or a tzinfo, got {type(zone).__name__} {zone!r}")
+
+
+def to_zone(moment: _dt.datetime, zone: _dt.tzinfo | None) -> _dt.datetime:
+    """Express ``moment`` in ``zone``; a naive ``moment`` is taken as wall-clock time in that zone."""
+    if moment.tzinfo is None:
+        if zone is None:
+            return moment.astimezone()  # naive -> system local, with that instant's DST offset
+        return moment.replace(tzinfo=zone)
+    return moment.astimezone(zone) if zone is not None else moment.astimezone()
+
+
+def parse_ts(text: object, zone: _dt.tzinfo | None) -> tuple[_dt.datetime | None, bool]:
+    """Parse an ISO 8601 timestamp; returns ``(aware datetime or None, was_naive)``."""
+    if not isinstance(text, str):
+        return None, False
+    try:
+        moment = _dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None, False
+    return to_zone(moment, zone), moment.tzinfo is None
+
+
+def format_ts(moment: _dt.datetime) -> str:
+    """ISO 8601 with microseconds and offset, the on-disk form of new lines."""
+    return moment.isoformat(timespec="microseconds")
+
+
+def day_of(moment: _dt.datetime, zone: _dt.tzinfo | None) -> str:
+    """The ``YYYY-MM-DD`` day of ``moment`` in ``zone``."""
+    return to_zone(moment, zone).date().isoformat()
