@@ -1,0 +1,1 @@
+"""Jupyter widgets over the store and the agent: ChatWidget, MemoryInspector, ToolTimeline."""
