@@ -1,0 +1,107 @@
+"""What the model is given each turn: :class:`TurnContext` and :func:`build_context`.
+
+Per DESIGN §3: the last ``recent_rounds`` rounds of the session (the message being answered is *not* counted twice),
+daily messages from other conversations only when ``daily_limit > 0``, and the whole ``memory.md``. Everything
+older is reached through the tools, which is the point: what the agent recalls is visible in its tool trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+from agentmem_nb.agent._text import content_tokens
+from agentmem_nb.messages import Message
+from agentmem_nb.store import Appended, UserMemory
+
+__all__ = ["TurnContext", "build_context", "long_term_lines_used"]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnContext:
+    """The memory handed to the model for one turn (besides the current message itself)."""
+
+    history: tuple[Message, ...]
+    """The latest rounds of this session, oldest first, without the current message."""
+    daily: tuple[Message, ...]
+    """Today's messages from *other* sessions (empty unless ``daily_limit > 0``)."""
+    long_term: str
+    """The whole of ``memory.md``."""
+
+    def history_messages(self) -> list[BaseMessage]:
+        """The history as chat messages (only user and assistant turns; other roles are not replayed)."""
+        out: list[BaseMessage] = []
+        for msg in self.history:
+            if msg.role == "user":
+                out.append(HumanMessage(content=msg.content))
+            elif msg.role == "assistant":
+                out.append(AIMessage(content=msg.content))
+        return out
+
+    def log_text(self) -> str:
+        """The context as the original demo logged it: ``[SESSION]``, ``[DAILY]`` and ``[LONG_TERM]`` sections."""
+        parts = ["[SESSION]", *(f"{m.role}: {m.content}" for m in self.history)]
+        if self.daily:
+            parts += ["[DAILY]", *(f"{m.role}: {m.content}" for m in self.daily)]
+        parts += ["[LONG_TERM]", self.long_term.strip()]
+        return "\n".join(parts)
+
+
+def build_context(
+    user: UserMemory,
+    session_id: str,
+    current: Appended,
+    *,
+    recent_rounds: int = 3,
+    daily_limit: int = 0,
+) -> TurnContext:
+    """Assemble the context for the turn whose user message was just written as ``current``.
+
+    Cost does not depend on the length of the session or day files: both are read from their tails.
+    """
+    rounds = max(0, recent_rounds)
+    tail = user.session(session_id).tail(2 * rounds + 1) if rounds else []
+    history = tuple(m for m in tail if m.message_id != current.session.message_id)[-2 * rounds:] if rounds else ()
+    daily: tuple[Message, ...] = ()
+    if daily_limit > 0 and current.daily.day:
+        # Messages of this session are already in the history (or reachable by search); the daily section is
+        # for what was said *elsewhere* today, so over-read by the session's share and filter.
+        pool = user.daily(current.daily.day).tail(daily_limit + 2 * rounds + 1)
+        daily = tuple(m for m in pool
+                      if m.message_id != current.daily.message_id and m.session_id != session_id)[-daily_limit:]
+    return TurnContext(history=history, daily=daily, long_term=user.long_term.read())
+
+
+def long_term_lines_used(long_term: str, reply: str) -> tuple[str, ...]:
+    """Lines of ``memory.md`` that a reply draws on: quoted verbatim, or sharing most of their content words.
+
+    A model does not report which of the lines in its prompt it used, so this is an estimate (used for
+    ``memory_hits``): a bullet counts when its text appears in the reply, or when at least 60% of its content words
+    (and at least two) do. Headings never count.
+    """
+    if not long_term.strip() or not reply.strip():
+        return ()
+    folded_reply = reply.casefold()
+    reply_tokens = content_tokens(reply)
+    used: list[str] = []
+    for raw in long_term.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        fact = line.lstrip("-*+ \t").strip()
+        if len(fact) < 2:
+            continue
+        if fact.casefold() in folded_reply:
+            used.append(line)
+            continue
+        tokens = content_tokens(fact)
+        if len(tokens) >= 2 and len(tokens & reply_tokens) >= 0.6 * len(tokens):
+            used.append(line)
+    return tuple(dict.fromkeys(used))
+
+
+def render_lines(messages: Sequence[Message], *, with_day: bool = False) -> str:
+    """Anchor lines for a prompt section (one line per message)."""
+    return "\n".join(" ".join(m.anchor_line(with_day=with_day, max_chars=500).split("\n")) for m in messages)

@@ -1,0 +1,438 @@
+"""The six memory tools the agent can call, bound to one ``(user, session)``.
+
+=====================  =====================================================================
+``search_session``     keyword search in the current thread
+``get_session_window`` messages around an anchor of the current thread
+``search_daily``       keyword search in one day (``day="YYYY-MM-DD"``) or across every day
+``get_daily_window``   messages around an anchor of a day file
+``get_recent_session`` the last few rounds of the current thread
+``remember_note``      add a line to long-term memory (``memory.md``)
+=====================  =====================================================================
+
+Every output line reads ``#12 [2026-04-08 10:00] user: ...`` (daily hits add ``day=YYYY-MM-DD``) so the model can
+ask for the window around an anchor. Arguments come from a model and are checked here: a bad value (wrong type,
+impossible day, unknown id, absurd window, unexpected argument, a path in disguise) becomes an explanatory
+``ToolMessage`` with ``status="error"``, never an exception through the graph. Only a genuine failure (the disk,
+a bug) raises.
+
+All keyword retrieval goes through :func:`search_messages`: that is the seam where ranked retrieval plugs in.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
+
+from agentmem_nb.errors import InvalidIdentifier
+from agentmem_nb.identifiers import check_day
+from agentmem_nb.messages import Message
+from agentmem_nb.store import UserMemory, Window
+
+__all__ = [
+    "SearchScope",
+    "search_messages",
+    "TurnScope",
+    "MemoryTools",
+    "TOOL_NAMES",
+    "SEARCH_LIMIT",
+    "WINDOW_MAX_SIDE",
+]
+
+TOOL_NAMES = ("search_session", "get_session_window", "search_daily", "get_daily_window", "get_recent_session",
+              "remember_note")
+
+SEARCH_LIMIT = 10
+"""Hits per search: enough to choose an anchor, few enough to keep the prompt small."""
+
+WINDOW_DEFAULT_SIDE = 3
+WINDOW_MAX_SIDE = 20
+"""A window is context around one anchor; wider requests are clamped (and told so)."""
+
+MAX_ROUNDS = 20
+MAX_KEYWORD_CHARS = 200
+MAX_NOTE_CHARS = 1000
+_SEARCH_LINE_CHARS = 300
+_WINDOW_LINE_CHARS = 1000
+
+ItemKey = tuple[str, str, int]
+"""A retrieved memory item: ``(layer, session id or day, message_id)``."""
+
+
+# ---------------------------------------------------------------------------------------------- the retrieval seam
+
+
+@dataclass(frozen=True, slots=True)
+class SearchScope:
+    """Where a search looks: the thread ``key`` (``layer="session"``), the day ``key`` or every day (``key=None``)."""
+
+    layer: Literal["session", "daily"]
+    key: str | None
+
+
+def search_messages(user: UserMemory, scope: SearchScope, query: str, *, limit: int) -> list[Message]:
+    """Messages of ``scope`` matching ``query``, at most ``limit``, oldest first.
+
+    THE RETRIEVAL SEAM: every tool search goes through this one function (looked up at call time, so it can be
+    replaced or monkeypatched). Today it is the store's case-insensitive substring search, which suits one keyword;
+    ranked (BM25) retrieval from ``agentmem_nb.retrieval`` is meant to be plugged in here for multi-word queries.
+    """
+    if scope.layer == "session":
+        if scope.key is None:
+            raise ValueError("a session search needs the session id as scope.key")
+        return user.search_session(scope.key, query, limit=limit)
+    return user.search_daily(query, day=scope.key, limit=limit)
+
+
+# ---------------------------------------------------------------------------------------------- per-turn state
+
+
+@dataclass(slots=True)
+class TurnScope:
+    """What the tools need to know about the turn in progress, and what they found during it.
+
+    ``exclude`` holds the current user message (its session and daily copies): it was persisted before the agent
+    ran, and a search that "finds" the question being asked is noise, not memory.
+    """
+
+    day: str
+    exclude: frozenset[ItemKey] = frozenset()
+    retrieved: dict[ItemKey, None] = field(default_factory=dict)  # an ordered set
+
+    def saw(self, messages: Iterable[Message], layer: str) -> None:
+        """Record messages that a tool returned to the model."""
+        for msg in messages:
+            key = (layer, (msg.session_id if layer == "session" else msg.day) or "", msg.message_id)
+            if key not in self.exclude:
+                self.retrieved[key] = None
+
+
+# ---------------------------------------------------------------------------------------------- argument checks
+
+
+class _BadArgument(ToolException):
+    """An argument the model should fix; the message tells it how."""
+
+
+def _check_keys(args: dict[str, Any], allowed: tuple[str, ...], required: tuple[str, ...] = ()) -> None:
+    unknown = sorted(set(args) - set(allowed))
+    if unknown:
+        hint = ""
+        if any(k in ("session_id", "user_id", "session", "user") for k in unknown):
+            hint = " This tool is bound to the current user and session; it cannot reach another one."
+        raise _BadArgument(f"unexpected argument(s) {', '.join(unknown)}; this tool takes "
+                           f"{', '.join(allowed) or 'no arguments'}.{hint}")
+    missing = [k for k in required if k not in args]
+    if missing:
+        raise _BadArgument(f"missing required argument(s) {', '.join(missing)}.")
+
+
+def _keyword(value: object) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise _BadArgument(f"keyword must be text such as \"sister\", got {type(value).__name__} {_show(value)}.")
+    text = " ".join(str(value).split())
+    if not text:
+        raise _BadArgument("keyword is empty: give a word or short phrase to look for "
+                           "(get_recent_session shows the latest messages).")
+    if len(text) > MAX_KEYWORD_CHARS:
+        raise _BadArgument(f"keyword is {len(text)} characters long; use one distinctive word or short phrase "
+                           f"(at most {MAX_KEYWORD_CHARS} characters).")
+    return text
+
+
+def _integer(name: str, value: object) -> int | None:
+    """An int from an int, an integral float or digit text (``"12"``, ``"#12"``); ``None`` if not integral."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        text = value.strip().lstrip("#")
+        sign = -1 if text.startswith("-") else 1
+        digits = text[1:] if sign < 0 else text
+        if digits.isascii() and digits.isdigit() and len(digits) <= 18:
+            return sign * int(digits)
+    return None
+
+
+def _message_id(value: object) -> int:
+    number = _integer("message_id", value)
+    if number is None or number <= 0:
+        raise _BadArgument(f"message_id must be a positive whole number such as 12 (the number after '#' in a "
+                           f"search hit), got {type(value).__name__} {_show(value)}.")
+    return number
+
+
+def _side(name: str, value: object, notes: list[str]) -> int:
+    number = _integer(name, value)
+    if number is None:
+        raise _BadArgument(f"{name} must be a whole number of messages from 0 to {WINDOW_MAX_SIDE}, "
+                           f"got {type(value).__name__} {_show(value)}.")
+    if number < 0:
+        notes.append(f"{name}={number} is negative, used 0")
+        return 0
+    if number > WINDOW_MAX_SIDE:
+        notes.append(f"{name}={number} is more than {WINDOW_MAX_SIDE}, used {WINDOW_MAX_SIDE}; "
+                     "move the anchor to read further")
+        return WINDOW_MAX_SIDE
+    return number
+
+
+def _day(value: object, today: str) -> str | None:
+    """A checked day, ``None`` for "every day"; ``today``/``yesterday`` are understood."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise _BadArgument(f"day must be text written YYYY-MM-DD (e.g. {today!r}) or empty for every day, "
+                           f"got {type(value).__name__} {_show(value)}.")
+    text = value.strip()
+    if not text:
+        return None
+    if text.lower() == "today":
+        return today
+    if text.lower() == "yesterday":
+        return (_dt.date.fromisoformat(today) - _dt.timedelta(days=1)).isoformat()
+    try:
+        return check_day(text)
+    except InvalidIdentifier as exc:
+        raise _BadArgument(f"{exc} (today is {today}).") from None
+
+
+def _show(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:50] + f"... ({len(text)} characters)"
+
+
+# ---------------------------------------------------------------------------------------------- the tools
+
+
+def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required}
+
+
+_KEYWORD = {"type": "string", "description": "One distinctive word or short phrase, e.g. \"sister\" or \"生日\"."}
+_MESSAGE_ID = {"type": "integer", "description": "The anchor: the number after '#' in a search hit."}
+_BEFORE = {"type": "integer", "description": f"Messages before the anchor (0-{WINDOW_MAX_SIDE}, default "
+                                             f"{WINDOW_DEFAULT_SIDE}).", "default": WINDOW_DEFAULT_SIDE}
+_AFTER = {"type": "integer", "description": f"Messages after the anchor (0-{WINDOW_MAX_SIDE}, default "
+                                            f"{WINDOW_DEFAULT_SIDE}).", "default": WINDOW_DEFAULT_SIDE}
+
+
+class MemoryTools:
+    """The six tools for one ``(user, session)``, plus the per-turn state they share.
+
+    The object lives as long as the agent graph of its session; :attr:`turn` is set by the service for the
+    duration of each turn (turns of one session run one at a time).
+
+    >>> # tools = MemoryTools(store.user("alice"), "s1"); [t.name for t in tools.tools]
+    """
+
+    def __init__(self, user: UserMemory, session_id: str) -> None:
+        self.user = user
+        self.session_id = session_id
+        self.turn: TurnScope | None = None
+        self.tools: list[BaseTool] = [
+            self._tool("search_session", self.search_session,
+                       "Search this conversation for a keyword (case-insensitive). Returns matching messages as "
+                       "'#id [time] role: text'; then call get_session_window on the best id to read around it.",
+                       _schema({"keyword": _KEYWORD}, ["keyword"])),
+            self._tool("get_session_window", self.get_session_window,
+                       "Read the messages around one message of this conversation (the anchor from a search hit).",
+                       _schema({"message_id": _MESSAGE_ID, "before": _BEFORE, "after": _AFTER}, ["message_id"])),
+            self._tool("search_daily", self.search_daily,
+                       "Search the daily logs (every conversation of a day) for a keyword. Leave day empty to "
+                       "search every day (newest first); hits show their day.",
+                       _schema({"keyword": _KEYWORD,
+                                "day": {"type": "string", "description": "YYYY-MM-DD, or empty for every day.",
+                                        "default": ""}}, ["keyword"])),
+            self._tool("get_daily_window", self.get_daily_window,
+                       "Read the messages around one message of a daily log. Pass the day shown in the hit "
+                       "(message ids are numbered per day); an empty day means today.",
+                       _schema({"message_id": _MESSAGE_ID, "before": _BEFORE, "after": _AFTER,
+                                "day": {"type": "string", "description": "YYYY-MM-DD of the hit; empty = today.",
+                                        "default": ""}}, ["message_id"])),
+            self._tool("get_recent_session", self.get_recent_session,
+                       "The last few rounds (user message + reply) of this conversation.",
+                       _schema({"rounds": {"type": "integer", "description": f"1-{MAX_ROUNDS}, default 3.",
+                                           "default": 3}}, [])),
+            self._tool("remember_note", self.remember_note,
+                       "Save one durable fact or preference about the user to long-term memory (memory.md), "
+                       "written as a short third-person note, e.g. 'Prefers green tea over coffee'.",
+                       _schema({"note": {"type": "string", "description": "The fact, one short sentence."}},
+                               ["note"])),
+        ]
+
+    def __repr__(self) -> str:
+        return f"MemoryTools(user_id={self.user.user_id!r}, session_id={self.session_id!r})"
+
+    @staticmethod
+    def _tool(name: str, func: Callable[..., str], description: str, schema: dict[str, Any]) -> BaseTool:
+        # A JSON-schema args_schema passes the model's arguments through untouched, so the checks below (not
+        # pydantic) decide what is wrong and how to say it; handle_tool_error turns _BadArgument into an error
+        # ToolMessage the model can read.
+        return StructuredTool.from_function(func=func, name=name, description=description, args_schema=schema,
+                                            handle_tool_error=_explain)
+
+    def _scope(self) -> TurnScope:
+        if self.turn is None:
+            # Tools called outside a turn (a notebook poking at them) still work, with today's day.
+            return TurnScope(day=self.user.day_for(self.user.store.clock()))
+        return self.turn
+
+    # ------------------------------------------------------------------ searches
+
+    def search_session(self, **args: Any) -> str:
+        """``search_session(keyword)``."""
+        _check_keys(args, ("keyword",), ("keyword",))
+        keyword = _keyword(args["keyword"])
+        turn = self._scope()
+        hits = self._search(SearchScope("session", self.session_id), keyword, turn)
+        turn.saw(hits, "session")
+        if not hits:
+            return (f"No message in this conversation contains \"{keyword}\". Try another keyword, or "
+                    "search_daily to look across every day.")
+        lines = [_line(m, with_day=False, limit=_SEARCH_LINE_CHARS) for m in hits]
+        return (f"{len(hits)} message(s) in this conversation contain \"{keyword}\" (oldest first; read around "
+                "one with get_session_window):\n" + "\n".join(lines))
+
+    def search_daily(self, **args: Any) -> str:
+        """``search_daily(keyword, day="")``: one day or every day."""
+        _check_keys(args, ("keyword", "day"), ("keyword",))
+        keyword = _keyword(args["keyword"])
+        turn = self._scope()
+        day = _day(args.get("day"), turn.day)
+        hits = self._search(SearchScope("daily", day), keyword, turn)
+        turn.saw(hits, "daily")
+        where = f"on {day}" if day else "across every day"
+        if not hits:
+            extra = ""
+            if day and day not in self.user.days():
+                extra = f" Nothing was recorded on {day}; days with messages: {_days_hint(self.user.days())}."
+            return f"No message {where} contains \"{keyword}\".{extra}"
+        lines = [_line(m, with_day=True, limit=_SEARCH_LINE_CHARS) for m in hits]
+        return (f"{len(hits)} message(s) {where} contain \"{keyword}\" (oldest first; read around one with "
+                "get_daily_window and its day):\n" + "\n".join(lines))
+
+    def _search(self, scope: SearchScope, keyword: str, turn: TurnScope) -> list[Message]:
+        extra = len(turn.exclude)
+        layer = scope.layer
+        if scope.key is not None:
+            # Searching a layer with no file yet must answer "nothing", not open a missing file
+            # (the store's MessageFile.search does; see the report).
+            path = (self.user.session(scope.key) if layer == "session" else self.user.daily(scope.key)).path
+            if not path.exists():
+                return []
+        found = search_messages(self.user, scope, keyword, limit=SEARCH_LIMIT + extra)
+        kept = [m for m in found
+                if (layer, (m.session_id if layer == "session" else m.day) or "", m.message_id) not in turn.exclude]
+        return kept[-SEARCH_LIMIT:]
+
+    # ------------------------------------------------------------------ windows
+
+    def get_session_window(self, **args: Any) -> str:
+        """``get_session_window(message_id, before=3, after=3)``."""
+        _check_keys(args, ("message_id", "before", "after"), ("message_id",))
+        notes: list[str] = []
+        message_id = _message_id(args["message_id"])
+        before = _side("before", args.get("before", WINDOW_DEFAULT_SIDE), notes)
+        after = _side("after", args.get("after", WINDOW_DEFAULT_SIDE), notes)
+        window = self.user.session_window(self.session_id, message_id, before, after)
+        self._scope().saw(window.messages, "session")
+        return _window_text(window, "this conversation", notes, with_day=False)
+
+    def get_daily_window(self, **args: Any) -> str:
+        """``get_daily_window(message_id, before=3, after=3, day="")``; an empty day means the turn's day."""
+        _check_keys(args, ("message_id", "before", "after", "day"), ("message_id",))
+        notes: list[str] = []
+        turn = self._scope()
+        message_id = _message_id(args["message_id"])
+        before = _side("before", args.get("before", WINDOW_DEFAULT_SIDE), notes)
+        after = _side("after", args.get("after", WINDOW_DEFAULT_SIDE), notes)
+        day = _day(args.get("day"), turn.day)
+        if day is None:
+            day = turn.day
+            notes.append(f"no day given, used today {day}")
+        window = self.user.daily_window(day, message_id, before, after)
+        turn.saw(window.messages, "daily")
+        if not window and day not in self.user.days():
+            notes.append(f"nothing was recorded on {day}; days with messages: {_days_hint(self.user.days())}")
+        return _window_text(window, f"the daily log of {day}", notes, with_day=True)
+
+    def get_recent_session(self, **args: Any) -> str:
+        """``get_recent_session(rounds=3)``: the latest rounds, without the message being answered."""
+        _check_keys(args, ("rounds",))
+        raw = args.get("rounds", 3)
+        rounds = _integer("rounds", raw)
+        if rounds is None or rounds < 1:
+            raise _BadArgument(f"rounds must be a whole number from 1 to {MAX_ROUNDS}, "
+                               f"got {type(raw).__name__} {_show(raw)}.")
+        note = ""
+        if rounds > MAX_ROUNDS:
+            note = f" (rounds={rounds} is more than {MAX_ROUNDS}; used {MAX_ROUNDS})"
+            rounds = MAX_ROUNDS
+        turn = self._scope()
+        layer = self.user.session(self.session_id)
+        messages = [m for m in layer.tail(2 * rounds + len(turn.exclude))
+                    if ("session", self.session_id, m.message_id) not in turn.exclude][-2 * rounds:]
+        turn.saw(messages, "session")
+        if not messages:
+            return "This conversation has no earlier messages."
+        lines = [_line(m, with_day=False, limit=_WINDOW_LINE_CHARS) for m in messages]
+        return f"The last {len(messages)} message(s) of this conversation{note}:\n" + "\n".join(lines)
+
+    # ------------------------------------------------------------------ long-term
+
+    def remember_note(self, **args: Any) -> str:
+        """``remember_note(note)``: append ``- note`` to ``memory.md`` (recorded in its history)."""
+        _check_keys(args, ("note",), ("note",))
+        raw = args["note"]
+        if not isinstance(raw, str):
+            raise _BadArgument(f"note must be text, got {type(raw).__name__} {_show(raw)}.")
+        note = " ".join(raw.split())
+        if not note:
+            raise _BadArgument("note is empty: write the fact to remember as one short sentence.")
+        if len(note) > MAX_NOTE_CHARS:
+            raise _BadArgument(f"note is {len(note)} characters long; keep it to one fact of at most "
+                               f"{MAX_NOTE_CHARS} characters.")
+        change = self.user.long_term.add_note(note, source=f"remember_note:{self.session_id}")
+        if change is None:
+            return f"Already in long-term memory: - {note}"
+        return f"Saved to long-term memory (memory.md): - {note}"
+
+
+def _explain(exc: ToolException) -> str:
+    return f"Error: {exc}"
+
+
+def _flatten(message: Message) -> Message:
+    # One line per message: the anchor must start each line, so newlines inside a message are folded.
+    if "\n" not in message.content and "\r" not in message.content:
+        return message
+    return dataclasses.replace(message, content=" ".join(message.content.split()))
+
+
+def _line(message: Message, *, with_day: bool, limit: int) -> str:
+    return _flatten(message).anchor_line(with_day=with_day, max_chars=limit)
+
+
+def _window_text(window: Window, where: str, notes: list[str], *, with_day: bool) -> str:
+    note = f" ({'; '.join(notes)})" if notes else ""
+    if not window:
+        raise _BadArgument(f"{window.reason}.{note}")
+    ids = [m.message_id for m in window.messages]
+    head = (f"Messages #{ids[0]}-#{ids[-1]} of {where} around #{window.anchor_id} "
+            f"({window.before} before, {window.after} after){note}:")
+    return head + "\n" + "\n".join(_line(m, with_day=with_day, limit=_WINDOW_LINE_CHARS) for m in window.messages)
+
+
+def _days_hint(days: list[str]) -> str:
+    if not days:
+        return "none yet"
+    shown = days[-10:]
+    return ("..., " if len(days) > len(shown) else "") + ", ".join(shown)
