@@ -1,0 +1,47 @@
+"""Choosing the chat model: :func:`make_chat_model` and :func:`model_name_of`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from agentmem_nb.agent.config import LLMConfig
+from agentmem_nb.agent.offline import OfflineChatModel
+
+__all__ = ["make_chat_model", "model_name_of"]
+
+
+def make_chat_model(config: LLMConfig) -> BaseChatModel:
+    """``ChatOpenAI`` for a configured key (any OpenAI-compatible server), else the offline model.
+
+    Chat Completions is forced (``use_responses_api=False``): OpenAI-compatible servers speak
+    ``/v1/chat/completions``, and langchain-openai may otherwise switch to ``/v1/responses``.
+
+    >>> make_chat_model(LLMConfig()).model_name
+    'offline'
+    """
+    if config.offline:
+        return OfflineChatModel()
+    from langchain_openai import ChatOpenAI  # imported only when a key is configured (it is slow to import)
+    from pydantic import SecretStr
+
+    options: dict[str, Any] = {
+        "model": config.model,
+        "api_key": SecretStr(config.api_key),
+        "use_responses_api": False,
+        "timeout": config.timeout,
+        "max_retries": config.max_retries,
+    }
+    if config.base_url:
+        options["base_url"] = config.base_url
+    return ChatOpenAI(**options)
+
+
+def model_name_of(model: BaseChatModel) -> str:
+    """A readable name for logs: the model id a client sends, else the class name."""
+    for attribute in ("model_name", "model", "model_id"):
+        value = getattr(model, attribute, None)
+        if isinstance(value, str) and value:
+            return value
+    return type(model).__name__
