@@ -1,0 +1,63 @@
+"""What a turn returns (:class:`TurnResult`) and what a streamed turn yields (:class:`TurnEvent`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from agentmem_nb.messages import Message, ToolCall
+
+__all__ = ["TurnResult", "TurnEvent", "EventKind", "MemoryItem"]
+
+EventKind = Literal["tool_started", "tool_finished", "token", "done", "error"]
+
+MemoryItem = tuple[str, str, int]
+"""A retrieved memory item: ``(layer, session id or day, message_id)``, e.g. ``("session", "s1", 12)``."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnResult:
+    """The outcome of one turn.
+
+    ``reply`` is what to show: the model's answer, or a visible ``"⚠️ ..."`` message when the turn failed (then
+    ``error`` says why and ``assistant_message`` is ``None``: only the user message was persisted).
+    ``memory_hits`` counts the distinct memory items the turn actually retrieved: messages returned by tools
+    (``memory_items``) plus long-term lines the reply drew on (``long_term_lines``).
+    ``timings_ms`` has ``persist_user``, ``context``, ``agent`` (of which ``model`` and ``tools``),
+    ``persist_reply``, ``log``, ``conversations``, ``total`` and ``overhead`` (total minus model time).
+    """
+
+    reply: str
+    memory_hits: int
+    title: str
+    tool_calls: tuple[ToolCall, ...]
+    timings_ms: dict[str, float]
+    error: str | None
+    user_message: Message
+    assistant_message: Message | None
+    user_id: str = ""
+    session_id: str = ""
+    model: str = ""
+    memory_items: tuple[MemoryItem, ...] = ()
+    long_term_lines: tuple[str, ...] = ()
+    memory_context: str = field(default="", repr=False)
+
+    @property
+    def ok(self) -> bool:
+        """True when the model answered (no error)."""
+        return self.error is None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEvent:
+    """One step of a streamed turn.
+
+    ``tool_started``/``tool_finished`` carry the :class:`ToolCall` (``status="running"`` when started); ``token``
+    carries a piece of the reply in ``text``; ``error`` carries the error text; the last event is always ``done``
+    with the :class:`TurnResult` in ``result`` (and the reply in ``text``).
+    """
+
+    kind: EventKind
+    text: str = ""
+    tool_call: ToolCall | None = None
+    result: TurnResult | None = None

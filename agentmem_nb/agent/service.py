@@ -1,0 +1,416 @@
+"""The one-turn pipeline: :class:`ChatService`.
+
+A turn (DESIGN §3): (1) persist the user message to session + daily, (2) build the context, (3) run the agent,
+(4) collect the reply and the tool trace (calls matched to results by ``tool_call_id``), (5) persist the assistant
+message with ``meta.tool_calls``, (6) append the dialogue log line, (7) update ``conversations.json``.
+
+The agent graph (``langchain.agents.create_agent``) is built once per ``(user, session)`` and cached: the tools are
+bound to that session, and the per-turn context reaches the model through a middleware that rewrites the system
+message, so nothing is rebuilt per request.
+
+Failures of the model or a tool end the turn with a visible ``"⚠️ ..."`` reply: the user message stays, the log
+line records the error, no assistant message is written, and the next turn works as usual.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langgraph.errors import GraphRecursionError
+
+from agentmem_nb.agent.config import LLMConfig, load_config
+from agentmem_nb.agent.context import TurnContext, build_context, long_term_lines_used
+from agentmem_nb.agent.models import make_chat_model, model_name_of
+from agentmem_nb.agent.offline import OfflineChatModel
+from agentmem_nb.agent.prompt import SYSTEM_PROMPT, system_prompt_for
+from agentmem_nb.agent.results import TurnEvent, TurnResult
+from agentmem_nb.agent.tools import MemoryTools, TurnScope
+from agentmem_nb.identifiers import check_session_id
+from agentmem_nb.messages import Message, ToolCall
+from agentmem_nb.store import Appended, DialogueEntry, MemoryStore, UserMemory
+from agentmem_nb.timeutil import to_zone
+
+__all__ = ["ChatService", "title_from"]
+
+MAX_CACHED_GRAPHS = 128
+_ERROR_CHARS = 500
+
+
+def title_from(message: str, *, limit: int = 30) -> str:
+    """A conversation title from its first message: whitespace folded, cut at ``limit`` characters.
+
+    >>> title_from("  My sister\\nlives in Lyon  ")
+    'My sister lives in Lyon'
+    """
+    text = " ".join(message.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class ChatService:
+    """Runs turns of the memory agent against a :class:`~agentmem_nb.store.MemoryStore`.
+
+    Args:
+        store: where every message, note and log line goes.
+        config: which model to use; ``None`` reads ``config/llm.yaml`` and the environment (see
+            :func:`~agentmem_nb.agent.load_config`). No API key means the offline model.
+        model: a chat model to use instead of the configured one (tests inject scripted models here).
+        daily_limit: how many of today's messages from *other* sessions to put in the context (0 = none).
+        recent_rounds: how many rounds of this session the model sees directly (older ones via tools).
+        max_steps: graph steps per turn before giving up (one model call or one tool batch is a step).
+
+    >>> # svc = ChatService(MemoryStore("memory"))
+    >>> # sid = svc.new_conversation("alice"); svc.turn("alice", sid, "I prefer green tea").reply
+    """
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        *,
+        config: LLMConfig | None = None,
+        model: BaseChatModel | None = None,
+        daily_limit: int = 0,
+        recent_rounds: int = 3,
+        max_steps: int = 24,
+    ) -> None:
+        if model is None:
+            config = config if config is not None else load_config()
+            model = make_chat_model(config)
+        self.store = store
+        self.config = config
+        self.model = model
+        self.daily_limit = max(0, int(daily_limit))
+        self.recent_rounds = max(0, int(recent_rounds))
+        self.max_steps = max(2, int(max_steps))
+        self._agents: OrderedDict[tuple[str, str], _SessionAgent] = OrderedDict()
+        self._session_locks: dict[tuple[str, str], threading.Lock] = {}
+        self._lock = threading.Lock()
+        self.graphs_built = 0
+        """How many agent graphs this service has built (one per session it served, barring cache eviction)."""
+
+    def __repr__(self) -> str:
+        return (f"ChatService(store={self.store!r}, model={self.model_name!r}, offline={self.offline}, "
+                f"daily_limit={self.daily_limit}, recent_rounds={self.recent_rounds})")
+
+    @property
+    def offline(self) -> bool:
+        """True when the offline model is in use."""
+        return isinstance(self.model, OfflineChatModel)
+
+    @property
+    def model_name(self) -> str:
+        """The model's name as it appears in the dialogue log."""
+        return model_name_of(self.model)
+
+    # ------------------------------------------------------------------ conversations
+
+    def new_conversation(self, user_id: str, title: str = "") -> str:
+        """Create a conversation now (registered in ``conversations.json`` at once) and return its session id."""
+        return self.store.user(user_id).conversations.create(title=title).session_id
+
+    def graph(self, user_id: str, session_id: str) -> Any:
+        """The compiled agent graph of one session (built on first use, then cached)."""
+        return self._agent(self.store.user(user_id), check_session_id(session_id)).graph
+
+    # ------------------------------------------------------------------ turns
+
+    def turn(self, user_id: str, session_id: str, message: str) -> TurnResult:
+        """Run one turn and return its result (the model is called without streaming).
+
+        Raises:
+            InvalidIdentifier: ``user_id`` or ``session_id`` is not a valid id (nothing is written).
+            ValueError: ``message`` is empty or not text (nothing is written).
+        """
+        result: TurnResult | None = None
+        for event in self._events(*self._prepare(user_id, session_id, message), stream_tokens=False):
+            result = event.result or result
+        assert result is not None  # _events always ends with "done"
+        return result
+
+    def stream_turn(self, user_id: str, session_id: str, message: str) -> Iterator[TurnEvent]:
+        """Run one turn as events: ``tool_started``, ``tool_finished``, ``token`` (reply pieces, streamed from the
+        model), maybe ``error``, and finally ``done`` with the :class:`TurnResult`.
+
+        Arguments are checked before the first event (the same errors as :meth:`turn`). If the caller stops
+        reading early, the turn is closed as failed ("abandoned") so the files stay consistent.
+        """
+        return self._events(*self._prepare(user_id, session_id, message), stream_tokens=True)
+
+    def _prepare(self, user_id: str, session_id: str, message: str) -> tuple[UserMemory, str, str]:
+        user = self.store.user(user_id)
+        session_id = check_session_id(session_id)
+        if not isinstance(message, str):
+            raise ValueError(f"message must be text, got {type(message).__name__} {message!r:.60}")
+        if not message.strip():
+            raise ValueError("message is empty: type something to send")
+        return user, session_id, message
+
+    def _agent(self, user: UserMemory, session_id: str) -> _SessionAgent:
+        key = (user.user_id, session_id)
+        with self._lock:
+            agent = self._agents.get(key)
+            if agent is not None:
+                self._agents.move_to_end(key)
+                return agent
+            lock = self._session_locks.setdefault(key, threading.Lock())
+            agent = _SessionAgent(user, session_id, self.model, lock)
+            self.graphs_built += 1
+            self._agents[key] = agent
+            while len(self._agents) > MAX_CACHED_GRAPHS:
+                self._agents.popitem(last=False)
+            return agent
+
+    def _events(self, user: UserMemory, session_id: str, message: str, *, stream_tokens: bool) -> Iterator[TurnEvent]:
+        agent = self._agent(user, session_id)
+        with agent.lock:
+            yield from _Turn(self, user, session_id, message, agent).run(stream_tokens=stream_tokens)
+
+
+# ---------------------------------------------------------------------------------------------- per session
+
+
+class _ToolFailed(Exception):
+    """A tool raised (not a bad argument: those are answered as error messages to the model)."""
+
+    def __init__(self, name: str, cause: BaseException) -> None:
+        self.name = name
+        self.cause = cause
+        super().__init__(f"The tool {name} failed: {type(cause).__name__}: {cause}")
+
+
+@dataclass(slots=True)
+class _TurnRecord:
+    """What the middleware learns during one turn."""
+
+    system_prompt: str
+    model_ms: float = 0.0
+    model_calls: int = 0
+    tool_ms: dict[str, float] = field(default_factory=dict)
+    tool_errors: dict[str, str] = field(default_factory=dict)
+
+
+class _Recorder(AgentMiddleware):
+    """Puts the turn's memory into the system message, and times every model and tool call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.record: _TurnRecord | None = None
+
+    def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        record = self.record
+        if record is not None:
+            request = request.override(system_message=SystemMessage(content=record.system_prompt))
+        started = time.perf_counter()
+        try:
+            return handler(request)
+        finally:
+            if record is not None:
+                record.model_ms += (time.perf_counter() - started) * 1000
+                record.model_calls += 1
+
+    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        record = self.record
+        call_id = str(request.tool_call.get("id") or "")
+        started = time.perf_counter()
+        try:
+            return handler(request)
+        except Exception as exc:
+            if record is not None:
+                record.tool_errors[call_id] = f"Error: {type(exc).__name__}: {exc}"
+            raise _ToolFailed(str(request.tool_call.get("name")), exc) from exc
+        finally:
+            if record is not None:
+                record.tool_ms[call_id] = (time.perf_counter() - started) * 1000
+
+
+class _SessionAgent:
+    """The graph, tools and middleware of one ``(user, session)``; one turn at a time (``lock``)."""
+
+    def __init__(self, user: UserMemory, session_id: str, model: BaseChatModel, lock: threading.Lock) -> None:
+        self.tools = MemoryTools(user, session_id)
+        self.recorder = _Recorder()
+        self.lock = lock
+        self.graph = create_agent(model, self.tools.tools, system_prompt=SYSTEM_PROMPT, middleware=[self.recorder])
+
+
+# ---------------------------------------------------------------------------------------------- one turn
+
+
+class _Turn:
+    """The seven steps of one turn, as a generator of events."""
+
+    def __init__(self, service: ChatService, user: UserMemory, session_id: str, message: str,
+                 agent: _SessionAgent) -> None:
+        self.service = service
+        self.user = user
+        self.session_id = session_id
+        self.message = message
+        self.agent = agent
+        self.timings: dict[str, float] = {}
+        self.produced: list[BaseMessage] = []
+        self.started: dict[str, ToolCall] = {}
+        self.error: str | None = None
+        self.record = _TurnRecord(system_prompt="")
+
+    def _time(self, name: str, since: float) -> float:
+        now = time.perf_counter()
+        self.timings[name] = round((now - since) * 1000, 3)
+        return now
+
+    def run(self, *, stream_tokens: bool) -> Iterator[TurnEvent]:
+        svc, user, session_id = self.service, self.user, self.session_id
+        t0 = tick = time.perf_counter()
+        now = user.store.clock()
+        day = user.day_for(now)  # chosen once: a turn that crosses midnight stays in one day file
+        appended = user.append(session_id, "user", self.message, ts=now, day=day)  # (1)
+        tick = self._time("persist_user", tick)
+        context = build_context(user, session_id, appended, recent_rounds=svc.recent_rounds,  # (2)
+                                daily_limit=svc.daily_limit)
+        scope = TurnScope(day=day, exclude=frozenset({("session", session_id, appended.session.message_id),
+                                                      ("daily", day, appended.daily.message_id)}))
+        record = self.record = _TurnRecord(system_prompt=system_prompt_for(context, now=to_zone(now, user.store.zone)))
+        tick = self._time("context", tick)
+
+        self.agent.tools.turn = scope
+        self.agent.recorder.record = record
+        abandoned = False
+        try:
+            yield from self._run_agent(context, stream_tokens=stream_tokens)  # (3)
+        except GeneratorExit:
+            abandoned = True
+            self.error = "The turn was abandoned: the caller stopped reading its events."
+        finally:
+            self.agent.tools.turn = None
+            self.agent.recorder.record = None
+            tick = self._time("agent", tick)
+            self.timings["model"] = round(record.model_ms, 3)
+            self.timings["tools"] = round(sum(record.tool_ms.values()), 3)
+            result = self._finish(appended, context, scope, day, tick, t0)  # (4)-(7)
+        if abandoned:
+            return
+        if result.error is not None:
+            yield TurnEvent("error", text=result.error)
+        yield TurnEvent("done", text=result.reply, result=result)
+
+    # ------------------------------------------------------------------ (3) the agent
+
+    def _run_agent(self, context: TurnContext, *, stream_tokens: bool) -> Iterator[TurnEvent]:
+        inputs = {"messages": [*context.history_messages(), HumanMessage(content=self.message)]}
+        modes = ["updates", "messages"] if stream_tokens else ["updates"]
+        stream = self.agent.graph.stream(inputs, {"recursion_limit": self.service.max_steps}, stream_mode=modes)
+        try:
+            for mode, data in stream:
+                if mode == "messages":
+                    chunk, meta = data
+                    if isinstance(chunk, AIMessageChunk) and meta.get("langgraph_node") == "model":
+                        text = chunk.text
+                        if text:
+                            yield TurnEvent("token", text=text)
+                    continue
+                for update in (data or {}).values():
+                    new = update.get("messages", []) if isinstance(update, dict) else []
+                    for msg in new if isinstance(new, list) else []:
+                        yield from self._observe(msg)
+        except _ToolFailed as exc:
+            self.error = _short(str(exc))
+        except GraphRecursionError:
+            self.error = (f"The agent did not finish within {self.service.max_steps} steps (it kept calling tools); "
+                          "ask again more specifically.")
+        except Exception as exc:  # any failure of the model call: HTTP status, timeout, bad response
+            self.error = _short(f"The model call failed: {type(exc).__name__}: {exc}")
+        finally:
+            stream.close()
+        if self.error is None:
+            final = self._final()
+            if final is not None and final.invalid_tool_calls and not final.tool_calls:
+                bad = final.invalid_tool_calls[0]
+                self.error = _short(f"The model sent a tool call with malformed arguments "
+                                    f"({bad.get('name') or '?'}: {bad.get('args')!r:.120}): "
+                                    f"{bad.get('error') or 'not valid JSON'}")
+
+    def _observe(self, msg: BaseMessage) -> Iterator[TurnEvent]:
+        self.produced.append(msg)
+        if isinstance(msg, AIMessage):
+            for call in msg.tool_calls:
+                started = ToolCall(name=call["name"], input=dict(call.get("args") or {}), id=call.get("id"),
+                                   status="running")
+                self.started[call.get("id") or ""] = started
+                yield TurnEvent("tool_started", tool_call=started)
+        elif isinstance(msg, ToolMessage):
+            call = self.started.get(msg.tool_call_id)
+            if call is not None:
+                finished = self._finished(call, msg)
+                yield TurnEvent("tool_finished", tool_call=finished)
+
+    def _final(self) -> AIMessage | None:
+        return next((m for m in reversed(self.produced) if isinstance(m, AIMessage)), None)
+
+    # ------------------------------------------------------------------ (4) the trace
+
+    def _finished(self, call: ToolCall, result: ToolMessage | None) -> ToolCall:
+        """The call with its outcome: matched by ``tool_call_id``, never by tool name."""
+        call_id = call.id or ""
+        duration = self.record.tool_ms.get(call_id)
+        if result is not None:
+            return ToolCall(name=call.name, input=call.input, output=result.text, id=call.id,
+                            status="error" if result.status == "error" else "success", duration_ms=duration)
+        output = self.record.tool_errors.get(call_id, "(not run: the turn ended first)")
+        return ToolCall(name=call.name, input=call.input, output=output, id=call.id, status="error",
+                        duration_ms=duration)
+
+    def _trace(self) -> tuple[ToolCall, ...]:
+        results = {m.tool_call_id: m for m in self.produced if isinstance(m, ToolMessage)}
+        trace = [self._finished(call, results.get(call.id or "")) for call in self.started.values()]
+        final = self._final()
+        for bad in final.invalid_tool_calls if final is not None else []:
+            trace.append(ToolCall(name=str(bad.get("name") or "?"), input={"_raw": bad.get("args")},
+                                  output=f"Error: {bad.get('error') or 'malformed arguments'}", id=bad.get("id"),
+                                  status="error"))
+        return tuple(trace)
+
+    # ------------------------------------------------------------------ (5)-(7) persist
+
+    def _finish(self, appended: Appended, context: TurnContext, scope: TurnScope, day: str, tick: float,
+                t0: float) -> TurnResult:
+        svc, user, session_id = self.service, self.user, self.session_id
+        trace = self._trace()
+        final = self._final()
+        answer = final.text if final is not None and self.error is None else ""
+        reply = answer if self.error is None else f"⚠️ {self.error}"
+        lt_lines = long_term_lines_used(context.long_term, answer)
+        items = tuple(scope.retrieved)
+        model = svc.model_name
+        assistant: Message | None = None
+        if self.error is None:  # (5) only a real answer becomes an assistant message
+            assistant = user.append(session_id, "assistant", reply, tool_calls=trace, day=day,
+                                    meta={"model": model}).session
+        tick = self._time("persist_reply", tick)
+        self.timings["total"] = round((tick - t0) * 1000, 3)
+        user.log.append(DialogueEntry(  # (6)
+            entry_id=0, ts=to_zone(user.store.clock(), user.store.zone), session_id=session_id,
+            user_message=self.message, assistant_reply=reply, memory_context=context.log_text(),
+            tool_calls=trace, timings_ms=dict(self.timings), error=self.error, model=model,
+            assistant_message_id=assistant.message_id if assistant else None))
+        tick = self._time("log", tick)
+        conversation = user.conversations.touch(session_id, title=title_from(self.message))  # (7)
+        tick = self._time("conversations", tick)
+        self.timings["total"] = round((tick - t0) * 1000, 3)
+        self.timings["overhead"] = round(self.timings["total"] - self.timings["model"], 3)
+        return TurnResult(
+            reply=reply, memory_hits=len(items) + len(lt_lines), title=conversation.title, tool_calls=trace,
+            timings_ms=dict(self.timings), error=self.error, user_message=appended.session,
+            assistant_message=assistant, user_id=user.user_id, session_id=session_id, model=model,
+            memory_items=items, long_term_lines=lt_lines, memory_context=context.log_text())
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _ERROR_CHARS else text[: _ERROR_CHARS - 1] + "…"
