@@ -277,7 +277,11 @@ class ChatWidget(widgets.VBox):
             self._refresh_conversations()
         error = getattr(result, "error", None)
         if error:
-            self._show_error("send", None, message=f"the turn ended with an error: {error}")
+            # the service kept the user's message and logged the failure; its visible reply is not persisted, so
+            # this is the only place the person sees it
+            reply = str(getattr(result, "reply", "") or "")
+            shown = f"the turn failed: {error}" + (f" — {reply}" if reply and str(error) not in reply else "")
+            self._show_error("send", None, message=shown)
         return result
 
     def _run_turn(self, text: str, live: _LiveTurn) -> Any:

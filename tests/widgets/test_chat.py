@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import html.parser
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,6 +13,7 @@ import ipywidgets as widgets
 import pytest
 
 from agentmem_nb import MemoryStore, Message, ToolCall
+from agentmem_nb.agent import ChatService, LLMConfig
 from agentmem_nb.widgets.chat import OFFLINE_HINT, ChatWidget
 
 XSS_IMG = '<img src=x onerror="alert(1)">'
@@ -19,6 +21,8 @@ XSS_SCRIPT = "<script>window.__xss=1</script>"
 
 
 # ---------------------------------------------------------------------- a fake service with the agent's contract
+# Most tests drive the real ChatService with its offline model (the same graph, real tool calls). The fake below is for
+# what the real one will not do on demand: raise mid-turn, stream a known number of tokens, or forget "done".
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -133,32 +137,66 @@ def html_values(chat: ChatWidget) -> list[str]:
     return [w.value for w in all_widgets(chat) if isinstance(w, widgets.HTML)]
 
 
-@pytest.fixture
-def service(store: MemoryStore) -> FakeService:
-    return FakeService(store)
+def real_service(store: MemoryStore) -> ChatService:
+    # an explicit empty config: the offline model whatever config/llm.yaml or AGENTMEM_* say on this machine
+    return ChatService(store, config=LLMConfig())
+
+
+class CountingService:
+    """The real service, recording every event it streamed."""
+
+    def __init__(self, inner: ChatService) -> None:
+        self.inner = inner
+        self.store = inner.store
+        self.offline = inner.offline
+        self.model_name = inner.model_name
+        self.events: list[Any] = []
+
+    def new_conversation(self, user_id: str, title: str = "") -> str:
+        return self.inner.new_conversation(user_id, title)
+
+    def turn(self, user_id: str, session_id: str, message: str) -> Any:
+        return self.inner.turn(user_id, session_id, message)
+
+    def stream_turn(self, user_id: str, session_id: str, message: str) -> Iterator[Any]:
+        for event in self.inner.stream_turn(user_id, session_id, message):
+            self.events.append(event)
+            yield event
 
 
 @pytest.fixture
-def chat(service: FakeService, store: MemoryStore) -> ChatWidget:
-    return ChatWidget(service, store, user_id="alice", session_id="s1", stream_interval=0)
+def service(store: MemoryStore) -> CountingService:
+    return CountingService(real_service(store))
+
+
+@pytest.fixture
+def chat(service: CountingService, store: MemoryStore) -> ChatWidget:
+    return ChatWidget(service, user_id="alice", session_id="s1", stream_interval=0)
+
+
+MOVED = "I moved to Lyon in 2024 for a new job."
+ASK = "Where did I move?"
 
 
 # ---------------------------------------------------------------------- send
 
 
 def test_send_returns_the_turn_result_and_renders_both_messages(chat: ChatWidget, store: MemoryStore) -> None:
-    result = chat.send("Lyon is where I live now")
-    assert result.reply == "You said **Lyon is where I live now** (1 hits)"
-    assert [m.role for m in chat.messages] == ["user", "assistant"]
+    chat.send(MOVED)
+    result = chat.send(ASK)
+    assert "Lyon" in result.reply and result.error is None
+    assert [call.name for call in result.tool_calls] == ["search_session", "get_session_window"]
+    assert [m.role for m in chat.messages] == ["user", "assistant"] * 2
     history = chat.history.value
-    assert 'class="amn-msg amn-msg-user"' in history and 'class="amn-msg amn-msg-assistant"' in history
-    assert "<strong>Lyon is where I live now</strong>" in history  # the reply went through Markdown
+    assert history.count('class="amn-msg amn-msg-user"') == 2
+    assert history.count('class="amn-msg amn-msg-assistant"') == 2
+    assert "<p>Yes. Earlier in this conversation" in history  # the reply went through Markdown
     assert chat.live.value == ""  # the in-progress area is cleared once the history holds the turn
-    assert repr(chat) == "ChatWidget(user='alice', session='s1', messages=2)"
-    assert len(store.user("alice").session("s1")) == 2
+    assert repr(chat) == "ChatWidget(user='alice', session='s1', messages=4)"
+    assert len(store.user("alice").session("s1")) == 4
 
 
-def test_send_button_and_enter_both_send_and_clear_the_box(chat: ChatWidget, service: FakeService) -> None:
+def test_send_button_and_enter_both_send_and_clear_the_box(chat: ChatWidget, service: CountingService) -> None:
     chat.input.value = "first via button"
     chat.send_button.click()
     assert chat.input.value == ""
@@ -166,44 +204,54 @@ def test_send_button_and_enter_both_send_and_clear_the_box(chat: ChatWidget, ser
     chat.input._handle_custom_msg({"event": "submit"}, [])  # what the Text view sends when Enter is pressed
     assert chat.input.value == ""
     assert [m.content for m in chat.messages if m.role == "user"] == ["first via button", "second via enter"]
+    turns = sum(e.kind == "done" for e in service.events)
     chat.input.value = "   "
     chat.send_button.click()  # blank drafts are ignored, not sent
-    assert service.turns == 2 and chat.errors == []
+    assert sum(e.kind == "done" for e in service.events) == turns == 2 and chat.errors == []
 
 
-def test_programmatic_send_rejects_blank_text(chat: ChatWidget, service: FakeService) -> None:
+def test_programmatic_send_rejects_blank_text(chat: ChatWidget, service: CountingService) -> None:
     with pytest.raises(ValueError, match="empty message"):
         chat.send("  \n")
-    assert service.turns == 0
+    assert service.events == []
     assert "empty message" in chat.error_area.value
 
 
 def test_controls_are_disabled_while_the_turn_runs(chat: ChatWidget) -> None:
     seen: list[bool] = []
     chat.live.observe(lambda _c: seen.append(chat.send_button.disabled and chat.input.disabled), names="value")
-    chat.send("anything")
-    assert seen and all(seen[:-1])  # the last change is the clearing, after the controls came back
+    chat.send(MOVED)
+    assert len(seen) > 2 and all(seen[:-1])  # the last change is the clearing, after the controls came back
     assert not chat.send_button.disabled and not chat.input.disabled
 
 
 # ---------------------------------------------------------------------- streaming and live progress
 
 
-def test_tool_progress_and_streamed_reply_are_pushed_as_events_arrive(chat: ChatWidget) -> None:
+def test_tool_progress_and_streamed_reply_are_pushed_as_events_arrive(chat: ChatWidget,
+                                                                      service: CountingService) -> None:
+    chat.send(MOVED)
+    service.events.clear()
     snapshots: list[str] = []
     chat.live.observe(lambda change: snapshots.append(change["new"]), names="value")
-    chat.send("Lyon again")
-    running = next(i for i, s in enumerate(snapshots) if "amn-tool-running" in s)
-    finished = next(i for i, s in enumerate(snapshots) if "amn-tool-success" in s)
-    assert running < finished
-    assert "⏳ search_session" in snapshots[running] and "Lyon again" in snapshots[running]
+    chat.send(ASK)
+    assert ASK in snapshots[0] and "thinking…" in snapshots[0]  # the user's message shows before any event
+    progress = [s for s in snapshots if "amn-tool-progress" in s]
+    assert "⏳ search_session" in progress[0] and "amn-tool-success" not in progress[0]
+    assert "✓ search_session" in progress[1] and "⏳" not in progress[1]
+    assert "⏳ get_session_window" in progress[2] and "✓ get_session_window" in progress[3]
+    tokens = [e.text for e in service.events if e.kind == "token"]
     streamed = [s for s in snapshots if "amn-streaming-text" in s]
-    reply = "You said **Lyon again** (1 hits)"
-    assert len(streamed) == -(-len(reply) // 8)  # one push per token with stream_interval=0
-    lengths = [len(s) for s in streamed]
-    assert lengths == sorted(lengths) and lengths[0] < lengths[-1]
-    assert reply in streamed[-1]  # raw text while streaming, Markdown once saved
+    assert len(tokens) > 3 and len(streamed) == len(tokens)  # one push per token with stream_interval=0
+    assert escape_text("".join(tokens[:2])) in streamed[1] and escape_text("".join(tokens)) in streamed[-1]
+    assert all("✓ get_session_window" in s for s in streamed)  # the finished tools stay listed above the reply
     assert snapshots[-1] == ""
+
+
+def escape_text(text: str) -> str:
+    import html as _html
+
+    return _html.escape(text, quote=True)
 
 
 def test_stream_interval_throttles_token_pushes_but_not_tool_events(store: MemoryStore) -> None:
@@ -216,37 +264,53 @@ def test_stream_interval_throttles_token_pushes_but_not_tool_events(store: Memor
     assert "throttled message" in chat.history.value
 
 
+def test_a_fake_streams_exactly_its_tokens(store: MemoryStore) -> None:
+    chat = ChatWidget(FakeService(store), store, user_id="alice", session_id="s1", stream_interval=0)
+    snapshots: list[str] = []
+    chat.live.observe(lambda change: snapshots.append(change["new"]), names="value")
+    chat.send("Lyon again")
+    reply = "You said **Lyon again** (1 hits)"
+    streamed = [s for s in snapshots if "amn-streaming-text" in s]
+    assert len(streamed) == -(-len(reply) // 8)
+    assert reply in streamed[-1]  # raw text while streaming; Markdown once it is in the history
+    assert "<strong>Lyon again</strong>" in chat.history.value
+
+
 def test_a_service_without_stream_turn_still_works(store: MemoryStore) -> None:
     class TurnOnly:
         def __init__(self) -> None:
-            self.inner = FakeService(store, offline=False)
-            self.offline = False
+            self.inner = real_service(store)
+            self.store = store
+            self.offline = True
             self.model_name = "plain"
 
-        def turn(self, user_id: str, session_id: str, message: str) -> FakeTurnResult:
+        def turn(self, user_id: str, session_id: str, message: str) -> Any:
             return self.inner.turn(user_id, session_id, message)
 
         def new_conversation(self, user_id: str, title: str = "") -> str:
             return self.inner.new_conversation(user_id, title)
 
-    chat = ChatWidget(TurnOnly(), store, user_id="alice", session_id="s1")  # type: ignore[arg-type]
-    assert chat.send("hello").reply.startswith("You said")
-    assert len(chat.messages) == 2
+    chat = ChatWidget(TurnOnly(), user_id="alice", session_id="s1")  # type: ignore[arg-type]
+    chat.send(MOVED)
+    assert "Lyon" in chat.send(ASK).reply
+    assert len(chat.messages) == 4 and chat.history.value.count('class="amn-tool-panel"') == 1
 
 
 # ---------------------------------------------------------------------- tool panels and persistence
 
 
 def test_tool_panel_shows_name_input_and_output(chat: ChatWidget) -> None:
-    chat.send("Lyon is nice")
-    chat.send("Lyon again")
+    chat.send(MOVED)
+    chat.send("I prefer green tea")
+    chat.send(ASK)
     panels = chat.history.value.split('<details class="amn-tool-panel">')[1:]
-    assert len(panels) == 2
-    second = panels[1]
-    assert "1 tool call: search_session" in second
-    assert "&quot;keyword&quot;: &quot;Lyon&quot;" in second  # the input, pretty-printed and escaped
-    assert "#1 [2026-04-08 10:00] user: Lyon is nice" in second  # the output: the hit the tool found
-    assert "success · 2 ms" in second
+    assert len(panels) == 2  # the first reply used no tool, so it has no panel
+    note, recall = panels
+    assert "1 tool call: remember_note" in note and "&quot;note&quot;: &quot;User prefers green tea&quot;" in note
+    assert "2 tool calls: search_session, get_session_window" in recall
+    assert "&quot;keyword&quot;: &quot;move&quot;" in recall  # the input, pretty-printed and escaped
+    assert re.search(r"#1 \[[0-9: -]+\] user: I moved to Lyon in 2024", recall)  # the output: the hit found
+    assert recall.count('<span class="amn-tool-status">success') == 2
 
 
 def test_long_tool_output_is_cut_with_a_count(chat: ChatWidget, store: MemoryStore) -> None:
@@ -260,17 +324,19 @@ def test_long_tool_output_is_cut_with_a_count(chat: ChatWidget, store: MemorySto
 def test_reopening_after_a_restart_rebuilds_the_same_panels(tmp_path: Any, clock: Any) -> None:
     root = tmp_path / "memory"
     first_store = MemoryStore(root, zone="Asia/Shanghai", clock=clock)
-    first = ChatWidget(FakeService(first_store), first_store, user_id="alice", session_id="s1")
-    first.send("Lyon is nice")
-    first.send("Lyon again")
+    first = ChatWidget(real_service(first_store), user_id="alice", session_id="s1")
+    first.send(MOVED)
+    first.send("I prefer green tea")
+    first.send(ASK)
     before = first.history.value
+    assert before.count('class="amn-tool-panel"') == 2
 
     # a new kernel: fresh store object, fresh service, fresh widget on the same files
     second_store = MemoryStore(root, zone="Asia/Shanghai", clock=clock)
-    second = ChatWidget(FakeService(second_store), second_store, user_id="alice")
+    second = ChatWidget(real_service(second_store), user_id="alice")
     assert second.session_id == "s1"  # the most recent conversation opens by default
     assert second.history.value == before
-    assert second.history.value.count('class="amn-tool-panel"') == 2
+    assert second.render_count == 6
 
 
 def test_legacy_tool_calls_with_text_input_render(chat: ChatWidget, store: MemoryStore) -> None:
@@ -309,7 +375,7 @@ def test_new_conversation_and_switching_back(chat: ChatWidget, store: MemoryStor
 
 
 def test_switch_user_opens_that_users_latest_conversation(chat: ChatWidget, store: MemoryStore,
-                                                          service: FakeService) -> None:
+                                                          service: CountingService) -> None:
     chat.send("alice speaks")
     bob = store.user("bob")
     bob.conversations.create("b1", title="bob's thread")
@@ -344,7 +410,7 @@ def test_refresh_picks_up_messages_written_elsewhere(chat: ChatWidget, store: Me
     assert chat.render_count == before + 1  # only the new message was rendered
 
 
-def test_default_session_is_the_newest_thread_or_a_new_one(store: MemoryStore, service: FakeService) -> None:
+def test_default_session_is_the_newest_thread_or_a_new_one(store: MemoryStore, service: CountingService) -> None:
     fresh = ChatWidget(service, store, user_id="dora")
     assert store.user("dora").conversations.get(fresh.session_id) is not None
     # threads on disk without a conversation index: the one spoken in last opens
@@ -433,6 +499,24 @@ def test_payloads_are_inert_in_every_html_value(store: MemoryStore, payload: str
     assert any(payload[:10] in label for label, _v in chat.conversation_list.options)
 
 
+@pytest.mark.parametrize("payload", [XSS_IMG, XSS_SCRIPT])
+def test_payloads_through_the_real_agent_show_as_text(chat: ChatWidget, payload: str) -> None:
+    snapshots: list[str] = []
+    chat.live.observe(lambda change: snapshots.append(change["new"]), names="value")
+    stated = chat.send(f"I prefer {payload} tea")  # remember_note: payload in reply, tool input and output
+    assert payload in stated.reply and stated.tool_calls[0].name == "remember_note"
+    asked = chat.send(f"what did I say about {payload}?")
+    assert asked.tool_calls
+    for value in html_values(chat) + snapshots:
+        assert_inert(value)
+    history = chat.history.value
+    escaped = escape_text(payload)
+    assert history.count(escaped) >= 3  # the user line, and the reply; more in the tool panel
+    panel = history.split('<details class="amn-tool-panel">')[1]
+    assert escape_text(escape_text(payload)) not in history  # escaped once, not twice (it would show as &lt;)
+    assert escape_text(payload.replace('"', '\\"')) in panel or escaped in panel  # JSON-quoted input, escaped
+
+
 def test_roles_from_disk_cannot_inject_class_names(chat: ChatWidget, store: MemoryStore) -> None:
     store.user("alice").session("s1").append({"ts": "2026-04-08T10:00:00+08:00", "role": '"><img src=x onerror=1>',
                                               "content": "odd", "tags": []})
@@ -455,7 +539,7 @@ def _fill(store: MemoryStore, count: int) -> None:
 
 
 def test_a_1000_message_conversation_renders_one_page_in_constant_widgets(store: MemoryStore,
-                                                                          service: FakeService) -> None:
+                                                                          service: CountingService) -> None:
     empty = ChatWidget(service, store, user_id="alice", session_id="empty")
     _fill(store, 1000)
     chat = ChatWidget(service, store, user_id="alice", session_id="long")
@@ -479,7 +563,7 @@ def test_a_1000_message_conversation_renders_one_page_in_constant_widgets(store:
     assert len(chat.messages) == 400 and chat.messages[-1].role == "assistant"
 
 
-def test_everything_is_reachable_by_pages(store: MemoryStore, service: FakeService) -> None:
+def test_everything_is_reachable_by_pages(store: MemoryStore, service: CountingService) -> None:
     _fill(store, 450)
     chat = ChatWidget(service, store, user_id="alice", session_id="long", page_size=200)
     chat.show_earlier()
@@ -489,7 +573,7 @@ def test_everything_is_reachable_by_pages(store: MemoryStore, service: FakeServi
     assert chat.messages[0].content.startswith("message 0 ")
 
 
-def test_constructor_arguments_are_checked(store: MemoryStore, service: FakeService) -> None:
+def test_constructor_arguments_are_checked(store: MemoryStore, service: CountingService) -> None:
     class NoStore:
         offline = True
         model_name = "x"
