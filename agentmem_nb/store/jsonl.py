@@ -260,7 +260,10 @@ class JsonlFile:
         out = []
         for i, (mid, offset) in enumerate(zip(ids, offsets)):
             end = (offsets[i + 1] if i + 1 < len(offsets) else len(blob) + first) - first
-            line = blob[offset - first : end]
+            # Stop at the record's own newline: skipped lines (malformed, blank, ...) may lie between two records,
+            # and parsing them along with the record would make the read raise.
+            newline = blob.find(b"\n", offset - first, end)
+            line = blob[offset - first : newline if newline >= 0 else end]
             out.append((mid, json.loads(line)))
         return out
 
