@@ -46,6 +46,16 @@ Durability = Literal["flush", "fsync"]
 
 _CHUNK = 1 << 20
 _TAIL_CHUNK = 4096
+# Ids live in signed 64-bit arrays. Beyond 2**53 (the largest integer every JSON reader keeps exact) an id is junk,
+# which leaves room for the running next id (at most 2**53 + number of lines) to stay within 64 bits.
+_ID_LIMIT = 2**53
+
+
+def _usable_id(raw: object) -> int | None:
+    """``parse_message_id``, but an id too large for the index counts as junk (like ``"abc"``): storing it would
+    raise OverflowError and make every read of the file fail."""
+    given = parse_message_id(raw)
+    return given if given is not None and given < _ID_LIMIT else None
 
 
 @dataclass(slots=True)
@@ -169,7 +179,7 @@ class JsonlFile:
         if not isinstance(record, dict):
             self._problem(ProblemKind.NOT_AN_OBJECT, f"a JSON {type(record).__name__}, not an object; line skipped")
             return
-        given = parse_message_id(record.get("message_id"))
+        given = _usable_id(record.get("message_id"))
         if given is None:
             message_id = self._next_id
             self._legacy_ids += 1
@@ -423,7 +433,7 @@ class JsonlFile:
                     continue
                 if not isinstance(record, dict):
                     continue
-                given = parse_message_id(record.get("message_id"))
+                given = _usable_id(record.get("message_id"))
                 if given is not None:
                     return given + 1 + id_less
                 id_less += 1
