@@ -428,8 +428,10 @@ class JsonlFile:
                 if not raw.strip():
                     continue
                 try:
-                    record = json.loads(raw)
-                except ValueError:
+                    # Decode as the indexer does: json.loads(bytes) would also accept a UTF-8 BOM or UTF-16 text,
+                    # lines the index skips, and the cold and warm paths would then disagree on the next id.
+                    record = json.loads(raw.decode("utf-8"))
+                except ValueError:  # UnicodeDecodeError included
                     continue
                 if not isinstance(record, dict):
                     continue
