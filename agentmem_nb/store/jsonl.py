@@ -98,6 +98,7 @@ class JsonlFile:
         self._problems: list[Problem] = []  # found while indexing; rebuilt with the index
         self._legacy_ids = 0
         self._pending_tail = False
+        self._pending_line = 0  # line number of the reported unterminated tail
         self._on_reset()
 
     def _on_reset(self) -> None:
@@ -150,16 +151,23 @@ class JsonlFile:
                 start = newline + 1
             carry = data[start:]
             self._end = position - len(carry)
+        self._warn_new_problems(new_problems_before)  # first: _set_pending_tail may drop an older finding
         self._set_pending_tail(bool(carry))
-        self._warn_new_problems(new_problems_before)
 
     def _set_pending_tail(self, pending: bool) -> None:
+        line = self._lineno + 1
+        if self._pending_tail and (not pending or line != self._pending_line):
+            # The tail we reported was completed or cut back since (maybe by another writer, who may have left a new
+            # one further on): drop the stale finding so problems() describes the file as it is now.
+            self._problems = [p for p in self._problems if p.kind is not ProblemKind.UNTERMINATED_TAIL]
+            self._pending_tail = False
         if pending and not self._pending_tail:
             self._problems.append(
-                Problem(str(self.path), ProblemKind.UNTERMINATED_TAIL, self._lineno + 1,
+                Problem(str(self.path), ProblemKind.UNTERMINATED_TAIL, line,
                         "last line has no newline (a write was cut short?); it is not read and will be moved to "
                         f"{self.path.name}.quarantine before the next append")
             )
+            self._pending_line = line
         self._pending_tail = pending
 
     def _index_line(self, raw: bytes, offset: int) -> None:
