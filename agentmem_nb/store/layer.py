@@ -84,6 +84,9 @@ class MessageFile(JsonlFile):
         self._text = bytearray()  # casefolded content of every record, NUL-separated
         self._text_starts = array("q")
         self._last_good_ts: _dt.datetime = EPOCH
+        # id -> time to show for a line whose ts is unreadable (the last good one before it), so a window or a search
+        # hit shows the same time as a full read, whichever line the read starts at. Only bad lines are stored.
+        self._fallback_ts: dict[int, _dt.datetime] = {}
 
     def _on_record(self, record: dict[str, Any], message_id: int) -> None:
         content = record.get("content")
@@ -95,6 +98,7 @@ class MessageFile(JsonlFile):
         ts, _ = parse_ts(record.get("ts"), self.zone)
         if ts is None:
             self._problem(ProblemKind.BAD_TIMESTAMP, f"unreadable ts {record.get('ts')!r}; the previous line's time is used")
+            self._fallback_ts.setdefault(message_id, self._last_good_ts)
         else:
             self._last_good_ts = ts
 
@@ -113,7 +117,7 @@ class MessageFile(JsonlFile):
         out: list[Message] = []
         fallback = EPOCH
         for mid, record in pairs:
-            msg = self._message(mid, record, fallback)
+            msg = self._message(mid, record, self._fallback_ts.get(mid, fallback))
             fallback = msg.ts
             out.append(msg)
         return out
