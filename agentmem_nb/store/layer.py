@@ -32,6 +32,16 @@ MAX_SEARCH_LIMIT = 500
 _SEPARATOR = b"\x00"
 
 
+def _folded(text: str) -> bytes:
+    """The searchable form of a text (content and keyword alike): casefolded UTF-8 without NUL, the separator.
+
+    NUL becomes U+FFFF (a noncharacter) on both sides, so a keyword with NUL still matches only content with NUL,
+    never across two messages or a space; lone surrogates (JSON escapes such as \\ud800) keep their own bytes
+    instead of all turning into "?".
+    """
+    return text.casefold().replace("\x00", "\uffff").encode("utf-8", errors="surrogatepass")
+
+
 @dataclass(frozen=True, slots=True)
 class Window:
     """The messages around an anchor, anchor included, in file order.
@@ -93,7 +103,7 @@ class MessageFile(JsonlFile):
         if not isinstance(content, str):
             content = "" if content is None else str(content)
         self._text_starts.append(len(self._text))
-        self._text += content.casefold().replace("\x00", " ").encode("utf-8", errors="replace")
+        self._text += _folded(content)
         self._text += _SEPARATOR
         ts, _ = parse_ts(record.get("ts"), self.zone)
         if ts is None:
@@ -171,7 +181,7 @@ class MessageFile(JsonlFile):
         """
         limit = _clamp(int(limit), 0, MAX_SEARCH_LIMIT)
         self.sync()
-        needle = keyword.casefold().encode("utf-8", errors="replace")
+        needle = _folded(keyword)
         if not needle.strip():
             return self.tail(limit)
         positions: list[int] = []
