@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import datetime as _dt
+import json
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,7 +102,9 @@ class MessageFile(JsonlFile):
     def _on_record(self, record: dict[str, Any], message_id: int) -> None:
         content = record.get("content")
         if not isinstance(content, str):
-            content = "" if content is None else str(content)
+            # Search what a read shows: message_from_record renders non-text content as JSON (str() would give
+            # Python's repr, e.g. {'k': 'v'}, and '"k"' would not be found in the content it displays).
+            content = "" if content is None else json.dumps(content, ensure_ascii=False)
         self._text_starts.append(len(self._text))
         self._text += _folded(content)
         self._text += _SEPARATOR
