@@ -1,0 +1,74 @@
+"""Every layer of a user's memory as a pandas DataFrame — plain functions, no widgets.
+
+::
+
+    from agentmem_nb import MemoryStore
+    from agentmem_nb import frames
+
+    mem = MemoryStore("memory").user("alice")
+    frames.session_messages(mem)                       # every thread, ordered by time
+    frames.session_messages(mem, "s1", role="user", keyword="lyon")
+    frames.daily_messages(mem, ("2026-04-01", "2026-04-08"))
+    frames.tool_calls(mem, tools=["search_session"], keyword="job", start="2026-04-08")
+    frames.long_term(mem), frames.long_term_history(mem), frames.conversations(mem)
+    frames.dialogue_log(mem), frames.problems(mem)
+
+Datetime columns are timezone-aware, in the store's zone (the machine's local zone when the store has none). Rows
+are what the store reads — the same skipped lines, the same normalised legacy ids — read in bulk through the store's
+line index (see ``_read``), so a million messages load in seconds. :class:`LayerFollower` keeps frames up to date
+by reading only what was appended. The store never imports this package.
+"""
+
+from agentmem_nb.frames._read import ReadStats
+from agentmem_nb.frames._time import TimeBound
+from agentmem_nb.frames.documents import (
+    CONVERSATION_COLUMNS,
+    HISTORY_COLUMNS,
+    LOG_COLUMNS,
+    LONG_TERM_COLUMNS,
+    PROBLEM_COLUMNS,
+    conversations,
+    dialogue_log,
+    filter_log,
+    long_term,
+    long_term_history,
+    problems,
+)
+from agentmem_nb.frames.follow import LayerFollower
+from agentmem_nb.frames.messages import (
+    MESSAGE_COLUMNS,
+    DayRange,
+    daily_messages,
+    filter_messages,
+    message_file_frame,
+    session_messages,
+)
+from agentmem_nb.frames.tools import TOOL_COLUMNS, ToolSource, filter_tool_calls, input_text, tool_calls
+
+__all__ = [
+    "session_messages",
+    "daily_messages",
+    "message_file_frame",
+    "long_term",
+    "long_term_history",
+    "conversations",
+    "dialogue_log",
+    "tool_calls",
+    "problems",
+    "filter_messages",
+    "filter_tool_calls",
+    "filter_log",
+    "input_text",
+    "LayerFollower",
+    "ReadStats",
+    "TimeBound",
+    "DayRange",
+    "ToolSource",
+    "MESSAGE_COLUMNS",
+    "TOOL_COLUMNS",
+    "LONG_TERM_COLUMNS",
+    "HISTORY_COLUMNS",
+    "CONVERSATION_COLUMNS",
+    "LOG_COLUMNS",
+    "PROBLEM_COLUMNS",
+]

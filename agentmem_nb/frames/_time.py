@@ -1,0 +1,148 @@
+"""Timestamps for DataFrames: the zone of the columns, bulk parsing that agrees with the store, and range bounds.
+
+Every datetime column is ``datetime64[us, zone]`` where ``zone`` is the store's zone (the machine's local zone, by
+IANA name, when the store has none). Microseconds are the store's own precision (``format_ts``).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import numpy as np
+import pandas as pd
+
+from agentmem_nb.timeutil import parse_ts
+
+__all__ = ["frame_zone", "parse_ts_us", "fill_missing_us", "us_to_series", "TimeBound", "lower_bound", "upper_bound"]
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_ONE_US = _dt.timedelta(microseconds=1)
+NAT_US = np.iinfo(np.int64).min  # numpy's NaT as an int64
+
+# The shape ``format_ts`` writes. Strings in exactly this shape are parsed by pandas' C parser; anything else
+# (naive legacy stamps, other ISO variants, junk) goes through the store's own ``parse_ts`` so results agree.
+_CANONICAL = "%Y-%m-%dT%H:%M:%S.%f%z"
+
+TimeBound = _dt.datetime | _dt.date | str | pd.Timestamp | None
+"""A range bound: a datetime (naive = the user's zone), a date or ``"YYYY-MM-DD"`` (a whole local day), or an ISO
+datetime string."""
+
+
+def frame_zone(zone: _dt.tzinfo | None) -> _dt.tzinfo:
+    """The zone of the DataFrame columns: the store's zone, or the machine's local zone when the store has none."""
+    return zone if zone is not None else _local_zone()
+
+
+@functools.cache
+def _local_zone() -> _dt.tzinfo:
+    # The store converts with ``datetime.astimezone()`` (the C library's local time). pandas needs a zone object
+    # with DST rules, so find the IANA name the C library uses; a fixed offset is the last resort.
+    candidates = [os.environ.get("TZ", "").lstrip(":")]
+    try:
+        link = os.readlink("/etc/localtime")
+        candidates.append(link.split("zoneinfo/", 1)[1] if "zoneinfo/" in link else "")
+    except OSError:
+        pass
+    try:
+        candidates.append(Path("/etc/timezone").read_text(encoding="utf-8").strip())
+    except OSError:
+        pass
+    for name in candidates:
+        if name:
+            try:
+                return ZoneInfo(name)
+            except (ZoneInfoNotFoundError, ValueError):
+                continue
+    return _dt.datetime.now().astimezone().tzinfo or _dt.timezone.utc
+
+
+def parse_ts_us(values: Sequence[Any], zone: _dt.tzinfo | None) -> np.ndarray:
+    """Raw ``ts`` values -> int64 microseconds since the epoch (``NAT_US`` where the store could not read one).
+
+    Agrees with :func:`agentmem_nb.timeutil.parse_ts`: canonical strings go through pandas in one call, the rest
+    one by one through ``parse_ts`` itself.
+    """
+    strings = [v if v.__class__ is str else None for v in values]
+    parsed = pd.to_datetime(strings, format=_CANONICAL, utc=True, errors="coerce")
+    out = np.asarray(parsed.as_unit("us").asi8, dtype=np.int64).copy()
+    for i in np.flatnonzero(out == NAT_US).tolist():
+        text = strings[i]
+        if text is None:
+            continue
+        moment, _naive = parse_ts(text, zone)
+        if moment is not None:
+            out[i] = (moment - _EPOCH) // _ONE_US
+    return out
+
+
+def fill_missing_us(values: np.ndarray, *, before: int = 0) -> np.ndarray:
+    """The store's rule for unreadable timestamps: take the previous message's time (``before`` for the first one,
+    the epoch by default). Works in place and returns ``values``."""
+    missing = values == NAT_US
+    if not missing.any():
+        return values
+    if missing[0]:
+        values[0] = before
+        missing[0] = False
+    index = np.where(missing, 0, np.arange(len(values)))
+    np.maximum.accumulate(index, out=index)
+    values[:] = values[index]
+    return values
+
+
+def us_to_series(values: np.ndarray | Sequence[int], zone: _dt.tzinfo, *, name: str = "ts") -> pd.Series:
+    """int64 microseconds (``NAT_US`` = missing) -> an aware ``datetime64[us, zone]`` Series."""
+    array = np.asarray(values, dtype=np.int64).view("M8[us]")
+    return pd.Series(pd.DatetimeIndex(array).tz_localize("UTC").tz_convert(zone), name=name)
+
+
+def datetimes_to_series(values: Sequence[_dt.datetime | None], zone: _dt.tzinfo, *, name: str = "ts") -> pd.Series:
+    """Aware datetimes (``None`` = missing) -> an aware ``datetime64[us, zone]`` Series."""
+    micros = [NAT_US if v is None else (v - _EPOCH) // _ONE_US for v in values]
+    return us_to_series(micros, zone, name=name)
+
+
+def _as_timestamp(bound: TimeBound, zone: _dt.tzinfo, *, end: bool) -> pd.Timestamp | None:
+    if bound is None:
+        return None
+    whole_day = isinstance(bound, _dt.date) and not isinstance(bound, _dt.datetime)
+    if isinstance(bound, str):
+        text = bound.strip()
+        whole_day = len(text) == 10
+        try:
+            stamp = pd.Timestamp(text)
+        except ValueError:
+            raise ValueError(
+                f"cannot read the date {bound!r}: write 'YYYY-MM-DD' for a whole day or an ISO datetime such as "
+                "'2026-04-08T10:00'"
+            ) from None
+    elif isinstance(bound, (_dt.datetime, _dt.date, pd.Timestamp)):
+        stamp = pd.Timestamp(bound)
+    else:
+        raise TypeError(f"a date bound must be a date, datetime or ISO string, got {type(bound).__name__} {bound!r}")
+    if pd.isna(stamp):
+        raise ValueError(f"a date bound may not be missing (got {bound!r}): pass None for an open range")
+    if stamp.tzinfo is None:
+        stamp = stamp.tz_localize(zone, ambiguous=True, nonexistent="shift_forward")
+    if whole_day and end:
+        # A day as an end bound means "through that day": up to the next local midnight (exclusive).
+        stamp = (stamp.tz_localize(None) + pd.Timedelta(days=1)).tz_localize(zone, ambiguous=True,
+                                                                              nonexistent="shift_forward")
+        return stamp - pd.Timedelta(microseconds=1)
+    return stamp
+
+
+def lower_bound(bound: TimeBound, zone: _dt.tzinfo) -> pd.Timestamp | None:
+    """``start`` as an inclusive aware timestamp (a day means its first instant)."""
+    return _as_timestamp(bound, zone, end=False)
+
+
+def upper_bound(bound: TimeBound, zone: _dt.tzinfo) -> pd.Timestamp | None:
+    """``end`` as an inclusive aware timestamp (a day means its last microsecond)."""
+    return _as_timestamp(bound, zone, end=True)
