@@ -287,6 +287,8 @@ class JsonlFile:
 
     def read_at(self, positions: list[int]) -> list[tuple[int, dict[str, Any]]]:
         """Records at arbitrary positions (for search hits); one seek per record."""
+        if not positions:
+            return []  # no hits: do not open the file, which may not exist (a search of a day nobody wrote)
         out = []
         with open(self.path, "rb") as handle:
             for pos in positions:
