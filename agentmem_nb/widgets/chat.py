@@ -156,21 +156,22 @@ class ChatWidget(widgets.VBox):
         self.send_button = widgets.Button(description="Send", button_style="primary", icon="paper-plane",
                                           layout=widgets.Layout(width="auto"))
         self.send_button.add_class("amn-chat-send")
-        self.conversation_list = widgets.Select(options=[], rows=10, layout=widgets.Layout(width="260px"))
+        self.conversation_list = widgets.Select(options=[], rows=10, layout=widgets.Layout(width="auto"))
         self.conversation_list.add_class("amn-chat-conversations")
         self.new_button = widgets.Button(description="New conversation", icon="plus",
-                                         layout=widgets.Layout(width="260px"))
+                                         layout=widgets.Layout(width="auto"))
         self.new_button.add_class("amn-chat-new")
         self.user_box = widgets.Combobox(value=self.user_id, options=self.store.users(), ensure_option=False,
                                          continuous_update=False, description="User",
-                                         layout=widgets.Layout(width="260px"))
+                                         style={"description_width": "36px"}, layout=widgets.Layout(width="auto"))
         self.user_box.add_class("amn-chat-user")
         self.status = widgets.HTML()
         self.status.add_class("amn-chat-status")
         style = widgets.HTML(_STYLE)
 
+        # a fixed-width column: without flex "0 0" the chat column's flex-grow squeezes it to its minimum
         sidebar = widgets.VBox([self.user_box, self.new_button, self.conversation_list, self.status],
-                               layout=widgets.Layout(width="270px"))
+                               layout=widgets.Layout(width="250px", min_width="250px", flex="0 0 250px"))
         main = widgets.VBox(
             [self.banner, self.earlier_button, self.history, self.live, self.error_area,
              widgets.HBox([self.input, self.send_button])],
@@ -576,9 +577,10 @@ def tool_panel_html(calls: tuple[ToolCall, ...] | list[ToolCall]) -> str:
 
 def _conversation_label(title: str, session_id: str, updated: _dt.datetime | None, zone: _dt.tzinfo | None) -> str:
     # Select options are plain text (never HTML), so the title needs no escaping here
+    # the time first: a narrow list cuts the end of a label, and the time is what tells look-alike titles apart
     name = " ".join(title.split()) or f"(untitled {session_id})"
     when = _local(updated, zone).strftime("%m-%d %H:%M") if updated is not None else "new"
-    return f"{name} · {when}"
+    return f"{when} · {name}"
 
 
 def _local(moment: _dt.datetime, zone: _dt.tzinfo | None) -> _dt.datetime:

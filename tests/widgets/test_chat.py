@@ -361,8 +361,8 @@ def test_new_conversation_and_switching_back(chat: ChatWidget, store: MemoryStor
     assert [value for _label, value in chat.conversation_list.options].count(new_id) == 1
     chat.send("second thread message")
     labels = dict((value, label) for label, value in chat.conversation_list.options)
-    assert labels["s1"].startswith("Lyon first thread · ")
-    assert labels[new_id].startswith("second thread message · ")
+    assert re.fullmatch(r"\d\d-\d\d \d\d:\d\d · Lyon first thread", labels["s1"])
+    assert labels[new_id].endswith(" · second thread message")
     assert [v for _l, v in chat.conversation_list.options] == [new_id, "s1"]  # newest first
 
     chat.conversation_list.value = "s1"  # what clicking the entry in the browser does
