@@ -334,7 +334,12 @@ class JsonlFile:
                     written = dict(record)
                     written.pop("message_id", None)
                     written["message_id"] = next_id
-                    data = (json.dumps(written, ensure_ascii=False) + "\n").encode("utf-8")
+                    try:
+                        data = (json.dumps(written, ensure_ascii=False) + "\n").encode("utf-8")
+                    except UnicodeEncodeError:
+                        # A lone surrogate (a str may hold one, e.g. from a JSON "\ud800" escape) has no UTF-8
+                        # form: write \u escapes instead, still valid JSON that reads back as the same str.
+                        data = (json.dumps(written) + "\n").encode("ascii")
                     self._write_all(fd, data)
                     if self.durability == "fsync":
                         os.fsync(fd)
