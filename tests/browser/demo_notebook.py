@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-__all__ = ["write_demo_notebook", "SEED_MESSAGES", "XSS_CONTROL_CLASS"]
+__all__ = ["write_demo_notebook", "SEED_MESSAGES", "XSS_CONTROL_CLASS", "LONG_TITLE", "LONG_COUNT"]
 
 SEED_MESSAGES = (
     "I moved to Lyon in 2024 for a new job.",
@@ -17,6 +17,9 @@ SEED_MESSAGES = (
     "My sister Ana lives in Porto.",
 )
 """Said by alice before the widgets are shown, so the chat has history and the inspector has something to find."""
+
+LONG_TITLE = "A long conversation"
+LONG_COUNT = 1000
 
 XSS_CONTROL_CLASS = "amn-xss-control"
 """A deliberately unescaped ``<img onerror>`` in a plain ``ipywidgets.HTML``: it proves that, in this very page, the
@@ -32,9 +35,14 @@ from agentmem_nb.agent import ChatService, LLMConfig
 store = MemoryStore(Path("memory"), zone="UTC")
 # an explicit empty config: the offline model, whatever config/llm.yaml or AGENTMEM_* say on this machine
 service = ChatService(store, config=LLMConfig())
+alice = store.user("alice")
+# a long thread for the "opens in about a second" check, written straight to the store (no agent needed)
+alice.conversations.create("long", title={LONG_TITLE!r})
+for i in range({LONG_COUNT}):
+    alice.append("long", "user" if i % 2 == 0 else "assistant", f"long message {{i}} with *some* markdown")
 for text in {list(SEED_MESSAGES)!r}:
     service.turn("alice", "s1", text)
-print("seeded", len(store.user("alice").session("s1")), "messages")"""
+print("seeded", len(alice.session("s1")), "+", len(alice.session("long")), "messages")"""
 
 _CHAT = """\
 from agentmem_nb.widgets.chat import ChatWidget

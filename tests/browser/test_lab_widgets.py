@@ -7,13 +7,15 @@ One test, because starting JupyterLab and a kernel is most of the cost (≈ 10-2
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from demo_notebook import SEED_MESSAGES, XSS_CONTROL_CLASS, write_demo_notebook
+from demo_notebook import LONG_COUNT, LONG_TITLE, SEED_MESSAGES, XSS_CONTROL_CLASS, write_demo_notebook
 from lab_harness import LabServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(240)]
@@ -109,8 +111,33 @@ def test_widgets_work_in_jupyterlab(lab: LabServer, lab_root: Path, page: Any, a
     if with_inspector:
         _inspector_steps(page, artifacts)
 
+    # ---- a 1,000-message conversation: one page of 200 rendered, the rest behind "show earlier"
+    chat.scroll_into_view_if_needed()
+    opened_ms = _open_long_conversation(chat)
+    (artifacts / "timings.json").write_text(json.dumps({"open_1000_message_conversation_ms": opened_ms}), "utf-8")
+    print(f"opening the {LONG_COUNT}-message conversation took {opened_ms:.0f} ms (click to last message shown)")
+    chat.screenshot(path=str(artifacts / "04-long-conversation.png"))
+
     assert not [e for e in errors if "amn" in e or "agentmem" in e], errors
-    page.screenshot(path=str(artifacts / "04-whole-notebook.png"), full_page=True)
+    page.screenshot(path=str(artifacts / "07-whole-notebook.png"), full_page=True)
+
+
+def _open_long_conversation(chat: Any) -> float:
+    """Pick the long conversation in the list; return the milliseconds until its newest message is on screen."""
+    from playwright.sync_api import expect
+
+    conversations = chat.locator(".amn-chat-conversations select")
+    label = conversations.locator("option", has_text=LONG_TITLE).text_content()
+    started = time.monotonic()
+    conversations.select_option(label=label)
+    history = chat.locator(".amn-chat-history")
+    expect(history).to_contain_text(f"long message {LONG_COUNT - 1} with")
+    elapsed = (time.monotonic() - started) * 1000
+    expect(history.locator(".amn-msg")).to_have_count(200)  # one page, not the whole thread
+    expect(chat.locator(".amn-chat-earlier")).to_contain_text(f"({LONG_COUNT - 200} hidden)")
+    chat.locator(".amn-chat-earlier").click()
+    expect(history.locator(".amn-msg")).to_have_count(400)
+    return elapsed
 
 
 def _timeline_steps(page: Any, artifacts: Path) -> None:
