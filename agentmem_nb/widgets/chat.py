@@ -331,6 +331,9 @@ class ChatWidget(widgets.VBox):
             self._show_error("send", exc)
             if not self.input.value:
                 self.input.value = text  # give the draft back so it can be retried
+        finally:
+            # the box was disabled during the turn, which drops the browser's focus; give it back for the next line
+            self.input.focus()
 
     def _on_send_click(self, _button: widgets.Button) -> None:
         self._submit_from_ui()

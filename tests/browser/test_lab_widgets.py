@@ -70,6 +70,7 @@ def test_widgets_work_in_jupyterlab(lab: LabServer, lab_root: Path, page: Any, a
     reply = assistant.last
     expect(reply).to_contain_text("Lyon")
     expect(box).to_have_value("")
+    expect(box).to_be_focused()  # ready for the next message without a click
     panel = reply.locator(".amn-tool-panel")
     expect(panel.locator("summary")).to_contain_text("search_session")
     expect(panel.locator(".amn-tool-input").first).not_to_be_visible()  # collapsed until opened
