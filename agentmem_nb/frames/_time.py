@@ -19,7 +19,7 @@ import pandas as pd
 
 from agentmem_nb.timeutil import parse_ts
 
-__all__ = ["frame_zone", "parse_ts_us", "fill_missing_us", "us_to_series", "TimeBound", "lower_bound", "upper_bound"]
+__all__ = ["frame_zone", "parse_ts_us", "fill_missing_us", "us_to_series", "timestamp_us", "datetimes_to_series", "TimeBound", "lower_bound", "upper_bound"]
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 _ONE_US = _dt.timedelta(microseconds=1)
@@ -94,6 +94,11 @@ def fill_missing_us(values: np.ndarray, *, before: int = 0) -> np.ndarray:
     np.maximum.accumulate(index, out=index)
     values[:] = values[index]
     return values
+
+
+def timestamp_us(moment: pd.Timestamp | _dt.datetime) -> int:
+    """An aware moment as int64 microseconds since the epoch."""
+    return (pd.Timestamp(moment).to_pydatetime() - _EPOCH) // _ONE_US
 
 
 def us_to_series(values: np.ndarray | Sequence[int], zone: _dt.tzinfo, *, name: str = "ts") -> pd.Series:

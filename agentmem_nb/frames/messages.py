@@ -24,6 +24,7 @@ from agentmem_nb.frames._time import (
     frame_zone,
     lower_bound,
     parse_ts_us,
+    timestamp_us,
     upper_bound,
     us_to_series,
 )
@@ -187,7 +188,7 @@ def _file_frame(
     stats: ReadStats | None = None,
 ) -> tuple[pd.DataFrame, list[tuple[int, list[Any]]]]:
     cols = _Columns(with_meta=meta, with_calls=calls)
-    before = 0 if before_ts is None or pd.isna(before_ts) else int(pd.Timestamp(before_ts).as_unit("us").value)
+    before = 0 if before_ts is None or pd.isna(before_ts) else timestamp_us(before_ts)
     _scan(file, cols, start=start, before_us=before, stats=stats)
     return _to_frame(cols, user_id=user_id, zone=frame_zone(file.zone)), cols.calls
 

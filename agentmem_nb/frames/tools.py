@@ -2,7 +2,8 @@
 
 Columns (:data:`TOOL_COLUMNS`): ``ts`` (the time of the turn that made the call), ``user_id``, ``session_id``,
 ``message_id`` (the assistant message that carries the call; NA when unknown), ``turn`` (the dialogue-log entry id
-with ``source="log"``, the assistant message id with ``source="sessions"``: the calls of one turn share it),
+with ``source="log"``; with ``source="sessions"`` the assistant message id, unique together with ``session_id``: the
+calls of one turn share it),
 ``call_index`` (order within the turn), ``tool``, ``call_id``, ``input`` (a dict), ``input_text`` (the same as JSON
 text, or the original text when it was not JSON), ``output``, ``output_len`` (characters), ``status``
 (``"success"``/``"error"``), ``duration_ms`` (NaN when not recorded), ``source``.
@@ -99,6 +100,15 @@ def tool_calls_from_messages(messages: pd.DataFrame, raw_calls: Iterable[tuple[i
     return _frame(rows, user_id=user_id, zone=zone, source="sessions")
 
 
+def _input_haystack(inputs: pd.Series, texts: pd.Series) -> pd.Series:
+    """What a keyword is looked for in: the JSON text and, NUL-separated, the input's string values as typed."""
+    values = [
+        "\x00".join([text, *(v for v in value.values() if isinstance(v, str))]) if isinstance(value, dict) else text
+        for value, text in zip(inputs, texts)
+    ]
+    return pd.Series(values, index=inputs.index, dtype=object)
+
+
 def tool_calls(
     mem: UserMemory,
     *,
@@ -141,7 +151,8 @@ def filter_tool_calls(
     """Rows of a tool-call frame that pass every given filter (``None`` = no filter).
 
     - ``tools``: one tool name or several (exact names).
-    - ``keyword``: casefolded substring of the input text or the output. Empty = no filter.
+    - ``keyword``: casefolded substring of the input (its JSON text or any of its string values, so a quote needs no
+      JSON escaping) or of the output. Empty = no filter.
     - ``session``: one session id or several.
     - ``start`` / ``end``: inclusive time bounds (as in :func:`~agentmem_nb.frames.filter_messages`).
     - ``status``: ``"success"`` or ``"error"``.
@@ -156,7 +167,7 @@ def filter_tool_calls(
     if start is not None or end is not None:
         mask &= time_mask(frame["ts"], start, end)
     if keyword:
-        mask &= (contains_casefold(frame["input_text"], keyword, within=mask)
+        mask &= (contains_casefold(_input_haystack(frame["input"], frame["input_text"]), keyword, within=mask)
                  | contains_casefold(frame["output"], keyword, within=mask))
     if bool(mask.all()):
         return frame

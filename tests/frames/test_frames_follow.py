@@ -1,0 +1,103 @@
+"""LayerFollower: frames that grow with the files, reading only what was appended (asserted in bytes)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+
+import pytest
+from frames_testlib import at, build_user, turn
+
+from agentmem_nb import MemoryStore, ToolCall
+from agentmem_nb import frames as F
+
+
+@pytest.fixture
+def mem(store: MemoryStore):
+    return build_user(store)
+
+
+def test_follower_frames_equal_fresh_loads(mem) -> None:
+    follower = F.LayerFollower(mem)
+    assert follower.sessions().equals(F.session_messages(mem))
+    assert follower.days().equals(F.daily_messages(mem))
+    assert follower.session("s1").equals(F.session_messages(mem, "s1"))
+    assert follower.daily("2026-04-07").equals(F.daily_messages(mem, "2026-04-07"))
+    assert follower.log().equals(F.dialogue_log(mem))
+    assert follower.tool_calls().equals(F.tool_calls(mem))
+    assert follower.tool_calls(source="sessions").equals(F.tool_calls(mem, source="sessions"))
+
+
+def test_refresh_reads_only_the_appended_lines(mem) -> None:
+    follower = F.LayerFollower(mem)
+    follower.sessions(), follower.log(), follower.tool_calls(source="sessions")
+    path = mem.directory / "sessions" / "s1.jsonl"
+    size_before = path.stat().st_size
+    read_before = follower.stats.bytes_read
+    file_read_before = mem.session("s1").stats.bytes_read
+    turn(mem, "s1", "and my cat?", "Your cat is called Tom.", at(9, 8),
+         (ToolCall("search_session", {"keyword": "cat"}, "none", id="c9"),))
+    new_bytes = path.stat().st_size - size_before
+    sessions = follower.sessions()
+    assert sessions.equals(F.session_messages(mem))
+    # This object read exactly the new lines of s1; the store's index read no more than them (and its small checks).
+    assert follower.stats.bytes_read - read_before == new_bytes
+    assert mem.session("s1").stats.bytes_read - file_read_before <= new_bytes + 4096
+    # Nothing changed in the other threads: nothing read there.
+    before_untouched = follower.stats.bytes_read
+    follower.session("s2")
+    assert follower.stats.bytes_read == before_untouched
+    assert follower.tool_calls(source="sessions").equals(F.tool_calls(mem, source="sessions"))
+    assert follower.log().equals(F.dialogue_log(mem))
+    assert follower.tool_calls().equals(F.tool_calls(mem))
+    assert follower.tool_calls()["call_id"].iloc[-1] == "c9"
+
+
+def test_new_threads_and_days_appear(mem) -> None:
+    follower = F.LayerFollower(mem)
+    assert "s4" not in set(follower.sessions()["session_id"])
+    turn(mem, "s4", "new thread", "hello", at(10, 12))
+    assert "s4" in set(follower.sessions()["session_id"])
+    assert "2026-04-10" in set(follower.days()["day"])
+    assert follower.days().equals(F.daily_messages(mem))
+
+
+def test_a_rewritten_file_is_read_again(mem, tmp_path) -> None:
+    follower = F.LayerFollower(mem)
+    follower.session("s1")
+    path = mem.directory / "sessions" / "s1.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    # Replace the file (new inode) with a longer one whose early records differ.
+    replacement = tmp_path / "s1.jsonl"
+    replacement.write_bytes(lines[2] + lines[3] + lines[0] + lines[1] + lines[2])
+    replacement.replace(path)
+    assert follower.session("s1").equals(F.session_messages(mem, "s1"))
+    # A shorter file is read again too.
+    replacement.write_bytes(lines[0])
+    replacement.replace(path)
+    assert list(follower.session("s1")["message_id"]) == [1]
+
+
+def test_an_unreadable_first_new_time_takes_the_last_known_one(mem) -> None:
+    follower = F.LayerFollower(mem)
+    last = follower.session("s1")["ts"].iloc[-1]
+    path = mem.directory / "sessions" / "s1.jsonl"
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write('{"ts": "not a time", "role": "user", "content": "late", "message_id": 50}\n')
+    frame = follower.session("s1")
+    assert frame["ts"].iloc[-1] == last
+    assert frame.equals(F.session_messages(mem, "s1"))
+    assert mem.session("s1").get(50).ts == last.to_pydatetime()
+
+
+def test_unknown_tool_source(mem) -> None:
+    with pytest.raises(ValueError, match="sessions"):
+        F.LayerFollower(mem).tool_calls(source="nope")  # type: ignore[arg-type]
+
+
+def test_seed_data_follows(seed_root) -> None:
+    mem = MemoryStore(seed_root, zone="Asia/Shanghai").user("demo-user")
+    follower = F.LayerFollower(mem)
+    assert follower.sessions().equals(F.session_messages(mem))
+    assert follower.log().equals(F.dialogue_log(mem))
+    mem.append("13ad7636b4b8", "user", "again", ts=_dt.datetime(2026, 4, 9, 8, tzinfo=_dt.timezone.utc))
+    assert follower.sessions().equals(F.session_messages(mem))
