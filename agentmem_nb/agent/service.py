@@ -14,6 +14,7 @@ line records the error, no assistant message is written, and the next turn works
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import OrderedDict
@@ -23,6 +24,7 @@ from typing import Any
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.errors import GraphRecursionError
@@ -39,7 +41,7 @@ from agentmem_nb.messages import Message, ToolCall
 from agentmem_nb.store import Appended, DialogueEntry, MemoryStore, UserMemory
 from agentmem_nb.timeutil import to_zone
 
-__all__ = ["ChatService", "title_from"]
+__all__ = ["ChatService", "title_from", "describe_model_error"]
 
 MAX_CACHED_GRAPHS = 128
 _ERROR_CHARS = 500
@@ -186,6 +188,57 @@ class _ToolFailed(Exception):
         super().__init__(f"The tool {name} failed: {type(cause).__name__}: {cause}")
 
 
+class _MalformedToolCall(Exception):
+    """The model asked for a tool with arguments that are not a JSON object; ``calls`` holds them for the trace."""
+
+    def __init__(self, calls: list[ToolCall]) -> None:
+        self.calls = calls
+        first = calls[0]
+        super().__init__(f"The model sent a tool call with malformed arguments ({first.name}: "
+                         f"{first.input.get('_raw')!r:.120}): {first.output.removeprefix('Error: ')}")
+
+
+class _StreamedToolArguments(BaseCallbackHandler):
+    """Collects the raw argument text of streamed tool calls, as the server sent it.
+
+    Streamed, langchain *repairs* truncated JSON (``'{"keyword": "sis'`` becomes ``{"keyword": "sis"}``), so the
+    finished message no longer shows that the server sent garbage; the chunks still do.
+    """
+
+    def __init__(self) -> None:
+        self.calls: dict[tuple[Any, int], dict[str, str]] = {}
+
+    def on_llm_new_token(self, token: Any, *, chunk: Any = None, run_id: Any = None, **kwargs: Any) -> None:
+        message = getattr(chunk, "message", None)
+        for piece in getattr(message, "tool_call_chunks", None) or []:
+            entry = self.calls.setdefault((run_id, piece.get("index") or 0), {"name": "", "id": "", "args": ""})
+            entry["name"] += piece.get("name") or ""
+            entry["id"] += piece.get("id") or ""
+            entry["args"] += piece.get("args") or ""
+
+
+def _check_tool_arguments(message: AIMessage, streamed: list[dict[str, str]]) -> None:
+    """Refuse tool calls whose arguments were not a JSON object as the server sent them, before any tool runs
+    with a guessed argument (non-streamed, langchain reports them as ``invalid_tool_calls``)."""
+    bad: list[ToolCall] = []
+    for call in message.invalid_tool_calls:
+        bad.append(ToolCall(name=str(call.get("name") or "?"), input={"_raw": call.get("args")}, id=call.get("id"),
+                            output=f"Error: {call.get('error') or 'arguments are not valid JSON'}", status="error"))
+    for raw in streamed if not bad else []:
+        text = raw["args"]
+        if not text.strip():
+            continue
+        try:
+            ok = isinstance(json.loads(text), dict)
+        except ValueError:
+            ok = False
+        if not ok:
+            bad.append(ToolCall(name=raw["name"] or "?", input={"_raw": text}, id=raw["id"] or None,
+                                output="Error: arguments are not a valid JSON object", status="error"))
+    if bad:
+        raise _MalformedToolCall(bad)
+
+
 @dataclass(slots=True)
 class _TurnRecord:
     """What the middleware learns during one turn."""
@@ -195,6 +248,7 @@ class _TurnRecord:
     model_calls: int = 0
     tool_ms: dict[str, float] = field(default_factory=dict)
     tool_errors: dict[str, str] = field(default_factory=dict)
+    streamed: _StreamedToolArguments = field(default_factory=_StreamedToolArguments)
 
 
 class _Recorder(AgentMiddleware):
@@ -208,13 +262,19 @@ class _Recorder(AgentMiddleware):
         record = self.record
         if record is not None:
             request = request.override(system_message=SystemMessage(content=record.system_prompt))
+            record.streamed.calls.clear()
         started = time.perf_counter()
         try:
-            return handler(request)
+            response = handler(request)
         finally:
             if record is not None:
                 record.model_ms += (time.perf_counter() - started) * 1000
                 record.model_calls += 1
+        streamed = list(record.streamed.calls.values()) if record is not None else []
+        for message in getattr(response, "result", None) or [response]:
+            if isinstance(message, AIMessage):
+                _check_tool_arguments(message, streamed)
+        return response
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         record = self.record
@@ -258,6 +318,7 @@ class _Turn:
         self.produced: list[BaseMessage] = []
         self.started: dict[str, ToolCall] = {}
         self.error: str | None = None
+        self.rejected: list[ToolCall] = []
         self.record = _TurnRecord(system_prompt="")
 
     def _time(self, name: str, since: float) -> float:
@@ -305,7 +366,8 @@ class _Turn:
     def _run_agent(self, context: TurnContext, *, stream_tokens: bool) -> Iterator[TurnEvent]:
         inputs = {"messages": [*context.history_messages(), HumanMessage(content=self.message)]}
         modes = ["updates", "messages"] if stream_tokens else ["updates"]
-        stream = self.agent.graph.stream(inputs, {"recursion_limit": self.service.max_steps}, stream_mode=modes)
+        config = {"recursion_limit": self.service.max_steps, "callbacks": [self.record.streamed]}
+        stream = self.agent.graph.stream(inputs, config, stream_mode=modes)
         try:
             for mode, data in stream:
                 if mode == "messages":
@@ -321,20 +383,17 @@ class _Turn:
                         yield from self._observe(msg)
         except _ToolFailed as exc:
             self.error = _short(str(exc))
+        except _MalformedToolCall as exc:
+            self.error = _short(str(exc))
+            self.rejected = exc.calls
         except GraphRecursionError:
             self.error = (f"The agent did not finish within {self.service.max_steps} steps (it kept calling tools); "
                           "ask again more specifically.")
         except Exception as exc:  # any failure of the model call: HTTP status, timeout, bad response
-            self.error = _short(f"The model call failed: {type(exc).__name__}: {exc}")
+            self.error = _short(describe_model_error(exc, self.service.config))
         finally:
             stream.close()
-        if self.error is None:
-            final = self._final()
-            if final is not None and final.invalid_tool_calls and not final.tool_calls:
-                bad = final.invalid_tool_calls[0]
-                self.error = _short(f"The model sent a tool call with malformed arguments "
-                                    f"({bad.get('name') or '?'}: {bad.get('args')!r:.120}): "
-                                    f"{bad.get('error') or 'not valid JSON'}")
+
 
     def _observe(self, msg: BaseMessage) -> Iterator[TurnEvent]:
         self.produced.append(msg)
@@ -359,6 +418,7 @@ class _Turn:
         """The call with its outcome: matched by ``tool_call_id``, never by tool name."""
         call_id = call.id or ""
         duration = self.record.tool_ms.get(call_id)
+        duration = round(duration, 3) if duration is not None else None  # as written to disk, so replays compare equal
         if result is not None:
             return ToolCall(name=call.name, input=call.input, output=result.text, id=call.id,
                             status="error" if result.status == "error" else "success", duration_ms=duration)
@@ -369,12 +429,7 @@ class _Turn:
     def _trace(self) -> tuple[ToolCall, ...]:
         results = {m.tool_call_id: m for m in self.produced if isinstance(m, ToolMessage)}
         trace = [self._finished(call, results.get(call.id or "")) for call in self.started.values()]
-        final = self._final()
-        for bad in final.invalid_tool_calls if final is not None else []:
-            trace.append(ToolCall(name=str(bad.get("name") or "?"), input={"_raw": bad.get("args")},
-                                  output=f"Error: {bad.get('error') or 'malformed arguments'}", id=bad.get("id"),
-                                  status="error"))
-        return tuple(trace)
+        return tuple(trace + self.rejected)
 
     # ------------------------------------------------------------------ (5)-(7) persist
 
@@ -409,6 +464,30 @@ class _Turn:
             timings_ms=dict(self.timings), error=self.error, user_message=appended.session,
             assistant_message=assistant, user_id=user.user_id, session_id=session_id, model=model,
             memory_items=items, long_term_lines=lt_lines, memory_context=context.log_text())
+
+
+def describe_model_error(exc: BaseException, config: LLMConfig | None = None) -> str:
+    """One readable sentence for a failed model call, without depending on the client library's class names
+    (they differ between langchain-openai versions): HTTP status, timeout, connection, or the exception itself."""
+    names = [cls.__name__ for cls in type(exc).__mro__]
+    status = getattr(exc, "status_code", None)
+    detail = str(getattr(exc, "message", "") or exc)
+    if isinstance(status, int):
+        hint = ""
+        if status in (401, 403):
+            hint = " (the server refused the API key: check llm.api_key or AGENTMEM_API_KEY)"
+        elif status == 404:
+            hint = " (check llm.model and llm.base_url)"
+        elif status == 429:
+            hint = " (rate limited: wait and try again)"
+        return f"The model call failed: HTTP {status}{hint}: {detail}"
+    if any("Timeout" in name for name in names):
+        limit = f" after {config.timeout:g} s" if config is not None else ""
+        return f"The model call timed out{limit} (raise llm.timeout or AGENTMEM_LLM_TIMEOUT if the server is slow)."
+    if any("Connection" in name for name in names):
+        where = f" {config.base_url}" if config is not None and config.base_url else ""
+        return f"The model call failed: could not reach the server{where}: {detail}"
+    return f"The model call failed: {type(exc).__name__}: {detail}"
 
 
 def _short(text: str) -> str:

@@ -1,0 +1,199 @@
+"""A scripted OpenAI-compatible server on 127.0.0.1 for end-to-end tests of the real client path.
+
+It speaks ``POST /v1/chat/completions``, JSON or SSE (``stream: true``). What it answers is decided by a *policy*
+(a function of the request body) unless a queued override (a fault, a stall, a malformed tool call) comes first.
+Every request body is recorded in ``requests``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from agentmem_nb.agent import LLMConfig
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A normal answer: text, or tool calls given as ``(name, arguments as JSON text)``."""
+
+    content: str | None = None
+    tool_calls: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Fault:
+    """An HTTP error status with an OpenAI-style error body."""
+
+    status: int
+    message: str = "simulated failure"
+
+
+@dataclass(frozen=True)
+class Stall:
+    """Answer nothing for ``seconds`` (the client should time out first)."""
+
+    seconds: float = 3.0
+
+
+Policy = Callable[[dict[str, Any]], Reply]
+
+
+def chat_policy(body: dict[str, Any]) -> Reply:
+    """Always a short text answer."""
+    return Reply(content="Noted.")
+
+
+def memory_policy(keyword: str) -> Policy:
+    """What a good hosted model does: a question mentioning ``keyword`` -> search_session, then
+    get_session_window on the first hit, then a reply quoting the anchor; anything else -> "Noted."."""
+
+    def policy(body: dict[str, Any]) -> Reply:
+        messages = body["messages"]
+        last = messages[-1]
+        if last["role"] == "user":
+            text = str(last.get("content") or "")
+            if keyword in text and text.rstrip().endswith(("?", "？")):
+                return Reply(tool_calls=(("search_session", json.dumps({"keyword": keyword}, ensure_ascii=False)),))
+            return Reply(content="Noted.")
+        if last["role"] == "tool":
+            calls = {c["id"]: c["function"]["name"] for m in messages if m["role"] == "assistant"
+                     for c in m.get("tool_calls") or []}
+            name = calls.get(last["tool_call_id"])
+            hits = re.findall(r"^#(\d+) \[[^\]]*\] (\w+): (.*)$", str(last["content"]), flags=re.M)
+            if name == "search_session" and hits:
+                anchor = next((h for h in hits if h[1] == "user"), hits[0])
+                args = {"message_id": int(anchor[0]), "before": 1, "after": 1}
+                return Reply(tool_calls=(("get_session_window", json.dumps(args)),))
+            if name == "get_session_window" and hits:
+                wanted = json.loads(next(c["function"]["arguments"] for m in messages if m["role"] == "assistant"
+                                         for c in m.get("tool_calls") or [] if c["id"] == last["tool_call_id"]))
+                anchor = next(h for h in hits if int(h[0]) == wanted["message_id"])
+                return Reply(content=f"You told me (#{anchor[0]}): {anchor[2]}")
+            return Reply(content="I found nothing about that.")
+        return Reply(content="Noted.")
+
+    return policy
+
+
+@dataclass
+class FakeOpenAI:
+    """The server state; ``url`` is the ``base_url`` to give the client."""
+
+    policy: Policy = chat_policy
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    overrides: deque[Reply | Fault | Stall] = field(default_factory=deque)
+    stop: threading.Event = field(default_factory=threading.Event)
+    url: str = ""
+    _counter: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def next_answer(self, body: dict[str, Any]) -> Reply | Fault | Stall:
+        with self._lock:
+            self.requests.append(body)
+            self._counter += 1
+            if self.overrides:
+                return self.overrides.popleft()
+        return self.policy(body)
+
+    def new_id(self) -> str:
+        with self._lock:
+            self._counter += 1
+            return f"call_{self._counter}"
+
+
+def _completion(reply: Reply, server: FakeOpenAI, model: str) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    if reply.tool_calls:
+        message["tool_calls"] = [{"id": server.new_id(), "type": "function",
+                                  "function": {"name": name, "arguments": args}} for name, args in reply.tool_calls]
+    return {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": model,
+            "choices": [{"index": 0, "message": message,
+                         "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+
+
+def _chunks(reply: Reply, server: FakeOpenAI, model: str) -> list[dict[str, Any]]:
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    out = [chunk({"role": "assistant", "content": ""})]
+    for index, (name, args) in enumerate(reply.tool_calls):
+        out.append(chunk({"tool_calls": [{"index": index, "id": server.new_id(), "type": "function",
+                                          "function": {"name": name, "arguments": ""}}]}))
+        for start in range(0, len(args), 7):  # arguments arrive in pieces, as real servers send them
+            out.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": args[start:start + 7]}}]}))
+    text = reply.content or ""
+    for start in range(0, len(text), 5):
+        out.append(chunk({"content": text[start:start + 5]}))
+    out.append(chunk({}, "tool_calls" if reply.tool_calls else "stop"))
+    return out
+
+
+def make_handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        disable_nagle_algorithm = True  # without it every JSON response stalls ~40 ms on delayed ACK
+
+        def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
+            return
+
+        def do_POST(self) -> None:  # noqa: N802 - the http.server naming
+            length = int(self.headers.get("Content-Length") or 0)
+            body = json.loads(self.rfile.read(length) or b"{}")
+            if self.path.rstrip("/") != "/v1/chat/completions":
+                self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+                return
+            answer = server.next_answer(body)
+            try:
+                if isinstance(answer, Stall):
+                    server.stop.wait(answer.seconds)
+                    self._json(200, _completion(Reply(content="too late"), server, body.get("model", "")))
+                elif isinstance(answer, Fault):
+                    self._json(answer.status, {"error": {"message": answer.message, "type": "fake_error",
+                                                         "code": str(answer.status)}})
+                elif body.get("stream"):
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    for item in _chunks(answer, server, body.get("model", "")):
+                        self.wfile.write(f"data: {json.dumps(item)}\n\n".encode())
+                        self.wfile.flush()
+                    self.wfile.write(b"data: [DONE]\n\n")
+                    self.wfile.flush()
+                else:
+                    self._json(200, _completion(answer, server, body.get("model", "")))
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (the timeout case)
+
+        def _json(self, status: int, payload: dict[str, Any]) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler
+
+
+def start(server: FakeOpenAI) -> ThreadingHTTPServer:
+    """Serve ``server`` on 127.0.0.1 (port chosen by the OS) in a daemon thread; sets ``server.url``."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(server))
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    server.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    return httpd
+
+
+def real_config(server: FakeOpenAI, *, timeout: float = 10.0) -> LLMConfig:
+    """A config pointing ChatOpenAI at the fake server (no retries, so faults surface at once)."""
+    return LLMConfig(api_key="test-key", model="fake-model", base_url=server.url, timeout=timeout, max_retries=0)

@@ -1,0 +1,143 @@
+"""The six tools: output format, validation of model-supplied arguments (answered, never raised), the seam."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.messages import ToolMessage
+
+import agentmem_nb.agent.tools as agent_tools
+from agentmem_nb import MemoryStore, UserMemory
+from agentmem_nb.agent import MemoryTools, SearchScope
+from agentmem_nb.agent.tools import TOOL_NAMES, WINDOW_MAX_SIDE, TurnScope
+
+
+@pytest.fixture
+def mem(store: MemoryStore) -> UserMemory:
+    user = store.user("u1")
+    user.append("s1", "user", "My sister lives in Lyon\nand flies planes.")
+    user.append("s1", "assistant", "Noted!")
+    user.append("other", "user", "Dentist on Friday.")
+    for i in range(30):
+        user.append("s1", "user" if i % 2 == 0 else "assistant", f"filler {i}")
+    return user
+
+
+@pytest.fixture
+def tools(mem: UserMemory) -> dict:
+    bound = MemoryTools(mem, "s1")
+    bound.turn = TurnScope(day="2026-04-08")
+    return {tool.name: tool for tool in bound.tools}
+
+
+def test_the_six_tools_exist_with_json_schemas(tools: dict) -> None:
+    assert tuple(tools) == TOOL_NAMES
+    for tool in tools.values():
+        schema = tool.tool_call_schema
+        assert schema["type"] == "object" and tool.description
+    assert tools["get_session_window"].tool_call_schema["properties"]["message_id"]["type"] == "integer"
+
+
+def test_output_lines_show_the_anchor_and_the_day(tools: dict) -> None:
+    found = tools["search_session"].invoke({"keyword": "SISTER"})
+    assert "#1 [2026-04-08 10:00] user: My sister lives in Lyon and flies planes." in found.splitlines()
+    daily = tools["search_daily"].invoke({"keyword": "dentist"})
+    assert "#3 day=2026-04-08 [2026-04-08 10:00] user: Dentist on Friday." in daily.splitlines()
+    window = tools["get_session_window"].invoke({"message_id": 2, "before": 1, "after": 1})
+    assert [line.split(" ")[0] for line in window.splitlines()[1:]] == ["#1", "#2", "#3"]
+    recent = tools["get_recent_session"].invoke({"rounds": 1})
+    assert [line.split(" ")[0] for line in recent.splitlines()[1:]] == ["#31", "#32"]
+
+
+def test_searches_skip_the_message_being_answered(mem: UserMemory) -> None:
+    bound = MemoryTools(mem, "s1")
+    current = mem.append("s1", "user", "What about my sister?")
+    bound.turn = TurnScope(day="2026-04-08", exclude=frozenset({("session", "s1", current.session.message_id),
+                                                                 ("daily", "2026-04-08", current.daily.message_id)}))
+    tools = {tool.name: tool for tool in bound.tools}
+    assert "What about my sister" not in tools["search_session"].invoke({"keyword": "sister"})
+    assert "What about my sister" not in tools["search_daily"].invoke({"keyword": "sister"})
+    assert set(bound.turn.retrieved) == {("session", "s1", 1), ("daily", "2026-04-08", 1)}
+
+
+# (tool, arguments, text the answer must contain)
+BAD_ARGUMENTS = [
+    ("search_session", {}, "missing required argument(s) keyword"),
+    ("search_session", {"keyword": ""}, "keyword is empty"),
+    ("search_session", {"keyword": ["sister"]}, "keyword must be text"),
+    ("search_session", {"keyword": None}, "keyword must be text"),
+    ("search_session", {"keyword": "x" * 5000}, "5000 characters"),
+    ("search_session", {"keyword": "a", "session_id": "../../etc"}, "bound to the current user and session"),
+    ("get_session_window", {"message_id": "abc"}, "message_id must be a positive whole number"),
+    ("get_session_window", {"message_id": True}, "message_id must be a positive whole number"),
+    ("get_session_window", {"message_id": -3}, "message_id must be a positive whole number"),
+    ("get_session_window", {"message_id": 1.5}, "message_id must be a positive whole number"),
+    ("get_session_window", {"message_id": 99999}, "no message #99999"),
+    ("get_session_window", {"message_id": 1, "before": "lots"}, "before must be a whole number"),
+    ("get_session_window", {"message_id": 1, "after": {"n": 1}}, "after must be a whole number"),
+    ("search_daily", {"keyword": "x", "day": "../../etc/passwd"}, "invalid day"),
+    ("search_daily", {"keyword": "x", "day": "2026-02-30"}, "no such calendar day"),
+    ("search_daily", {"keyword": "x", "day": "08/04/2026"}, "YYYY-MM-DD"),
+    ("search_daily", {"keyword": "x", "day": 20260408}, "day must be text"),
+    ("get_daily_window", {"message_id": 1, "day": "2026-13-01"}, "no such calendar day"),
+    ("get_daily_window", {"message_id": 5000, "day": "2026-04-08"}, "no message #5000"),
+    ("get_daily_window", {"message_id": 1, "day": "2025-01-01"}, "nothing was recorded on 2025-01-01"),
+    ("get_recent_session", {"rounds": 0}, "rounds must be a whole number from 1"),
+    ("get_recent_session", {"rounds": "many"}, "rounds must be a whole number from 1"),
+    ("remember_note", {"note": ""}, "note is empty"),
+    ("remember_note", {"note": 42}, "note must be text"),
+    ("remember_note", {"note": "y" * 5000}, "5000 characters long"),
+]
+
+
+@pytest.mark.parametrize(("name", "args", "expected"), BAD_ARGUMENTS,
+                         ids=[f"{n}-{i}" for i, (n, _a, _e) in enumerate(BAD_ARGUMENTS)])
+def test_bad_arguments_are_answered_with_an_explanation(tools: dict, mem: UserMemory, name: str, args: dict,
+                                                        expected: str) -> None:
+    answer = tools[name].invoke(args)
+    assert isinstance(answer, str) and answer.startswith("Error: ") and expected in answer
+    as_call = tools[name].invoke({"name": name, "args": args, "id": "call_x", "type": "tool_call"})
+    assert isinstance(as_call, ToolMessage) and as_call.status == "error" and as_call.tool_call_id == "call_x"
+    assert mem.long_term.read() == ""
+
+
+def test_huge_windows_are_clamped_and_say_so(tools: dict) -> None:
+    answer = tools["get_session_window"].invoke({"message_id": "#16", "before": 10**9, "after": -4})
+    head, *lines = answer.splitlines()
+    assert f"before=1000000000 is more than {WINDOW_MAX_SIDE}, used {WINDOW_MAX_SIDE}" in head
+    assert "after=-4 is negative, used 0" in head
+    assert len(lines) == 16 and lines[-1].startswith("#16 ")
+
+
+def test_lenient_but_unambiguous_values_are_accepted(tools: dict) -> None:
+    assert "#1 " in tools["get_session_window"].invoke({"message_id": "1", "before": "0", "after": 2.0})
+    assert "#1 day=" in tools["get_daily_window"].invoke({"message_id": 1, "day": "today", "after": 0})
+    assert "No message on 2026-04-07" in tools["search_daily"].invoke({"keyword": "x", "day": "yesterday"})
+    assert "message(s) across every day" in tools["search_daily"].invoke({"keyword": "filler", "day": ""})
+
+
+def test_remember_note_writes_memory_md_with_history(tools: dict, mem: UserMemory) -> None:
+    assert tools["remember_note"].invoke({"note": "  Prefers   tea "}).endswith("- Prefers tea")
+    assert tools["remember_note"].invoke({"note": "Prefers tea"}).startswith("Already in long-term memory")
+    assert mem.long_term.lines() == ["- Prefers tea"]
+    assert [v.source for v in mem.long_term.history()] == ["remember_note:s1"]
+
+
+def test_every_search_goes_through_the_seam(tools: dict, mem: UserMemory, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[tuple[SearchScope, str, int]] = []
+
+    def ranked(user: UserMemory, scope: SearchScope, query: str, *, limit: int) -> list:
+        seen.append((scope, query, limit))
+        return [mem.session("s1").get(2)]
+
+    monkeypatch.setattr(agent_tools, "search_messages", ranked)
+    assert "#2 " in tools["search_session"].invoke({"keyword": "two words"})
+    tools["search_daily"].invoke({"keyword": "x", "day": "2026-04-08"})
+    tools["search_daily"].invoke({"keyword": "y"})
+    assert [(s.layer, s.key, q) for s, q, _ in seen] == [
+        ("session", "s1", "two words"), ("daily", "2026-04-08", "x"), ("daily", None, "y")]
+
+
+def test_tools_work_outside_a_turn(mem: UserMemory) -> None:
+    bound = MemoryTools(mem, "s1")
+    assert bound.turn is None
+    assert "#1 " in bound.tools[0].invoke({"keyword": "sister"})
