@@ -23,7 +23,7 @@ from benchmarks.peers.figures import Figure
 from benchmarks.peers.machine import describe_machine, fsync_latency_us, load_average
 from benchmarks.peers.turn import run_turn_workload
 
-__all__ = ["Plan", "QUICK", "FULL", "Results", "run_plan", "UNCAPPED_PEER"]
+__all__ = ["Plan", "QUICK", "FULL", "Results", "run_plan", "run_worker", "UNCAPPED_PEER"]
 
 UNCAPPED_PEER = "agentmem"
 """The only store run beyond ``Plan.peer_max_n`` (the 1M column is agentmem_nb alone)."""
@@ -43,10 +43,10 @@ class Plan:
     calls: int = 200
     budget_s: float = 60.0
     """Seconds one read measurement may take before its repeats stop (there is always at least one run)."""
-    append_budget_s: float = 600.0
+    append_budget_s: float = 400.0
     """The same for whole append runs; a quadratic peer whose estimated run exceeds it is extrapolated."""
     cold_repeats: int = 3
-    turn_sizes: tuple[int, ...] = (100, 1_000, 10_000)
+    turn_sizes: tuple[int, ...] = (100, 1_000, 10_000, 100_000)
     turn_repeats: int = 15
     quick: bool = False
     workdir: Path | None = None
@@ -56,8 +56,8 @@ class Plan:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
 
-QUICK = Plan(sizes=(300, 1_000), peer_max_n=300, repeats=2, repeats_read=5, calls=20, budget_s=1.0,
-             append_budget_s=0.5, cold_repeats=1, turn_sizes=(50,), turn_repeats=3, quick=True)
+QUICK = Plan(sizes=(100, 300), peer_max_n=100, repeats=2, repeats_read=5, calls=20, budget_s=1.0,
+             append_budget_s=0.5, cold_repeats=1, turn_sizes=(30,), turn_repeats=3, quick=True)
 FULL = Plan(sizes=(1_000, 10_000, 100_000, 1_000_000))
 
 
@@ -85,8 +85,8 @@ def _python_env() -> dict[str, str]:
     return env
 
 
-def _worker(args: list[str], out: Path, timeout: float) -> tuple[Any, str]:
-    """Run a worker; return (parsed output or None, error text)."""
+def run_worker(args: list[str], out: Path, timeout: float) -> tuple[Any, str]:
+    """Run ``python -m benchmarks.peers.worker ARGS --out OUT``; return (its parsed output or None, error text)."""
     command = [sys.executable, "-m", "benchmarks.peers.worker", *args, "--out", str(out)]
     try:
         done = subprocess.run(command, cwd=_REPO, env=_python_env(), stdout=subprocess.DEVNULL,
@@ -112,7 +112,7 @@ def _cold_figures(peer_key: str, n: int, case_dir: Path, plan: Plan) -> Figure:
     samples: list[dict[str, float]] = []
     for i in range(max(1, plan.cold_repeats)):
         out = case_dir / f"cold-{i}.json"
-        sample, error = _worker(["cold", "--peer", peer_key, "--n", str(n), "--workdir", str(case_dir)], out,
+        sample, error = run_worker(["cold", "--peer", peer_key, "--n", str(n), "--workdir", str(case_dir)], out,
                                 timeout=max(120.0, plan.append_budget_s))
         if sample is None:
             return Figure("cold", cls.label, n, "error", note=error)
@@ -132,7 +132,7 @@ def _run_case(peer_key: str, n: int, root: Path, plan: Plan) -> list[Figure]:
                 "--budget", str(plan.budget_s), "--append-budget", str(plan.append_budget_s)]
         # Generous: a run may use its whole append budget per repeat plus read budgets, on a loaded machine.
         timeout = 4 * plan.append_budget_s * max(1, plan.repeats) + 10 * plan.budget_s + 300
-        raw, error = _worker(args, case_dir / "figures.json", timeout)
+        raw, error = run_worker(args, case_dir / "figures.json", timeout)
         if raw is None:
             return [Figure(w, cls.label, n, "error", note=error) for w in ("append", "window", "keyword")
                     if w in cls.workloads]

@@ -1,10 +1,12 @@
-"""Subprocess entry: one process per (peer, N) for workloads 1-3, one per sample for workload 4.
+"""Subprocess entry: one process per (peer, N) for workloads 1-3, one per sample for workload 4, one per
+(kind, N) for workload 5.
 
 A process per case keeps peers from sharing caches, imports or heap, and makes each peak-RSS figure belong to one
 case. The figures go to ``--out`` as JSON; progress goes to stderr.
 
     python -m benchmarks.peers.worker run  --peer sqlite --n 10000 --workdir /tmp/x --out fig.json
     python -m benchmarks.peers.worker cold --peer sqlite --n 10000 --workdir /tmp/x --out cold.json
+    python -m benchmarks.peers.worker turn --peer saver  --n 10000 --workdir /tmp/x --out turn.json
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ def _cold(args: argparse.Namespace) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` and run one case; exit status 0 when the figures were written."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.peers.worker")
-    parser.add_argument("mode", choices=("run", "cold"))
+    parser.add_argument("mode", choices=("run", "cold", "turn"))
     parser.add_argument("--peer", required=True)
     parser.add_argument("--n", type=int, required=True)
     parser.add_argument("--workdir", required=True)
@@ -62,7 +64,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--append-budget", type=float, default=600.0, help="seconds of append runs before repeats stop")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore", DeprecationWarning)  # langchain-community's sunset notice is not a result
-    result = _run(args) if args.mode == "run" else _cold(args)
+    if args.mode == "turn":
+        from benchmarks.peers.turn import measure_turns
+
+        figures = measure_turns(args.peer, args.n, Path(args.workdir), repeats=args.repeats_read, budget_s=args.budget)
+        result: object = [f.to_dict() for f in figures]
+    else:
+        result = _run(args) if args.mode == "run" else _cold(args)
     Path(args.out).write_text(json.dumps(result))
     return 0
 
