@@ -313,27 +313,38 @@ def peak_rss_bytes() -> int:
     return peak if sys.platform == "darwin" else peak * 1024
 
 
-def _timed_batch(call: Callable[[int], object], count: int) -> tuple[float, list[float]]:
-    """Run ``call(i)`` ``count`` times; returns (total seconds, per-call seconds)."""
+@dataclass(frozen=True, slots=True)
+class Batch:
+    wall_s: float
+    cpu_s: float  # user + system CPU of this process: what other processes on the machine disturb least
+    per_call_s: list[float]
+
+
+def _timed_batch(call: Callable[[int], object], count: int) -> Batch:
+    """Run ``call(i)`` ``count`` times, timing the batch (wall and CPU) and each call (wall)."""
     per_call = []
     clock = time.perf_counter
+    cpu_started = time.process_time()
     started = clock()
     for i in range(count):
         t0 = clock()
         call(i)
         per_call.append(clock() - t0)
-    return clock() - started, per_call
+    wall = clock() - started
+    return Batch(wall, time.process_time() - cpu_started, per_call)
 
 
-def _append_summary(batches: list[tuple[float, list[float]]], batch: int) -> dict[str, Any]:
-    per_message = [total / batch * 1e6 for total, _ in batches]
-    pooled = [t for _, calls in batches for t in calls]
+def _append_summary(batches: list[Batch], batch: int) -> dict[str, Any]:
+    per_message = [b.wall_s / batch * 1e6 for b in batches]
+    cpu_per_message = [b.cpu_s / batch * 1e6 for b in batches]
+    pooled = [t for b in batches for t in b.per_call_s]
     return {
         "us_per_msg": statistics.median(per_message),
         "us_per_msg_best": min(per_message),  # least disturbed by other processes on a shared machine
+        "cpu_us_per_msg": statistics.median(cpu_per_message),
         "us_per_msg_reps": [round(x, 2) for x in per_message],
         "per_call": summarize(pooled),
-        "first_call_us": [round(calls[0] * 1e6, 1) for _, calls in batches],
+        "first_call_us": [round(b.per_call_s[0] * 1e6, 1) for b in batches],
     }
 
 
@@ -432,13 +443,15 @@ def measure_size(n: int, root: Path, settings: Settings) -> dict[str, Any]:
     print(f"[N={n:,}] warm windows ...", file=sys.stderr, flush=True)
     anchors = [anchors_rng.randint(1, n) for _ in range(settings.windows)]
     window_times = []
+    cpu_started = time.process_time()
     for anchor in anchors:
         t0 = time.perf_counter()
         window = session.window(anchor, WINDOW_SIDE, WINDOW_SIDE)
         window_times.append(time.perf_counter() - t0)
         if window.anchor is None:
             raise SystemExit(f"N={n}: window({anchor}) lost its anchor: {window.reason}")
-    result["window_warm"] = summarize(window_times)
+    result["window_warm"] = {**summarize(window_times),
+                             "cpu_mean_us": (time.process_time() - cpu_started) / len(anchors) * 1e6}
 
     # --- warm keyword search.
     print(f"[N={n:,}] warm searches ...", file=sys.stderr, flush=True)
@@ -446,6 +459,7 @@ def measure_size(n: int, root: Path, settings: Settings) -> dict[str, Any]:
     for label, term in (("rare", RARE_TERM), ("common", COMMON_TERM), ("cjk", CJK_TERM), ("absent", ABSENT_TERM)):
         times = []
         hits: list[Any] = []
+        cpu_started = time.process_time()
         for _ in range(settings.search_reps):
             t0 = time.perf_counter()
             hits = session.search(term, limit=SEARCH_LIMIT)
@@ -454,7 +468,8 @@ def measure_size(n: int, root: Path, settings: Settings) -> dict[str, Any]:
         if wrong:
             raise SystemExit(f"N={n}: search({term!r}) returned non-matching messages {wrong[:5]}")
         searches[label] = {"term": term, "returned": len(hits), "messages_with_term": result["term_messages"][term],
-                           **summarize(times)}
+                           **summarize(times),
+                           "cpu_mean_us": (time.process_time() - cpu_started) / settings.search_reps * 1e6}
     result["search_warm"] = searches
 
     # --- warm appends: the same store, indexes built; each append also indexes its own line. The files grow by
@@ -557,6 +572,7 @@ def ratios(sizes: list[dict[str, Any]]) -> dict[str, Any]:
     for mode in ("append_api_cold", "append_api_warm", "append_layer_cold", "append_layer_warm"):
         out[mode] = large[mode]["us_per_msg"] / small[mode]["us_per_msg"]
         out[mode + "_best"] = large[mode]["us_per_msg_best"] / small[mode]["us_per_msg_best"]
+        out[mode + "_cpu"] = large[mode]["cpu_us_per_msg"] / small[mode]["cpu_us_per_msg"]
     return out
 
 
@@ -595,14 +611,15 @@ def render(doc: dict[str, Any]) -> str:
         "",
         "APPEND on top of N existing messages (µs per message = batch time / batch size, median of reps)",
         f"{'N':>10} {'build s':>8} {'MB/file':>8} {'B/msg':>6} | {'API cold':>9} {'API warm':>9} "
-        f"{'layer cold':>10} {'layer warm':>10} | {'API warm p95/call':>17}",
+        f"{'layer cold':>10} {'layer warm':>10} | {'API warm p95/call':>17} | {'CPU µs: API cold/warm':>21}",
     ]
     for s in sizes:
         lines.append(
             f"{s['n']:>10,} {s['build_s']:>8.1f} {_mb(s['session_bytes']):>8} {s['bytes_per_message']:>6.0f} | "
             f"{s['append_api_cold']['us_per_msg']:>9.1f} {s['append_api_warm']['us_per_msg']:>9.1f} "
             f"{s['append_layer_cold']['us_per_msg']:>10.1f} {s['append_layer_warm']['us_per_msg']:>10.1f} | "
-            f"{s['append_api_warm']['per_call']['p95_us']:>17.1f}")
+            f"{s['append_api_warm']['per_call']['p95_us']:>17.1f} | "
+            f"{s['append_api_cold']['cpu_us_per_msg']:>10.1f} {s['append_api_warm']['cpu_us_per_msg']:>10.1f}")
     lines.append("  API = user.append(): a session line + a daily line. layer = session(sid).append(record): one line.")
     lines.append("  cold = fresh MemoryStore, next id read from the file tail; warm = index built, line indexed on write.")
     if doc.get("ratios"):
@@ -613,18 +630,22 @@ def render(doc: dict[str, Any]) -> str:
         lines.append(f"  same ratio on the best rep of each:    API cold {r['append_api_cold_best']:.2f}, "
                      f"API warm {r['append_api_warm_best']:.2f}, layer cold {r['append_layer_cold_best']:.2f}, "
                      f"layer warm {r['append_layer_warm_best']:.2f}")
+        lines.append(f"  same ratio on CPU time (median):       API cold {r['append_api_cold_cpu']:.2f}, "
+                     f"API warm {r['append_api_warm_cpu']:.2f}, layer cold {r['append_layer_cold_cpu']:.2f}, "
+                     f"layer warm {r['append_layer_warm_cpu']:.2f}")
     lines += [
         "",
         f"WINDOW session.window(anchor, {WINDOW_SIDE}, {WINDOW_SIDE}), random anchors; INDEX = cold first call",
         f"{'N':>10} | {'warm p50 µs':>11} {'warm p95 µs':>11} | {'1st call s':>10} {'daily idx s':>11} "
-        f"{'idx RSS+MB':>10} {'tracemalloc MB':>14} | {'peak RSS MB':>11}",
+        f"{'idx RSS+MB':>10} {'tracemalloc MB':>14} | {'peak RSS MB':>11} | {'warm CPU µs':>11}",
     ]
     for s in sizes:
         w = s["window_warm"]
         lines.append(
             f"{s['n']:>10,} | {w['p50_us']:>11.1f} {w['p95_us']:>11.1f} | {s['window_cold_first_call_s']:>10.3f} "
             f"{s['daily_index_build_s']:>11.3f} {_mb(s['index_rss_delta_bytes']):>10} "
-            f"{_mb(s['index_tracemalloc_peak_bytes']):>14} | {_mb(s['peak_rss_bytes']):>11}")
+            f"{_mb(s['index_tracemalloc_peak_bytes']):>14} | {_mb(s['peak_rss_bytes']):>11} | "
+            f"{w['cpu_mean_us']:>11.1f}")
     lines.append("  peak RSS = ru_maxrss of the child process for that N (interpreter + both indexes + the run).")
     lines += [
         "",
