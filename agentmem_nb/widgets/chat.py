@@ -481,8 +481,9 @@ class _LiveTurn:
         call = getattr(event, "tool_call", None)
         text = getattr(event, "text", "") or ""
         if kind == "token":
+            first = not self.reply
             self.reply += text
-            self.push()
+            self.push(force=first)  # the first piece always shows: the reply has started
             return
         if kind == "tool_started":
             self.tools.append(("running", call, ""))

@@ -62,6 +62,7 @@ def test_widgets_work_in_jupyterlab(lab: LabServer, lab_root: Path, page: Any, a
     page.screenshot(path=str(artifacts / "01-notebook-ran.png"))
 
     # ---- a question the agent answers from memory, with its tool calls in the collapsible panel
+    _record_live_updates(page)
     box = chat.locator(".amn-chat-input input")
     box.fill("Where did I move?")
     box.press("Enter")
@@ -71,6 +72,11 @@ def test_widgets_work_in_jupyterlab(lab: LabServer, lab_root: Path, page: Any, a
     expect(reply).to_contain_text("Lyon")
     expect(box).to_have_value("")
     expect(box).to_be_focused()  # ready for the next message without a click
+    # while the turn ran, the live area showed each tool as it started, then the reply as it streamed in
+    live = page.evaluate("window.__amnLive")
+    assert any("⏳ search_session" in html for html in live), live[:5]
+    assert any("✓ get_session_window" in html for html in live), live[:5]
+    assert any("amn-streaming-text" in html for html in live), live[:5]
     panel = reply.locator(".amn-tool-panel")
     expect(panel.locator("summary")).to_contain_text("search_session")
     expect(panel.locator(".amn-tool-input").first).not_to_be_visible()  # collapsed until opened
@@ -121,6 +127,21 @@ def test_widgets_work_in_jupyterlab(lab: LabServer, lab_root: Path, page: Any, a
 
     assert not [e for e in errors if "amn" in e or "agentmem" in e], errors
     page.screenshot(path=str(artifacts / "07-whole-notebook.png"), full_page=True)
+
+
+def _record_live_updates(page: Any) -> None:
+    """Keep every HTML the live area is given (turn progress is too quick to catch with polling)."""
+    page.evaluate(
+        """() => {
+            window.__amnLive = [];
+            const area = document.querySelector('.amn-chat .amn-chat-live');
+            new MutationObserver(records => {
+                for (const record of records)
+                    for (const node of record.addedNodes)
+                        if (node.nodeType === 1) window.__amnLive.push(node.outerHTML);
+            }).observe(area, {childList: true, subtree: true});
+        }"""
+    )
 
 
 def _open_long_conversation(chat: Any) -> float:

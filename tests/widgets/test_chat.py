@@ -259,7 +259,7 @@ def test_stream_interval_throttles_token_pushes_but_not_tool_events(store: Memor
     snapshots: list[str] = []
     chat.live.observe(lambda change: snapshots.append(change["new"]), names="value")
     chat.send("throttled message with a long enough reply")
-    assert sum("amn-streaming-text" in s for s in snapshots) == 0  # every token came within the hour
+    assert sum("amn-streaming-text" in s for s in snapshots) == 1  # the first piece; the rest came within the hour
     assert any("amn-tool-running" in s for s in snapshots) and any("amn-tool-success" in s for s in snapshots)
     assert "throttled message" in chat.history.value
 
