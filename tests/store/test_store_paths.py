@@ -1,0 +1,177 @@
+"""Path safety: hostile identifiers are refused before any path is built; one user never touches another's files."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from store_testlib import snapshot
+
+from agentmem_nb import InvalidIdentifier, MemoryStore, UserMemory
+
+HOSTILE_IDS: list[object] = [
+    "../x", "a/b", "/etc/passwd", "..", ".", ".hidden", "a\x00b", "", "x" * 10_000, "x" * 129, "é", " a", "a ",
+    "a b", "a\\b", "a\nb", "~", "$HOME", "*", None, 5, b"x", 1.5, ["a"],
+]
+HOSTILE_DAYS: list[object] = [
+    *HOSTILE_IDS, "2026-4-8", "20260408", "2026-02-30", "2026-13-01", "2026-04-08 ", "2026-04-08/../x",
+    "２０２６-04-08", "08-04-2026", _dt.datetime(2026, 4, 8, 10, 0),
+]
+
+USER_OPS: dict[str, Callable[[MemoryStore, object], Any]] = {
+    "store.user": lambda store, v: store.user(v),  # type: ignore[arg-type]
+    "store[...]": lambda store, v: store[v],  # type: ignore[index]
+}
+SESSION_OPS: dict[str, Callable[[UserMemory, object], Any]] = {
+    "session": lambda mem, v: mem.session(v),
+    "append": lambda mem, v: mem.append(v, "user", "hello"),
+    "search_session": lambda mem, v: mem.search_session(v, "hello"),
+    "session_window": lambda mem, v: mem.session_window(v, 1),
+    "recent": lambda mem, v: mem.recent(v),
+    "conversations.create": lambda mem, v: mem.conversations.create(v),
+    "conversations.touch": lambda mem, v: mem.conversations.touch(v),
+    "conversations.rename": lambda mem, v: mem.conversations.rename(v, "title"),
+}
+DAY_OPS: dict[str, Callable[[UserMemory, object], Any]] = {
+    "daily": lambda mem, v: mem.daily(v),
+    "append(day=)": lambda mem, v: mem.append("s1", "user", "hello", day=v),
+    "search_daily(day=)": lambda mem, v: mem.search_daily("hello", day=v),
+    "daily_window": lambda mem, v: mem.daily_window(v, 1),
+}
+# None is not hostile everywhere: it means "a new random id" for create(), "the message's day" for append(day=)
+# and "every day" for search_daily(day=).
+NONE_IS_DOCUMENTED = {"conversations.create", "append(day=)", "search_daily(day=)"}
+
+
+@pytest.fixture
+def populated(store: MemoryStore) -> UserMemory:
+    """A user who already has files, so a refused call has real folders it could have written into."""
+    mem = store.user("alice")
+    mem.append("s1", "user", "hello")
+    mem.conversations.create("s1")
+    mem.long_term.add_note("likes tea")
+    return mem
+
+
+def _assert_refused(call: Callable[[], Any], field: str, value: object, root: Path) -> None:
+    before = snapshot(root)
+    with pytest.raises(InvalidIdentifier) as info:
+        call()
+    error = info.value
+    assert isinstance(error, ValueError)
+    assert error.field == field and error.value is value
+    message = str(error)
+    assert field in message
+    assert repr(value)[:40] in message  # long values are shortened, but their start is quoted
+    assert snapshot(root) == before, "a refused call created or changed files"
+
+
+@pytest.mark.parametrize("value", HOSTILE_IDS, ids=repr)
+@pytest.mark.parametrize("op", USER_OPS)
+def test_hostile_user_ids_are_refused(store: MemoryStore, populated: UserMemory, op: str, value: object) -> None:
+    _assert_refused(lambda: USER_OPS[op](store, value), "user_id", value, store.root.parent)
+
+
+def _table(ops: dict[str, object], values: list[object]) -> list[Any]:
+    return [pytest.param(op, value, id=f"{op}-{value!r:.40}") for op in ops for value in values
+            if not (value is None and op in NONE_IS_DOCUMENTED)]
+
+
+@pytest.mark.parametrize(("op", "value"), _table(SESSION_OPS, HOSTILE_IDS))
+def test_hostile_session_ids_are_refused(populated: UserMemory, op: str, value: object) -> None:
+    _assert_refused(lambda: SESSION_OPS[op](populated, value), "session_id", value, populated.store.root.parent)
+
+
+@pytest.mark.parametrize(("op", "value"), _table(DAY_OPS, HOSTILE_DAYS))
+def test_hostile_days_are_refused(populated: UserMemory, op: str, value: object) -> None:
+    _assert_refused(lambda: DAY_OPS[op](populated, value), "day", value, populated.store.root.parent)
+
+
+@pytest.mark.parametrize("value", ["a" * 128, "a.b_c-D9", "2026-04-08", "A", "0", "x..y"])
+def test_edge_valid_ids_are_accepted_and_stay_inside_the_user_folder(store: MemoryStore, value: str) -> None:
+    mem = store.user(value)
+    written = mem.append(value, "user", "hi", day=_dt.date(2026, 4, 8))
+    assert written.session.message_id == 1
+    for path in store.root.rglob("*"):
+        assert path.resolve().is_relative_to((store.root / value).resolve())
+    assert mem.session_ids() == [value] and mem.days() == ["2026-04-08"]
+
+
+# ------------------------------------------------------------------------------------------- user isolation
+
+_opened: list[str] | None = None
+_EVENTS = {"open", "os.listdir", "os.scandir", "os.mkdir", "os.rename", "os.remove", "os.rmdir", "os.truncate",
+           "shutil.copyfile", "os.chmod"}
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if _opened is None or event not in _EVENTS or not args:
+        return
+    path = args[0]
+    if isinstance(path, (str, bytes, os.PathLike)):
+        _opened.append(os.path.realpath(os.fsdecode(path)))
+    if event == "os.rename" and len(args) > 1 and isinstance(args[1], (str, bytes, os.PathLike)):
+        _opened.append(os.path.realpath(os.fsdecode(args[1])))
+
+
+sys.addaudithook(_audit)  # permanent by design of audit hooks; inert unless a test sets _opened
+
+
+def test_audit_hook_sees_the_store_open_files(store: MemoryStore) -> None:
+    """The isolation test below is only as good as its recorder: prove it records this store's accesses."""
+    global _opened
+    _opened = []
+    try:
+        store.user("alice").append("s1", "user", "x")
+        store.user("alice").session_ids()
+    finally:
+        recorded, _opened = _opened, None
+    assert os.path.realpath(store.root / "alice" / "sessions" / "s1.jsonl") in recorded
+    assert os.path.realpath(store.root / "alice" / "sessions") in recorded
+
+
+def test_one_users_calls_never_touch_another_users_folder(store: MemoryStore) -> None:
+    global _opened
+    bob = store.user("bob")
+    bob.append("secret-thread", "user", "bob's secret 蓝莓", day="2026-04-01")
+    bob.conversations.create("secret-thread", title="bob only")
+    bob.long_term.add_note("bob's private note")
+    bob.log.file.append({"session_id": "secret-thread", "user_message": "bob"})
+    bob_dir = os.path.realpath(store.root / "bob")
+    bob_before = snapshot(store.root / "bob")
+
+    alice = store.user("alice")
+    _opened = []
+    try:
+        own = alice.append("s1", "user", "alice's own 蓝莓")
+        results = {
+            "session": alice.session("secret-thread").messages(),
+            "search_session": alice.search_session("secret-thread", "secret"),
+            "window": alice.session_window("secret-thread", 1).messages,
+            "recent": alice.recent("secret-thread"),
+            "day": alice.daily("2026-04-01").messages(),
+            "search_daily(day)": alice.search_daily("secret", day="2026-04-01"),
+            "search_daily(all)": [m for m in alice.search_daily("蓝莓") if "bob" in m.content],
+            "daily_window": alice.daily_window("2026-04-01", 1).messages,
+            "conversation": alice.conversations.get("secret-thread"),
+            "log": [e for e in alice.log.entries() if e.user_message == "bob"],
+        }
+        listing = (alice.session_ids(), alice.days(), [c.session_id for c in alice.conversations.list()])
+        long_term = alice.long_term.read() + "".join(v.after for v in alice.long_term.history())
+        problems = alice.problems()
+    finally:
+        recorded, _opened = _opened, None
+
+    assert all(not value for value in results.values()), results
+    assert listing == (["s1"], [own.daily.day], [])
+    assert "bob" not in long_term
+    assert all(p.path.startswith(str(alice.directory)) for p in problems)
+    touched = [path for path in recorded if path == bob_dir or path.startswith(bob_dir + os.sep)]
+    assert touched == [], f"alice's calls touched bob's files: {touched}"
+    assert any(path.startswith(os.path.realpath(alice.directory)) for path in recorded)
+    assert snapshot(store.root / "bob") == bob_before
