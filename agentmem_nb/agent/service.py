@@ -205,6 +205,10 @@ class _StreamedToolArguments(BaseCallbackHandler):
     finished message no longer shows that the server sent garbage; the chunks still do.
     """
 
+    ignore_chain = True  # only model tokens matter here; skip the per-node chain events
+    ignore_agent = True
+    ignore_retriever = True
+
     def __init__(self) -> None:
         self.calls: dict[tuple[Any, int], dict[str, str]] = {}
 
@@ -366,7 +370,9 @@ class _Turn:
     def _run_agent(self, context: TurnContext, *, stream_tokens: bool) -> Iterator[TurnEvent]:
         inputs = {"messages": [*context.history_messages(), HumanMessage(content=self.message)]}
         modes = ["updates", "messages"] if stream_tokens else ["updates"]
-        config = {"recursion_limit": self.service.max_steps, "callbacks": [self.record.streamed]}
+        config: dict[str, Any] = {"recursion_limit": self.service.max_steps}
+        if stream_tokens:  # only streamed tool arguments can be silently repaired (see _StreamedToolArguments)
+            config["callbacks"] = [self.record.streamed]
         stream = self.agent.graph.stream(inputs, config, stream_mode=modes)
         try:
             for mode, data in stream:
