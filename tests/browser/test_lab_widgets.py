@@ -125,6 +125,14 @@ def test_widgets_work_in_jupyterlab(lab: LabServer, lab_root: Path, page: Any, a
     print(f"opening the {LONG_COUNT}-message conversation took {opened_ms:.0f} ms (click to last message shown)")
     chat.screenshot(path=str(artifacts / "04-long-conversation.png"))
 
+    # ---- "New conversation" starts an empty thread and lists it
+    options = chat.locator(".amn-chat-conversations option")
+    before = options.count()
+    chat.locator(".amn-chat-new").click()
+    expect(options).to_have_count(before + 1)
+    expect(chat.locator(".amn-chat-history")).to_contain_text("No messages yet")
+    expect(chat.locator(".amn-chat-earlier")).to_be_hidden()
+
     assert not [e for e in errors if "amn" in e or "agentmem" in e], errors
     page.screenshot(path=str(artifacts / "07-whole-notebook.png"), full_page=True)
 
