@@ -490,6 +490,73 @@ def measure_size(n: int, root: Path, settings: Settings) -> dict[str, Any]:
     return result
 
 
+# ---------------------------------------------------------------------------------------------------------- interleaved
+
+
+APPEND_MODES = ("append_api_cold", "append_api_warm", "append_layer_cold", "append_layer_warm")
+
+
+def measure_interleaved(fixtures: list[dict[str, Any]], settings: Settings) -> dict[str, Any]:
+    """Append batches alternating between the smallest and the largest file, in one process.
+
+    The per-size figures come from different processes minutes apart; on a shared machine the load changes in
+    between, and that alone can move a ratio by 2x. Alternating small/large batches exposes both to the same load, so
+    their ratio is the fair test of "append cost does not grow with N". ``fixtures``: the two sizes' files, each
+    ``{"n", "root", "session_bytes", "daily_bytes"}``, cut back to their built length first.
+    """
+    corpus = Corpus(settings.seed)
+    rng = random.Random(settings.seed + 11)
+    contents = [corpus.pick(rng, assistant=i % 2 == 1).text for i in range(settings.batch)]
+    clock = StepClock(APPEND_START)
+    roots = [Path(f["root"]) for f in fixtures]
+    paths = [(r / USER / "sessions" / f"{SESSION}.jsonl", r / USER / "daily" / f"{DAY.isoformat()}.jsonl")
+             for r in roots]
+
+    def restore(k: int) -> None:
+        os.truncate(paths[k][0], fixtures[k]["session_bytes"])
+        os.truncate(paths[k][1], fixtures[k]["daily_bytes"])
+
+    def record(i: int) -> dict[str, Any]:
+        return {"ts": clock().isoformat(timespec="microseconds"), "role": "assistant" if i % 2 else "user",
+                "content": contents[i], "tags": ["session"], "meta": {"session_id": SESSION}}
+
+    def api_batch(user: Any) -> Batch:
+        return _timed_batch(lambda i: user.append(SESSION, "assistant" if i % 2 else "user", contents[i]),
+                            settings.batch)
+
+    def layer_batch(layer: Any) -> Batch:
+        return _timed_batch(lambda i: layer.append(record(i)), settings.batch)
+
+    batches: dict[str, list[list[Batch]]] = {mode: [[], []] for mode in APPEND_MODES}
+    for k in (0, 1):
+        restore(k)
+    print(f"[interleaved N={fixtures[0]['n']:,} vs N={fixtures[1]['n']:,}] cold appends ...", file=sys.stderr,
+          flush=True)
+    for rep in range(settings.reps):
+        for k in ((0, 1) if rep % 2 == 0 else (1, 0)):  # alternate who goes first, too
+            batches["append_api_cold"][k].append(api_batch(MemoryStore(roots[k], zone=ZONE, clock=clock).user(USER)))
+            restore(k)
+            layer = MemoryStore(roots[k], zone=ZONE, clock=clock).user(USER).session(SESSION)
+            batches["append_layer_cold"][k].append(layer_batch(layer))
+            restore(k)
+    print("[interleaved] index builds, then warm appends ...", file=sys.stderr, flush=True)
+    users = [MemoryStore(r, zone=ZONE, clock=clock).user(USER) for r in roots]
+    for user in users:
+        len(user.session(SESSION))
+        len(user.daily(DAY.isoformat()))
+    for rep in range(settings.reps):
+        for k in ((0, 1) if rep % 2 == 0 else (1, 0)):
+            batches["append_api_warm"][k].append(api_batch(users[k]))
+            batches["append_layer_warm"][k].append(layer_batch(users[k].session(SESSION)))
+    out: dict[str, Any] = {"small_n": fixtures[0]["n"], "large_n": fixtures[1]["n"]}
+    for mode in APPEND_MODES:
+        small, large = (_append_summary(batches[mode][k], settings.batch) for k in (0, 1))
+        out[mode] = {"small": small, "large": large,
+                     "ratio": large["us_per_msg"] / small["us_per_msg"],
+                     "ratio_cpu": large["cpu_us_per_msg"] / small["cpu_us_per_msg"]}
+    return out
+
+
 # ---------------------------------------------------------------------------------------------------------- baseline
 
 
@@ -569,18 +636,29 @@ def ratios(sizes: list[dict[str, Any]]) -> dict[str, Any]:
         return {}
     small, large = min(done, key=lambda s: s["n"]), max(done, key=lambda s: s["n"])
     out: dict[str, Any] = {"small_n": small["n"], "large_n": large["n"]}
-    for mode in ("append_api_cold", "append_api_warm", "append_layer_cold", "append_layer_warm"):
+    for mode in APPEND_MODES:
         out[mode] = large[mode]["us_per_msg"] / small[mode]["us_per_msg"]
         out[mode + "_best"] = large[mode]["us_per_msg_best"] / small[mode]["us_per_msg_best"]
         out[mode + "_cpu"] = large[mode]["cpu_us_per_msg"] / small[mode]["cpu_us_per_msg"]
     return out
 
 
-def verdicts(sizes: list[dict[str, Any]], ratio: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each target of issue 2 that this run can judge, with the measured value."""
+def verdicts(sizes: list[dict[str, Any]], ratio: dict[str, Any],
+             interleaved: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Each target of issue 2 that this run can judge, with the measured value.
+
+    The append ratio is judged on the interleaved measurement when there is one (same load on both sizes), else on
+    the per-size medians.
+    """
     out = []
-    if ratio:
-        for mode in ("append_api_cold", "append_api_warm", "append_layer_cold", "append_layer_warm"):
+    if interleaved and "error" not in interleaved:
+        for mode in APPEND_MODES:
+            value = interleaved[mode]["ratio"]
+            out.append({"target": f"{mode} ratio N={interleaved['large_n']:,}/N={interleaved['small_n']:,} "
+                                  f"(interleaved) <= {TARGETS['append_ratio_max']}",
+                        "value": round(value, 3), "ok": value <= TARGETS["append_ratio_max"]})
+    elif ratio:
+        for mode in APPEND_MODES:
             out.append({"target": f"{mode} ratio N={ratio['large_n']:,}/N={ratio['small_n']:,} <= "
                                   f"{TARGETS['append_ratio_max']}",
                         "value": round(ratio[mode], 3), "ok": ratio[mode] <= TARGETS["append_ratio_max"]})
@@ -633,6 +711,20 @@ def render(doc: dict[str, Any]) -> str:
         lines.append(f"  same ratio on CPU time (median):       API cold {r['append_api_cold_cpu']:.2f}, "
                      f"API warm {r['append_api_warm_cpu']:.2f}, layer cold {r['append_layer_cold_cpu']:.2f}, "
                      f"layer warm {r['append_layer_warm_cpu']:.2f}")
+    inter = doc.get("interleaved")
+    if inter and "error" not in inter:
+        lines += ["",
+                  f"APPEND INTERLEAVED: batches alternate between N={inter['small_n']:,} and N={inter['large_n']:,} in "
+                  "one process (same load on both): µs/msg median, wall (CPU)",
+                  f"{'mode':>18} | {'N=' + format(inter['small_n'], ','):>18} | {'N=' + format(inter['large_n'], ','):>18}"
+                  f" | {'ratio wall (CPU)':>16}"]
+        for mode in APPEND_MODES:
+            m = inter[mode]
+            cells = [f"{m[k]['us_per_msg']:.1f} ({m[k]['cpu_us_per_msg']:.1f})" for k in ("small", "large")]
+            lines.append(f"{mode.removeprefix('append_'):>18} | {cells[0]:>18} | {cells[1]:>18} | "
+                         f"{m['ratio']:>7.2f} ({m['ratio_cpu']:.2f})")
+    elif inter:
+        lines.append(f"APPEND INTERLEAVED: FAILED — {inter['error']}")
     lines += [
         "",
         f"WINDOW session.window(anchor, {WINDOW_SIDE}, {WINDOW_SIDE}), random anchors; INDEX = cold first call",
@@ -686,14 +778,19 @@ def render(doc: dict[str, Any]) -> str:
 # ---------------------------------------------------------------------------------------------------------- driver
 
 
-def _run_child(n: int, root: Path, settings: Settings) -> dict[str, Any]:
-    """Measure one size in a fresh interpreter, so its peak RSS is its own."""
-    payload = json.dumps({"n": n, "root": str(root), "settings": asdict(settings)})
-    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--_child", payload],
+def _run_json_child(flag: str, payload: str) -> dict[str, Any]:
+    """Run this script with a hidden ``flag`` in a fresh interpreter; its last stdout line is the JSON result."""
+    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), flag, payload],
                           stdout=subprocess.PIPE, text=True)
     if proc.returncode != 0:
-        return {"n": n, "error": f"child exited with {proc.returncode} (see stderr above)"}
+        return {"error": f"child exited with {proc.returncode} (see stderr above)"}
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _run_child(n: int, root: Path, settings: Settings) -> dict[str, Any]:
+    """Measure one size in a fresh interpreter, so its peak RSS is its own."""
+    result = _run_json_child("--_child", json.dumps({"n": n, "root": str(root), "settings": asdict(settings)}))
+    return {"n": n, **result}
 
 
 def _parse_sizes(text: str) -> list[int]:
@@ -725,13 +822,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="trace an extra index build with tracemalloc up to this N (slow; default 100000)")
     parser.add_argument("--in-process", action="store_true",
                         help="measure every size in this process (for profilers; peak RSS is then cumulative)")
+    parser.add_argument("--no-interleave", action="store_true",
+                        help="skip the interleaved smallest-vs-largest append comparison")
     parser.add_argument("--_child", help=argparse.SUPPRESS)
+    parser.add_argument("--_interleave", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     if args._child:
         spec = json.loads(args._child)
         result = measure_size(spec["n"], Path(spec["root"]), Settings(**spec["settings"]))
         print(json.dumps(result))
+        return 0
+    if args._interleave:
+        spec = json.loads(args._interleave)
+        print(json.dumps(measure_interleaved(spec["fixtures"], Settings(**spec["settings"]))))
         return 0
 
     base = QUICK if args.quick else FULL
@@ -746,6 +850,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     loadavg_start = [round(x, 2) for x in os.getloadavg()]
     owned = args.root is None
     root = Path(tempfile.mkdtemp(prefix="agentmem-bench-")) if owned else args.root
+    interleave = not args.no_interleave and len(set(sizes)) >= 2
+    keep = {min(sizes), max(sizes)} if interleave else set()
+    interleaved: dict[str, Any] | None = None
     try:
         results = []
         for n in sizes:
@@ -757,8 +864,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                 results.append(measure_size(n, size_root, settings))
             else:
                 results.append(_run_child(n, size_root, settings))
-            if owned:
+            if owned and n not in keep:
                 shutil.rmtree(size_root, ignore_errors=True)  # 1M lines are ~0.5 GB: free the disk as we go
+        if interleave:
+            last = {r["n"]: r for r in results}
+            fixtures = [{"n": n, "root": str(root / f"n{n}"), "session_bytes": last[n].get("session_bytes"),
+                         "daily_bytes": last[n].get("daily_bytes")} for n in sorted(keep)]
+            if any("error" in last[n] for n in keep):
+                interleaved = {"error": "a size it needs failed"}
+            elif args.in_process:
+                interleaved = measure_interleaved(fixtures, settings)
+            else:
+                interleaved = _run_json_child("--_interleave",
+                                              json.dumps({"fixtures": fixtures, "settings": asdict(settings)}))
+            if owned:
+                for n in keep:
+                    shutil.rmtree(root / f"n{n}", ignore_errors=True)
         baseline = None
         if args.baseline:
             base_sizes = [1000, 2000, 5000] if args.quick else [1000, 5000, 10_000]
@@ -783,7 +904,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         },
         "sizes": results,
         "ratios": ratio,
-        "verdicts": verdicts(results, ratio),
+        "interleaved": interleaved,
+        "verdicts": verdicts(results, ratio, interleaved),
         "baseline": baseline,
     }
     if args.json == "-":
@@ -792,7 +914,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(render(doc))
         if args.json:
             Path(args.json).write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return 1 if any("error" in s for s in results) else 0
+    failed = any("error" in s for s in results) or bool(interleaved and "error" in interleaved)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
