@@ -19,7 +19,18 @@ import pandas as pd
 
 from agentmem_nb.timeutil import parse_ts
 
-__all__ = ["frame_zone", "parse_ts_us", "fill_missing_us", "us_to_series", "timestamp_us", "datetimes_to_series", "TimeBound", "lower_bound", "upper_bound"]
+__all__ = [
+    "NAT_US",
+    "TimeBound",
+    "frame_zone",
+    "parse_ts_us",
+    "fill_missing_us",
+    "timestamp_us",
+    "us_to_series",
+    "datetimes_to_series",
+    "lower_bound",
+    "upper_bound",
+]
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 _ONE_US = _dt.timedelta(microseconds=1)
@@ -68,7 +79,7 @@ def parse_ts_us(values: Sequence[Any], zone: _dt.tzinfo | None) -> np.ndarray:
     Agrees with :func:`agentmem_nb.timeutil.parse_ts`: canonical strings go through pandas in one call, the rest
     one by one through ``parse_ts`` itself.
     """
-    strings = [v if v.__class__ is str else None for v in values]
+    strings = list(values) if set(map(type, values)) <= {str} else [v if v.__class__ is str else None for v in values]
     parsed = pd.to_datetime(strings, format=_CANONICAL, utc=True, errors="coerce")
     out = np.asarray(parsed.as_unit("us").asi8, dtype=np.int64).copy()
     for i in np.flatnonzero(out == NAT_US).tolist():

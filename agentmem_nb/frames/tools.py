@@ -28,7 +28,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from agentmem_nb.frames._time import TimeBound, datetimes_to_series, frame_zone
+from agentmem_nb.frames._time import NAT_US, TimeBound, frame_zone, timestamp_us, us_to_series
 from agentmem_nb.frames.messages import _as_list, _load, _session_ids, contains_casefold, time_mask
 from agentmem_nb.messages import ToolCall
 from agentmem_nb.store import DialogueEntry, UserMemory
@@ -49,15 +49,15 @@ def input_text(call: ToolCall) -> str:
     return json.dumps(call.input, ensure_ascii=False, default=str)
 
 
-def _frame(rows: list[tuple[_dt.datetime | pd.Timestamp | None, str | None, int | None, int, int, ToolCall]],
-           *, user_id: str, zone: _dt.tzinfo, source: str) -> pd.DataFrame:
+_Row = tuple[int, "str | None", "int | None", int, int, ToolCall]  # (ts µs, session, message id, turn, index, call)
+
+
+def _frame(rows: list[_Row], *, user_id: str, zone: _dt.tzinfo, source: str) -> pd.DataFrame:
     calls = [r[5] for r in rows]
-    texts = [input_text(c) for c in calls]
-    stamps = [None if r[0] is None or pd.isna(r[0]) else pd.Timestamp(r[0]).to_pydatetime() for r in rows]
     inputs = np.empty(len(calls), dtype=object)
     inputs[:] = [c.input for c in calls]
     return pd.DataFrame({
-        "ts": datetimes_to_series(stamps, zone).array,
+        "ts": us_to_series([r[0] for r in rows], zone).array,
         "user_id": pd.array([user_id] * len(rows), dtype="str"),
         "session_id": pd.array([r[1] for r in rows], dtype="str"),
         "message_id": pd.array([r[2] for r in rows], dtype="Int64"),
@@ -66,7 +66,7 @@ def _frame(rows: list[tuple[_dt.datetime | pd.Timestamp | None, str | None, int 
         "tool": pd.array([c.name for c in calls], dtype="str"),
         "call_id": pd.array([c.id for c in calls], dtype="str"),
         "input": inputs,
-        "input_text": pd.array(texts, dtype="str"),
+        "input_text": pd.array([input_text(c) for c in calls], dtype="str"),
         "output": pd.array([c.output for c in calls], dtype="str"),
         "output_len": np.asarray([len(c.output) for c in calls], dtype=np.int64),
         "status": pd.array([c.status for c in calls], dtype="str"),
@@ -77,8 +77,9 @@ def _frame(rows: list[tuple[_dt.datetime | pd.Timestamp | None, str | None, int 
 
 def tool_calls_from_log(entries: Iterable[DialogueEntry], *, user_id: str, zone: _dt.tzinfo) -> pd.DataFrame:
     """One row per call recorded in dialogue-log entries (``turn`` = the entry id)."""
-    rows = [
-        (entry.ts, entry.session_id or None, entry.assistant_message_id, entry.entry_id, index, call)
+    rows: list[_Row] = [
+        (NAT_US if entry.ts is None else timestamp_us(entry.ts), entry.session_id or None,
+         entry.assistant_message_id, entry.entry_id, index, call)
         for entry in entries
         for index, call in enumerate(entry.tool_calls)
     ]
@@ -89,14 +90,16 @@ def tool_calls_from_messages(messages: pd.DataFrame, raw_calls: Iterable[tuple[i
                              user_id: str, zone: _dt.tzinfo) -> pd.DataFrame:
     """One row per call in ``meta.tool_calls`` of message rows (``raw_calls``: ``(row, raw list)`` pairs;
     ``turn`` = the assistant message id)."""
-    ts = messages["ts"].array
-    sessions = messages["session_id"].array
+    # Plain int64 microseconds: boxing a pandas Timestamp per call would cost more than parsing the call.
+    micros = messages["ts"].array.as_unit("us").asi8
+    sessions = messages["session_id"].to_numpy(dtype=object)
     ids = messages["message_id"].to_numpy()
-    rows = []
+    rows: list[_Row] = []
     for row, raw in raw_calls:
         parsed = [c for c in map(ToolCall.from_raw, raw) if c is not None]
         message_id = int(ids[row])
-        rows += [(ts[row], sessions[row], message_id, message_id, index, call) for index, call in enumerate(parsed)]
+        when = int(micros[row])
+        rows += [(when, sessions[row], message_id, message_id, index, call) for index, call in enumerate(parsed)]
     return _frame(rows, user_id=user_id, zone=zone, source="sessions")
 
 
