@@ -1,0 +1,331 @@
+"""Ranked search, anchor + window retrieval, and the one entry point the agent's tools call.
+
+* :func:`rank_hits` — the best messages of a scope for a query, each with its explanation.
+* :func:`retrieve` — anchors expanded with their neighbours under a budget of N messages in total.
+* :func:`search_messages` — what a search tool does with whatever the model typed: a single keyword keeps the
+  original exact (substring) semantics; several words, or a keyword with no exact match, go ranked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from agentmem_nb.messages import Message
+from agentmem_nb.retrieval.dense import DenseIndex
+from agentmem_nb.retrieval.hits import Hit, Retrieval, RetrievedMessage, Scope, Signal, TermMatch
+from agentmem_nb.retrieval.index import IndexConfig, LayerIndex, UserIndex, user_index
+from agentmem_nb.retrieval.ranker import Candidate, RankerConfig, rank
+from agentmem_nb.store import MAX_SEARCH_LIMIT, MAX_WINDOW_SIDE, UserMemory
+
+__all__ = [
+    "Retriever",
+    "rank_hits",
+    "retrieve",
+    "search_messages",
+    "is_keyword",
+    "DEFAULT_BEFORE",
+    "DEFAULT_AFTER",
+    "DEFAULT_WINDOW",
+    "WINDOW_MODES",
+    "WindowMode",
+]
+
+WindowMode = Literal["dialogue", "replies", "fixed"]
+"""How an anchor's window opens (``before``/``after`` are the most it may take on each side):
+
+* ``"dialogue"`` — along the question/answer structure of a conversation: the turn after an anchor that asks a
+  question (its answer), the turn before an anchor that answers one (its question). Other anchors come alone, which
+  leaves the budget for more anchors.
+* ``"replies"`` — only the answer after a question.
+* ``"fixed"`` — always ``before`` turns before and ``after`` turns after.
+"""
+WINDOW_MODES: tuple[str, ...] = ("dialogue", "replies", "fixed")
+DEFAULT_WINDOW: WindowMode = "replies"
+DEFAULT_BEFORE = 1
+DEFAULT_AFTER = 1
+"""Window used by :func:`search_messages` (and so by the agent's tools and the evaluation)."""
+
+
+def is_keyword(query: str) -> bool:
+    """True if ``query`` is a single keyword (no whitespace inside): it gets exact substring search first."""
+    return len(query.split()) == 1
+
+
+def _scope_of(session_id: str | None, day: str | None) -> Scope:
+    if session_id and day:
+        raise ValueError(f"give session_id ({session_id!r}) or day ({day!r}), not both: a search covers one scope")
+    if session_id:
+        return Scope.session(session_id)
+    if day:
+        return Scope.day(day)
+    return Scope.everything()
+
+
+@dataclass(frozen=True, slots=True)
+class _Slot:
+    layer: int
+    position: int
+    anchor_rank: int  # rank of the anchor that brought it (for thread ordering)
+    anchor_position: int
+
+
+class Retriever:
+    """Ranked retrieval over users' memories with one index and ranking configuration.
+
+    The module functions (:func:`retrieve`, :func:`search_messages`, …) use a shared default instance; build your own
+    to change the configuration (e.g. to plug in an embedder)::
+
+        Retriever(ranker=RankerConfig(embedder=my_embedder, dense_weight=2.0)).retrieve(user, "where did we go?")
+    """
+
+    def __init__(self, *, index: IndexConfig | None = None, ranker: RankerConfig | None = None) -> None:
+        self.index_config = index or IndexConfig()
+        self.ranker = ranker or RankerConfig()
+        self._dense = (
+            DenseIndex(self.ranker.embedder) if self.ranker.embedder is not None and self.ranker.dense_weight else None
+        )
+
+    def __repr__(self) -> str:
+        return f"Retriever(index={self.index_config!r}, ranker={self.ranker!r})"
+
+    # ------------------------------------------------------------------ plumbing
+
+    def user_index(self, user: UserMemory) -> UserIndex:
+        """The (shared, incrementally maintained) index of ``user``."""
+        return user_index(user, self.index_config)
+
+    def layers(self, user: UserMemory, scope: Scope) -> list[LayerIndex]:
+        """The up-to-date layer indexes a scope covers."""
+        ui = self.user_index(user)
+        if scope.kind == "session":
+            return [ui.layer("session", scope.key or "")]
+        if scope.kind == "day":
+            return [ui.layer("daily", scope.key or "")]
+        return list(ui.layers(scope.layer))
+
+    def _candidates(
+        self, user: UserMemory, query: str, scope: Scope, limit: int
+    ) -> tuple[list[LayerIndex], list[Candidate]]:
+        layers = self.layers(user, scope)
+        ui = self.user_index(user)
+        return layers, rank(layers, query, ui.tokenizer, self.ranker, limit=limit, dense=self._dense)
+
+    # ------------------------------------------------------------------ public
+
+    def rank_hits(self, user: UserMemory, query: str, *, scope: Scope | None = None, limit: int = 20) -> list[Hit]:
+        """The ``limit`` best messages for ``query`` in ``scope`` (default: everything), best first."""
+        scope = scope or Scope.everything()
+        limit = max(0, min(int(limit), MAX_SEARCH_LIMIT))
+        layers, chosen = self._candidates(user, query, scope, limit)
+        loaded = _load(layers, [(c.layer, c.position) for c in chosen])
+        return [_hit(layers, c, rank_no, loaded[(c.layer, c.position)]) for rank_no, c in enumerate(chosen, start=1)]
+
+    def retrieve(
+        self,
+        user: UserMemory,
+        query: str,
+        *,
+        scope: Scope | None = None,
+        budget: int = 10,
+        before: int = DEFAULT_BEFORE,
+        after: int = DEFAULT_AFTER,
+        window: WindowMode = DEFAULT_WINDOW,
+    ) -> Retrieval:
+        """Anchors in rank order, each brought with up to ``before``/``after`` neighbours, until ``budget`` messages.
+
+        The budget counts every message returned (anchors and neighbours); a message reached twice is returned once.
+        ``window`` says which neighbours an anchor brings (see :data:`WindowMode`). A window is filled anchor
+        first, then the turns after it, then those before it; the last window may be cut short by the budget.
+        The result is grouped by thread, the thread of the best anchor first, chronological within a thread.
+        """
+        scope = scope or Scope.everything()
+        budget = max(0, min(int(budget), MAX_SEARCH_LIMIT))
+        before = max(0, min(int(before), MAX_WINDOW_SIDE))
+        after = max(0, min(int(after), MAX_WINDOW_SIDE))
+        if window not in WINDOW_MODES:
+            raise ValueError(f"unknown window mode {window!r}: use one of {', '.join(WINDOW_MODES)}")
+        # An anchor already inside an earlier window adds no message, so rank a few more than the budget.
+        layers, candidates = self._candidates(user, query, scope, 2 * budget + 10)
+        slots: dict[tuple[int, int], _Slot] = {}
+        anchors: list[Candidate] = []
+        for candidate in candidates:
+            if len(slots) >= budget:
+                break
+            anchors.append(candidate)
+            li, pos = candidate.layer, candidate.position
+            size = len(layers[li])
+            if window == "dialogue":
+                asks = layers[li].asks
+                # A question's answer is the next turn; an answer's question is the turn before it.
+                nb = before if pos > 0 and asks[pos - 1] else 0
+                na = after if asks[pos] else 0
+            elif window == "replies":
+                nb, na = 0, (after if layers[li].asks[pos] else 0)
+            else:
+                nb, na = before, after
+            order = [pos, *range(pos + 1, min(size, pos + na + 1)), *range(pos - 1, max(-1, pos - nb - 1), -1)]
+            for other in order:
+                if len(slots) >= budget:
+                    break
+                if (li, other) not in slots:
+                    slots[(li, other)] = _Slot(li, other, len(anchors), pos)
+        loaded = _load(layers, list(slots))
+        hits = [_hit(layers, c, n, loaded[(c.layer, c.position)]) for n, c in enumerate(anchors, start=1)]
+        hit_at = {(c.layer, c.position): h for c, h in zip(anchors, hits, strict=True)}
+        thread_rank: dict[int, int] = {}
+        for slot in slots.values():
+            thread_rank[slot.layer] = min(thread_rank.get(slot.layer, slot.anchor_rank), slot.anchor_rank)
+        ordered = sorted(slots.values(), key=lambda s: (thread_rank[s.layer], s.layer, s.position))
+        messages = tuple(
+            RetrievedMessage(
+                message=loaded[(s.layer, s.position)],
+                layer=layers[s.layer].kind,  # type: ignore[arg-type]
+                key=layers[s.layer].key,
+                anchor_id=layers[s.layer].message_ids[s.anchor_position],
+                hit=hit_at.get((s.layer, s.position)),
+            )
+            for s in ordered
+        )
+        return Retrieval(query, scope, "ranked", budget, tuple(hits), messages)
+
+    def search_messages(
+        self,
+        user: UserMemory,
+        query: str,
+        *,
+        session_id: str | None = None,
+        day: str | None = None,
+        limit: int = 20,
+        before: int = DEFAULT_BEFORE,
+        after: int = DEFAULT_AFTER,
+        window: WindowMode = DEFAULT_WINDOW,
+    ) -> Retrieval:
+        """What a search tool runs: one session, one day, or (neither given) every day.
+
+        A single keyword keeps the original semantics — casefolded substring, the last ``limit`` hits in
+        chronological order, no window (``mode="exact"``). Several words, or a keyword that occurs nowhere, are
+        ranked and expanded into windows under a budget of ``limit`` messages (``mode="ranked"``).
+        """
+        scope = _scope_of(session_id, day)
+        if is_keyword(query):
+            found = _exact(user, query.strip(), scope, limit)
+            if found:
+                hits = tuple(
+                    Hit(message=m, layer=scope.layer, key=_key(scope, m), rank=n, score=1.0,
+                        signals=(Signal("keyword", 1.0),), matched_terms=(TermMatch(query.strip(), 1.0, "keyword"),))
+                    for n, m in enumerate(found, start=1)
+                )
+                messages = tuple(RetrievedMessage(h.message, h.layer, h.key, h.message.message_id, h) for h in hits)
+                return Retrieval(query, scope, "exact", limit, hits, messages)
+        return self.retrieve(user, query, scope=scope, budget=limit, before=before, after=after, window=window)
+
+
+def _key(scope: Scope, message: Message) -> str:
+    if scope.kind != "all":
+        return scope.key or ""
+    return (message.day if scope.layer == "daily" else message.session_id) or ""
+
+
+def _exact(user: UserMemory, keyword: str, scope: Scope, limit: int) -> list[Message]:
+    if scope.kind == "session":
+        return user.search_session(scope.key or "", keyword, limit=limit)
+    if scope.kind == "day":
+        return user.search_daily(keyword, day=scope.key, limit=limit)
+    if scope.layer == "daily":
+        return user.search_daily(keyword, limit=limit)
+    found: list[Message] = []
+    for session_id in user.session_ids():
+        found += user.search_session(session_id, keyword, limit=limit)
+    found.sort(key=lambda m: m.ts)
+    return found[-limit:] if limit else []
+
+
+def _load(layers: Sequence[LayerIndex], wanted: list[tuple[int, int]]) -> dict[tuple[int, int], Message]:
+    """Read the messages at ``(layer, position)``: one read per contiguous run, through the public window API."""
+    out: dict[tuple[int, int], Message] = {}
+    by_layer: dict[int, list[int]] = {}
+    for li, pos in wanted:
+        by_layer.setdefault(li, []).append(pos)
+    for li, positions in by_layer.items():
+        layer = layers[li]
+        positions = sorted(set(positions))
+        runs: list[list[int]] = []
+        for pos in positions:
+            if runs and pos == runs[-1][-1] + 1 and len(runs[-1]) <= MAX_WINDOW_SIDE:
+                runs[-1].append(pos)
+            else:
+                runs.append([pos])
+        for run in runs:
+            window = layer.layer.window(layer.message_ids[run[0]], 0, len(run) - 1)
+            got = list(window.messages)
+            expected = [layer.message_ids[p] for p in run]
+            if [m.message_id for m in got] != expected:
+                # Legacy files may repeat an id, so the window opened elsewhere: fetch one by one instead.
+                got = [layer.layer.get(mid) for mid in expected]  # type: ignore[misc]
+            for pos, message in zip(run, got, strict=True):
+                if message is not None:
+                    out[(li, pos)] = message
+    return out
+
+
+def _hit(layers: Sequence[LayerIndex], candidate: Candidate, rank_no: int, message: Message) -> Hit:
+    layer = layers[candidate.layer]
+    order = ("bm25", "expansion", "context", "thread", "dense", "date")
+    signals = tuple(Signal(name, candidate.signals[name]) for name in order if name in candidate.signals)
+    terms = tuple(
+        TermMatch(term, value, signal)
+        for (signal, term), value in sorted(candidate.terms.items(), key=lambda kv: -kv[1])
+    )
+    return Hit(
+        message=message,
+        layer=layer.kind,  # type: ignore[arg-type]
+        key=layer.key,
+        rank=rank_no,
+        score=sum(s.value for s in signals),
+        signals=signals,
+        matched_terms=terms,
+    )
+
+
+_DEFAULT = Retriever()
+
+
+def rank_hits(user: UserMemory, query: str, *, scope: Scope | None = None, limit: int = 20) -> list[Hit]:
+    """The ``limit`` best messages for ``query`` (see :meth:`Retriever.rank_hits`)."""
+    return _DEFAULT.rank_hits(user, query, scope=scope, limit=limit)
+
+
+def retrieve(
+    user: UserMemory,
+    query: str,
+    *,
+    scope: Scope | None = None,
+    budget: int = 10,
+    before: int = DEFAULT_BEFORE,
+    after: int = DEFAULT_AFTER,
+    window: WindowMode = DEFAULT_WINDOW,
+) -> Retrieval:
+    """Anchors plus windows under a budget of messages (see :meth:`Retriever.retrieve`).
+
+    >>> # r = retrieve(store.user("alice"), "where did we hike in May?", budget=10)
+    >>> # [m.message.anchor_line() for m in r.messages]
+    """
+    return _DEFAULT.retrieve(user, query, scope=scope, budget=budget, before=before, after=after, window=window)
+
+
+def search_messages(
+    user: UserMemory,
+    query: str,
+    *,
+    session_id: str | None = None,
+    day: str | None = None,
+    limit: int = 20,
+    before: int = DEFAULT_BEFORE,
+    after: int = DEFAULT_AFTER,
+    window: WindowMode = DEFAULT_WINDOW,
+) -> Retrieval:
+    """The agent tools' search (see :meth:`Retriever.search_messages`)."""
+    return _DEFAULT.search_messages(user, query, session_id=session_id, day=day, limit=limit, before=before,
+                                    after=after, window=window)

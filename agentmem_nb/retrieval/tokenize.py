@@ -1,0 +1,203 @@
+"""Turning text into index terms, for English and Chinese alike.
+
+English: casefold, split on anything that is not a letter or digit, drop a possessive ``'s``, drop stop words, and
+reduce each word to its Snowball (Porter 2) stem so that "painting", "paints" and "painted" meet. The stemmer comes
+from ``snowballstemmer`` (which uses the C ``PyStemmer`` when it is installed); stems are cached, because a
+conversation repeats the same few thousand words.
+
+Chinese (and Japanese kana, Korean hangul): there are no spaces between words, so a run of CJK characters is cut
+into overlapping character **unigrams and bigrams** (``"西湖旅行"`` → 西 湖 旅 行 西湖 湖旅 旅行). A query then
+finds a message that shares any word with it, whatever the segmentation would have been, with no dictionary to load.
+Bigrams carry most of the precision (most Chinese words are two characters); unigrams keep one-character words and
+names findable. ``jieba`` word segmentation was measured against this on the project's Chinese test set (see
+``tests/retrieval/data``): see :data:`CJK_MODES` and the report in ``agentmem_nb.retrieval.evaluate``.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = ["Tokenizer", "TokenizerConfig", "ENGLISH_STOP_WORDS", "CJK_STOP_CHARS", "CJK_MODES", "is_cjk", "has_cjk"]
+
+CjkMode = Literal["bigram", "jieba"]
+CJK_MODES: tuple[CjkMode, ...] = ("bigram", "jieba")
+
+# A common English stop list (function words, auxiliaries, pronouns, question words). Written out here rather than
+# pulled from NLTK/sklearn to avoid a heavy dependency for 150 words. Content words are never in it.
+ENGLISH_STOP_WORDS: frozenset[str] = frozenset(
+    """
+    a about above after again against all am an and any are aren't as at be because been before being below between
+    both but by can can't cannot could couldn't did didn't do does doesn't doing don't down during each few for from
+    further had hadn't has hasn't have haven't having he he'd he'll he's her here here's hers herself him himself his
+    how how's i i'd i'll i'm i've if in into is isn't it it's its itself let's me more most mustn't my myself no nor
+    not of off on once only or other ought our ours ourselves out over own same shan't she she'd she'll she's should
+    shouldn't so some such than that that's the their theirs them themselves then there there's these they they'd
+    they'll they're they've this those through to too under until up very was wasn't we we'd we'll we're we've were
+    weren't what what's when when's where where's which while who who's whom why why's will with won't would
+    wouldn't you you'd you'll you're you've your yours yourself yourselves also just s t d ll m re ve
+    """.split()
+)
+
+# Function characters of Chinese that, on their own, say nothing about the topic (particles, pronouns, copula).
+# They are dropped as unigrams only: inside bigrams they still help (e.g. 我的 is noise, but 的确 is a word).
+CJK_STOP_CHARS: frozenset[str] = frozenset("的了吗呢吧啊呀么是在和与及或也都就还又我你他她它们这那哪什谁个有没不")
+
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
+# Letters/digits runs (an inner apostrophe kept so "don't" stays one stop word), or single CJK characters.
+_TOKEN_RE = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+
+
+def is_cjk(char: str) -> bool:
+    """True for Han ideographs, kana and hangul: scripts written without spaces between words."""
+    code = ord(char)
+    return (
+        0x4E00 <= code <= 0x9FFF  # CJK unified ideographs
+        or 0x3400 <= code <= 0x4DBF  # extension A
+        or 0x20000 <= code <= 0x2FA1F  # extensions B.. and compatibility supplement
+        or 0xF900 <= code <= 0xFAFF  # compatibility ideographs
+        or 0x3040 <= code <= 0x30FF  # hiragana, katakana
+        or 0xAC00 <= code <= 0xD7AF  # hangul syllables
+    )
+
+
+def has_cjk(text: str) -> bool:
+    """True if ``text`` contains at least one CJK character."""
+    return any(is_cjk(c) for c in text)
+
+
+@dataclass(frozen=True, slots=True)
+class TokenizerConfig:
+    """What a :class:`Tokenizer` does. Two indexes built with equal configs are interchangeable.
+
+    Attributes:
+        stem: reduce English words to their Snowball stem.
+        stop_words: English words never indexed nor searched.
+        cjk: ``"bigram"`` (character unigrams + bigrams, no dictionary) or ``"jieba"`` (word segmentation).
+        cjk_unigrams: with ``cjk="bigram"``, also emit single characters (minus :data:`CJK_STOP_CHARS`).
+    """
+
+    stem: bool = True
+    lemmatize: bool = False
+    stop_words: frozenset[str] = field(default=ENGLISH_STOP_WORDS, repr=False)
+    cjk: CjkMode = "bigram"
+    cjk_unigrams: bool = True
+
+    def __post_init__(self) -> None:
+        if self.cjk not in CJK_MODES:
+            raise ValueError(f"unknown cjk mode {self.cjk!r}: use one of {', '.join(CJK_MODES)}")
+
+
+class Tokenizer:
+    """Text → index terms. Thread-safe; cheap to call repeatedly (stems are cached).
+
+    >>> Tokenizer().terms("Caroline's paintings were painted in 2023")
+    ['carolin', 'paint', 'paint', '2023']
+    >>> Tokenizer().terms("西湖旅行")
+    ['西', '湖', '旅', '行', '西湖', '湖旅', '旅行']
+    """
+
+    def __init__(self, config: TokenizerConfig | None = None) -> None:
+        self.config = config or TokenizerConfig()
+        self._stem_cache: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self._stem_word: Callable[[str], str] | None = None
+        self._segment: Callable[[str], Iterable[str]] | None = None
+        self._lemma: Callable[[str], str] | None = None
+        if self.config.stem:
+            import snowballstemmer  # local: only loaded when stemming is on
+
+            stemmer = snowballstemmer.stemmer("english")
+            self._stem_word = stemmer.stemWord
+        if self.config.lemmatize:
+            import simplemma  # local: its English dictionary loads on first use (about a second)
+
+            self._lemma = lambda word: simplemma.lemmatize(word, lang="en")
+
+    def __repr__(self) -> str:
+        return f"Tokenizer({self.config!r})"
+
+    # ------------------------------------------------------------------ public
+
+    def terms(self, text: str) -> list[str]:
+        """Index terms of ``text`` in order of appearance (repeats kept: they are term frequencies)."""
+        text = unicodedata.normalize("NFKC", text).casefold().translate(_APOSTROPHES)
+        out: list[str] = []
+        for match in _TOKEN_RE.finditer(text):
+            token = match.group()
+            if has_cjk(token):
+                self._mixed(token, out)
+            else:
+                self._word(token, out)
+        return out
+
+    def stem(self, word: str) -> str:
+        """The stem of one casefolded English word (identity when stemming is off)."""
+        if self._stem_word is None and self._lemma is None:
+            return word
+        cached = self._stem_cache.get(word)
+        if cached is None:
+            with self._lock:  # the C stemmer object is not documented as thread-safe
+                cached = self._lemma(word).casefold() if self._lemma is not None else word
+                if self._stem_word is not None:
+                    cached = self._stem_word(cached)
+            if len(self._stem_cache) < 200_000:
+                self._stem_cache[word] = cached
+        return cached
+
+    # ------------------------------------------------------------------ pieces
+
+    def _word(self, token: str, out: list[str]) -> None:
+        if token.endswith("'s"):
+            token = token[:-2]
+        if not token or token in self.config.stop_words:
+            return
+        if "'" in token:
+            # "o'brien", "rock'n'roll": keep the parts, each a word of its own.
+            for part in token.split("'"):
+                self._word(part, out)
+            return
+        out.append(self.stem(token) if token.isalpha() else token)
+
+    def _mixed(self, token: str, out: list[str]) -> None:
+        """A letters run that contains CJK: split it into CJK runs and the rest (e.g. ``"我在lyon工作"``)."""
+        start = 0
+        current_cjk = is_cjk(token[0])
+        for i in range(1, len(token) + 1):
+            here = is_cjk(token[i]) if i < len(token) else not current_cjk
+            if here != current_cjk:
+                piece = token[start:i]
+                if current_cjk:
+                    self._cjk_run(piece, out)
+                else:
+                    self._word(piece, out)
+                start = i
+                current_cjk = here
+
+    def _cjk_run(self, run: str, out: list[str]) -> None:
+        if self.config.cjk == "jieba":
+            for word in self._jieba()(run):
+                if word.strip() and not (len(word) == 1 and word in CJK_STOP_CHARS):
+                    out.append(word)
+            return
+        if self.config.cjk_unigrams:
+            out.extend(c for c in run if c not in CJK_STOP_CHARS)
+        out.extend(run[i : i + 2] for i in range(len(run) - 1))
+        if len(run) == 1 and not self.config.cjk_unigrams:
+            out.append(run)
+
+    def _jieba(self) -> Callable[[str], Iterable[str]]:
+        if self._segment is None:
+            try:
+                import jieba  # optional; loading its dictionary costs about a second
+            except ImportError:
+                raise ImportError(
+                    "TokenizerConfig(cjk='jieba') needs the jieba package: pip install jieba, or use cjk='bigram'"
+                ) from None
+            jieba.setLogLevel(60)
+            self._segment = jieba.cut_for_search
+        return self._segment
