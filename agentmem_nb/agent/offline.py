@@ -99,7 +99,7 @@ def classify(text: str) -> Intent:
 # Longest first: the phrase list is applied in order, and "你还记得" must go before "记得".
 _ZH_STOP_PHRASES = sorted("""
 你还记得 还记得 记得吗 记得 之前 上次 以前 刚才 前面 我说过 我提过 我提到过 我告诉过你 告诉过你 告诉你 跟你说过 说过 提过 提到过 提到
-你知道 知道 叫什么名字 什么名字 是什么 什么 哪一天 哪天 哪里 哪儿 在哪 哪个 哪些 多少 几岁 几号 是谁 谁 怎么样 怎么 为什么 是否
+你知道 知道 叫什么名字 什么名字 是什么 什么样 什么 一个 哪一天 哪天 哪里 哪儿 在哪 哪个 哪些 多少 几岁 几号 是谁 谁 怎么样 怎么 为什么 是否
 请问 关于 一下 吗 呢 吧 啊 呀 嘛 的 了 过 是 我 你 叫 有 在 和 说 问 请 要 会 想 对 也 都 还 就 又 很
 """.split(), key=len, reverse=True)
 _ZH_STOP_RE = re.compile("|".join(map(re.escape, _ZH_STOP_PHRASES)))
@@ -289,29 +289,25 @@ class OfflineChatModel(BaseChatModel):
         keywords = keyword_candidates(question)
         if not keywords:
             return AIMessage(content=_NO_TOPIC_ZH if zh else _NO_TOPIC_EN)
+        long_term = _long_term_lines(messages, keywords)
         if not steps:
             return self._call(question, 0, "search_session", {"keyword": keywords[0]})
         last = steps[-1]
-        if last.name in ("get_session_window", "get_daily_window"):
-            searched = next((s for s in reversed(steps[:-1]) if s.name.startswith("search_")), None)
-            hit = _best(_hits(searched.output), keywords) if searched else None
-            anchor = next((h for h in _hits(last.output) if last.ok and h.message_id == _as_int(
-                last.args.get("message_id"))), None) or hit
+        if last.name in _WINDOW_FOR.values():
+            searched = next((s for s in reversed(steps[:-1]) if s.name in _WINDOW_FOR), None)
+            wanted = _as_int(last.args.get("message_id"))
+            anchor = next((h for h in _hits(last.output) if last.ok and h.message_id == wanted), None)
+            if anchor is None and searched is not None:
+                anchor = next((h for h in _hits(searched.output) if h.message_id == wanted), None)
             if anchor is None:
-                return AIMessage(content=_nothing(keywords, zh))
-            return AIMessage(content=_found(anchor, daily=last.name == "get_daily_window", zh=zh))
-        if last.name in ("search_session", "search_daily"):
-            hits = _hits(last.output) if last.ok else []
-            if hits:
-                best = _best(hits, keywords)
-                if last.name == "search_session" and "get_session_window" in self.tool_names:
-                    return self._call(question, len(steps), "get_session_window",
-                                      {"message_id": best.message_id, "before": 2, "after": 2})
-                if last.name == "search_daily" and "get_daily_window" in self.tool_names:
-                    return self._call(question, len(steps), "get_daily_window",
-                                      {"message_id": best.message_id, "before": 2, "after": 2,
-                                       "day": best.day or ""})
-                return AIMessage(content=_found(best, daily=last.name == "search_daily", zh=zh))
+                return AIMessage(content=_nothing(keywords, long_term, zh))
+            return AIMessage(content=_found(anchor, long_term, daily=last.name == "get_daily_window", zh=zh))
+        # A user's statement is what a recall question is after; questions and the assistant's own echoes are only
+        # used when no statement turns up anywhere.
+        if last.name in _WINDOW_FOR and last.ok:
+            strong = [h for h in _hits(last.output) if _is_statement(h)]
+            if strong:
+                return self._window(question, steps, last.name, _best(strong, keywords))
         tried = {(s.name, str(s.args.get("keyword"))) for s in steps}
         session_searches = sum(s.name == "search_session" for s in steps)
         daily_searches = sum(s.name == "search_daily" for s in steps)
@@ -326,11 +322,31 @@ class OfflineChatModel(BaseChatModel):
                     break
                 if ("search_daily", keyword) not in tried:
                     return self._call(question, len(steps), "search_daily", {"keyword": keyword, "day": ""})
-        line = _long_term_line(messages, keywords)
-        if line:
-            return AIMessage(content=(f"长期记忆里记着：{line}" if zh else f"From long-term memory: {line}"))
-        return AIMessage(content=_nothing([str(s.args.get("keyword")) for s in steps if "keyword" in s.args]
-                                          or keywords, zh))
+        for name in _WINDOW_FOR:  # nothing better: the best weak hit, this conversation first
+            weak = [h for s in steps if s.name == name and s.ok for h in _hits(s.output)]
+            if weak:
+                return self._window(question, steps, name, _best(weak, keywords))
+        if long_term:
+            shown = "；".join(long_term) if zh else "; ".join(long_term)
+            return AIMessage(content=(f"长期记忆里记着：{shown}" if zh else f"From long-term memory: {shown}"))
+        searched = [str(s.args.get("keyword")) for s in steps if "keyword" in s.args]
+        return AIMessage(content=_nothing(searched or keywords, (), zh))
+
+    def _window(self, question: str, steps: list[_Step], search: str, hit: _Hit) -> AIMessage:
+        window = _WINDOW_FOR[search]
+        if window not in self.tool_names:
+            return AIMessage(content=_found(hit, (), daily=search == "search_daily", zh=has_cjk(question)))
+        args: dict[str, Any] = {"message_id": hit.message_id, "before": 2, "after": 2}
+        if search == "search_daily":
+            args["day"] = hit.day or ""
+        return self._call(question, len(steps), window, args)
+
+
+_WINDOW_FOR = {"search_session": "get_session_window", "search_daily": "get_daily_window"}
+
+
+def _is_statement(hit: _Hit) -> bool:
+    return hit.role == "user" and not _is_question(hit.content)
 
 
 _CHAT_EN = ("(offline model) I'm running without a language model, so I can't chat freely, but everything you say "
@@ -342,20 +358,30 @@ _NO_TOPIC_EN = "I couldn't tell what to look for. Ask me, for example, \u201cwha
 _NO_TOPIC_ZH = "我没听出要找什么。可以这样问我：“我之前说过关于旅行的什么？”"
 
 
-def _found(hit: _Hit, *, daily: bool, zh: bool) -> str:
+def _found(hit: _Hit, long_term: Sequence[str], *, daily: bool, zh: bool) -> str:
     who_en = "you said" if hit.role == "user" else ("I said" if hit.role == "assistant" else f"{hit.role} said")
     who_zh = "你说过" if hit.role == "user" else ("我说过" if hit.role == "assistant" else f"{hit.role} 说过")
     text = _quote(hit.content)
     if daily and hit.day:
         if zh:
-            return f"我在 {hit.day} 的每日记录里找到了（#{hit.message_id}，{hit.when}）：{who_zh}“{text}”"
-        return f"I found it in the daily log of {hit.day} (#{hit.message_id}, {hit.when}): {who_en} \u201c{text}\u201d"
-    if zh:
-        return f"记得。在本次对话里（#{hit.message_id}，{hit.when}）{who_zh}：“{text}”"
-    return f"Yes. Earlier in this conversation (#{hit.message_id}, {hit.when}) {who_en}: \u201c{text}\u201d"
+            reply = f"我在 {hit.day} 的每日记录里找到了（#{hit.message_id}，{hit.when}）：{who_zh}“{text}”"
+        else:
+            reply = (f"I found it in the daily log of {hit.day} (#{hit.message_id}, {hit.when}): "
+                     f"{who_en} \u201c{text}\u201d")
+    elif zh:
+        reply = f"记得。在本次对话里（#{hit.message_id}，{hit.when}）{who_zh}：“{text}”"
+    else:
+        reply = f"Yes. Earlier in this conversation (#{hit.message_id}, {hit.when}) {who_en}: \u201c{text}\u201d"
+    extra = [line for line in long_term if line not in text]
+    if extra:
+        reply += ("\n长期记忆里也记着：" + "；".join(extra)) if zh else ("\nLong-term memory also has: " + "; ".join(extra))
+    return reply
 
 
-def _nothing(keywords: Sequence[str], zh: bool) -> str:
+def _nothing(keywords: Sequence[str], long_term: Sequence[str], zh: bool) -> str:
+    if long_term:
+        shown = "；".join(long_term) if zh else "; ".join(long_term)
+        return f"长期记忆里记着：{shown}" if zh else f"From long-term memory: {shown}"
     shown = "、".join(f"“{k}”" for k in dict.fromkeys(keywords)) if zh else ", ".join(
         f"\u201c{k}\u201d" for k in dict.fromkeys(keywords))
     if zh:
@@ -373,17 +399,19 @@ def _remembered(step: _Step, zh: bool) -> str:
     return f"好的，我记住了：{note}" if zh else f"Got it, I'll remember: {note}"
 
 
-def _long_term_line(messages: Sequence[BaseMessage], keywords: Sequence[str]) -> str | None:
+def _long_term_lines(messages: Sequence[BaseMessage], keywords: Sequence[str], *, limit: int = 3) -> list[str]:
+    """Bullets of the long-term memory block in the system prompt that mention the first keyword that has any."""
     system = next((m.text for m in messages if isinstance(m, SystemMessage)), "")
     if LONG_TERM_OPEN not in system:
-        return None
+        return []
     body = system.split(LONG_TERM_OPEN, 1)[1].split(LONG_TERM_CLOSE, 1)[0]
+    facts = [line.strip().lstrip("-*+ ").strip() for line in body.splitlines()
+             if line.strip() and not line.lstrip().startswith("#")]
     for keyword in keywords:
-        for line in body.splitlines():
-            fact = line.strip().lstrip("-*+ ").strip()
-            if fact and not line.lstrip().startswith("#") and keyword.casefold() in fact.casefold():
-                return fact
-    return None
+        found = [fact for fact in facts if fact and keyword.casefold() in fact.casefold()]
+        if found:
+            return found[:limit]
+    return []
 
 
 def _steps(after: Sequence[BaseMessage]) -> list[_Step]:

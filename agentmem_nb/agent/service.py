@@ -27,7 +27,7 @@ from langchain.agents.middleware import AgentMiddleware
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from langgraph.errors import GraphRecursionError
+from langgraph.errors import GraphBubbleUp, GraphRecursionError
 
 from agentmem_nb.agent.config import LLMConfig, load_config
 from agentmem_nb.agent.context import TurnContext, build_context, long_term_lines_used
@@ -249,7 +249,6 @@ class _TurnRecord:
 
     system_prompt: str
     model_ms: float = 0.0
-    model_calls: int = 0
     tool_ms: dict[str, float] = field(default_factory=dict)
     tool_errors: dict[str, str] = field(default_factory=dict)
     streamed: _StreamedToolArguments = field(default_factory=_StreamedToolArguments)
@@ -273,7 +272,6 @@ class _Recorder(AgentMiddleware):
         finally:
             if record is not None:
                 record.model_ms += (time.perf_counter() - started) * 1000
-                record.model_calls += 1
         streamed = list(record.streamed.calls.values()) if record is not None else []
         for message in getattr(response, "result", None) or [response]:
             if isinstance(message, AIMessage):
@@ -286,6 +284,8 @@ class _Recorder(AgentMiddleware):
         started = time.perf_counter()
         try:
             return handler(request)
+        except GraphBubbleUp:  # langgraph control flow (interrupts), not a failure
+            raise
         except Exception as exc:
             if record is not None:
                 record.tool_errors[call_id] = f"Error: {type(exc).__name__}: {exc}"
@@ -320,7 +320,8 @@ class _Turn:
         self.agent = agent
         self.timings: dict[str, float] = {}
         self.produced: list[BaseMessage] = []
-        self.started: dict[str, ToolCall] = {}
+        self.calls: list[ToolCall] = []  # every call the model made, in order
+        self.started: dict[str, ToolCall] = {}  # the same, by tool_call_id
         self.error: str | None = None
         self.rejected: list[ToolCall] = []
         self.record = _TurnRecord(system_prompt="")
@@ -407,6 +408,7 @@ class _Turn:
             for call in msg.tool_calls:
                 started = ToolCall(name=call["name"], input=dict(call.get("args") or {}), id=call.get("id"),
                                    status="running")
+                self.calls.append(started)
                 self.started[call.get("id") or ""] = started
                 yield TurnEvent("tool_started", tool_call=started)
         elif isinstance(msg, ToolMessage):
@@ -434,7 +436,7 @@ class _Turn:
 
     def _trace(self) -> tuple[ToolCall, ...]:
         results = {m.tool_call_id: m for m in self.produced if isinstance(m, ToolMessage)}
-        trace = [self._finished(call, results.get(call.id or "")) for call in self.started.values()]
+        trace = [self._finished(call, results.get(call.id or "")) for call in self.calls]
         return tuple(trace + self.rejected)
 
     # ------------------------------------------------------------------ (5)-(7) persist

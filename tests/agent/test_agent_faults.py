@@ -156,3 +156,23 @@ def test_an_abandoned_stream_is_closed_as_failed(svc: ChatService, store: Memory
     assert entry.error is not None and "abandoned" in entry.error
     assert len(store.user("u1").session(sid)) == before + 1
     _recovers(svc, store, sid, stream=False)
+
+
+def test_parallel_calls_of_one_tool_are_matched_by_id(store: MemoryStore, fake_openai) -> None:  # noqa: ANN001
+    script = iter([
+        Reply(tool_calls=(("search_session", json.dumps({"keyword": "sister"})),
+                          ("search_session", json.dumps({"keyword": "nothing-like-this"})),
+                          ("search_daily", json.dumps({"keyword": "Lyon"})))),
+        Reply(content="Done."),
+    ])
+    svc = ChatService(store, config=real_config(fake_openai))
+    svc.turn("u1", "s1", "My sister Chloé lives in Lyon.")
+    fake_openai.policy = lambda body: next(script)
+    result = svc.turn("u1", "s1", "Search please.")
+    first, second, third = result.tool_calls
+    assert len({first.id, second.id, third.id}) == 3
+    assert first.input == {"keyword": "sister"} and "#1 " in first.output
+    assert second.input == {"keyword": "nothing-like-this"} and second.output.startswith("No message")
+    assert third.name == "search_daily" and "day=" in third.output
+    sent = [m for m in fake_openai.requests[-1]["messages"] if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in sent] == [first.id, second.id, third.id]
