@@ -171,3 +171,26 @@ def test_memory_hits_count_distinct_items_not_calls(svc: ChatService) -> None:
     # search: #1, #11 (the earlier question), #12 (its answer quotes the fact); window around #1: #1..#3.
     assert set(result.memory_items) == {("session", sid, i) for i in (1, 2, 3, 11, 12)}
     assert result.memory_hits == 5
+
+
+def test_a_statement_elsewhere_beats_an_echo_here(svc: ChatService, store: MemoryStore) -> None:
+    svc.turn("u1", "gym", "My locker code is 4711.")
+    store.user("u1").append("here", "assistant", "Your locker? I don't know anything about it yet.")
+
+    result = svc.turn("u1", "here", "What did I say about my locker?")
+
+    names = [c.name for c in result.tool_calls]
+    assert names == ["search_session", "search_daily", "get_daily_window"]
+    assert "Your locker?" in result.tool_calls[0].output, "the echo was found first, and passed over"
+    assert "4711" in result.reply
+
+
+def test_matching_long_term_lines_are_added_and_counted(svc: ChatService, store: MemoryStore) -> None:
+    store.user("u1").long_term.write("- Sister Chloé is a pilot\n- Likes tea\n")
+    svc.turn("u1", "s1", "My sister Chloé lives in Lyon.")
+
+    result = svc.turn("u1", "s1", "Where does my sister live?")
+
+    assert "Lyon" in result.reply and "Long-term memory also has: Sister Chloé is a pilot" in result.reply
+    assert result.long_term_lines == ("- Sister Chloé is a pilot",)
+    assert result.memory_hits == len(result.memory_items) + 1
