@@ -144,7 +144,7 @@ def _keyword(value: object) -> str:
     return text
 
 
-def _integer(name: str, value: object) -> int | None:
+def _integer(value: object) -> int | None:
     """An int from an int, an integral float or digit text (``"12"``, ``"#12"``); ``None`` if not integral."""
     if isinstance(value, bool):
         return None
@@ -162,7 +162,7 @@ def _integer(name: str, value: object) -> int | None:
 
 
 def _message_id(value: object) -> int:
-    number = _integer("message_id", value)
+    number = _integer(value)
     if number is None or number <= 0:
         raise _BadArgument(f"message_id must be a positive whole number such as 12 (the number after '#' in a "
                            f"search hit), got {type(value).__name__} {_show(value)}.")
@@ -170,7 +170,7 @@ def _message_id(value: object) -> int:
 
 
 def _side(name: str, value: object, notes: list[str]) -> int:
-    number = _integer(name, value)
+    number = _integer(value)
     if number is None:
         raise _BadArgument(f"{name} must be a whole number of messages from 0 to {WINDOW_MAX_SIDE}, "
                            f"got {type(value).__name__} {_show(value)}.")
@@ -368,7 +368,7 @@ class MemoryTools:
         """``get_recent_session(rounds=3)``: the latest rounds, without the message being answered."""
         _check_keys(args, ("rounds",))
         raw = args.get("rounds", 3)
-        rounds = _integer("rounds", raw)
+        rounds = _integer(raw)
         if rounds is None or rounds < 1:
             raise _BadArgument(f"rounds must be a whole number from 1 to {MAX_ROUNDS}, "
                                f"got {type(raw).__name__} {_show(raw)}.")
