@@ -55,6 +55,10 @@ class TurnEvent:
     ``tool_started``/``tool_finished`` carry the :class:`ToolCall` (``status="running"`` when started); ``token``
     carries a piece of the reply in ``text``; ``error`` carries the error text; the last event is always ``done``
     with the :class:`TurnResult` in ``result`` (and the reply in ``text``).
+
+    Some hosted models write a sentence before calling a tool ("Let me check..."): those tokens arrive *before* the
+    ``tool_started`` event of that step and are not part of the final reply. The reply is the tokens after the last
+    ``tool_finished`` event, and always ``done.result.reply``.
     """
 
     kind: EventKind
