@@ -38,10 +38,13 @@ from agentmem_nb.frames.follow import LayerFollower
 from agentmem_nb.frames.messages import (
     MESSAGE_COLUMNS,
     DayRange,
+    contains_casefold,
     daily_messages,
     filter_messages,
     message_file_frame,
+    messages_frame,
     session_messages,
+    time_mask,
 )
 from agentmem_nb.frames.tools import TOOL_COLUMNS, ToolSource, filter_tool_calls, input_text, tool_calls
 
@@ -49,6 +52,7 @@ __all__ = [
     "session_messages",
     "daily_messages",
     "message_file_frame",
+    "messages_frame",
     "long_term",
     "long_term_history",
     "conversations",
@@ -59,6 +63,8 @@ __all__ = [
     "filter_tool_calls",
     "filter_log",
     "input_text",
+    "contains_casefold",
+    "time_mask",
     "LayerFollower",
     "ReadStats",
     "TimeBound",

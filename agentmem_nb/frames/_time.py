@@ -36,10 +36,6 @@ _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 _ONE_US = _dt.timedelta(microseconds=1)
 NAT_US = np.iinfo(np.int64).min  # numpy's NaT as an int64
 
-# The shape ``format_ts`` writes. Strings in exactly this shape are parsed by pandas' C parser; anything else
-# (naive legacy stamps, other ISO variants, junk) goes through the store's own ``parse_ts`` so results agree.
-_CANONICAL = "%Y-%m-%dT%H:%M:%S.%f%z"
-
 TimeBound = _dt.datetime | _dt.date | str | pd.Timestamp | None
 """A range bound: a datetime (naive = the user's zone), a date or ``"YYYY-MM-DD"`` (a whole local day), or an ISO
 datetime string."""
@@ -73,15 +69,66 @@ def _local_zone() -> _dt.tzinfo:
     return _dt.datetime.now().astimezone().tzinfo or _dt.timezone.utc
 
 
+# Byte positions in the canonical shape "2026-04-08T10:00:00.123456+08:00" (32 ASCII bytes).
+_DIGITS = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22, 23, 24, 25, 27, 28, 30, 31]
+_PUNCTUATION = {4: b"-", 7: b"-", 10: b"T", 13: b":", 16: b":", 19: b".", 29: b":"}
+_WIDTH = 33  # one byte more than the shape, so a longer string is caught by a non-zero byte 32
+
+
+def _number(d: np.ndarray, first: int, last: int) -> np.ndarray:
+    out = np.zeros(len(d), dtype=np.int64)
+    for column in range(first, last + 1):
+        out = out * 10 + d[:, column]
+    return out
+
+
+def _parse_canonical(strings: Sequence[str | None]) -> np.ndarray:
+    """int64 µs for strings in exactly the shape ``format_ts`` writes; ``NAT_US`` for anything else.
+
+    Vectorised, and validated as strictly as ``datetime.fromisoformat`` validates that shape (real calendar days,
+    hours < 24, offsets < 24 h), so a string accepted here is one the store reads to the same instant.
+    """
+    count = len(strings)
+    try:
+        raw = np.array(strings, dtype=f"S{_WIDTH}")  # None becomes b"None", which fails the checks below
+    except UnicodeEncodeError:  # a non-ASCII string somewhere (never canonical): blank those out
+        raw = np.array([v if isinstance(v, str) and v.isascii() else "" for v in strings], dtype=f"S{_WIDTH}")
+    b = raw.view(np.uint8).reshape(count, _WIDTH)
+    d = b.astype(np.int64) - 48
+    digits = d[:, _DIGITS]
+    ok = ((digits >= 0) & (digits <= 9)).all(axis=1) & (b[:, 32] == 0)
+    for position, char in _PUNCTUATION.items():
+        ok &= b[:, position] == char[0]
+    sign = b[:, 26]
+    ok &= (sign == ord("+")) | (sign == ord("-"))
+    year, month, day = _number(d, 0, 3), _number(d, 5, 6), _number(d, 8, 9)
+    hour, minute, second = _number(d, 11, 12), _number(d, 14, 15), _number(d, 17, 18)
+    micro = _number(d, 20, 25)
+    off_h, off_m = _number(d, 27, 28), _number(d, 30, 31)
+    leap = (year % 4 == 0) & ((year % 100 != 0) | (year % 400 == 0))
+    month_days = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], dtype=np.int64)[np.clip(month, 0, 12)]
+    month_days = month_days + ((month == 2) & leap)
+    ok &= (year >= 1) & (month >= 1) & (month <= 12) & (day >= 1) & (day <= month_days)
+    ok &= (hour <= 23) & (minute <= 59) & (second <= 59) & (off_h <= 23) & (off_m <= 59)
+    # Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil), vectorised.
+    y = year - (month <= 2)
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * ((month + 9) % 12) + 2) // 5 + day - 1
+    days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+    offset = np.where(sign == ord("-"), -1, 1) * (off_h * 60 + off_m) * 60
+    seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset
+    return np.where(ok, seconds * 1_000_000 + micro, NAT_US)
+
+
 def parse_ts_us(values: Sequence[Any], zone: _dt.tzinfo | None) -> np.ndarray:
     """Raw ``ts`` values -> int64 microseconds since the epoch (``NAT_US`` where the store could not read one).
 
-    Agrees with :func:`agentmem_nb.timeutil.parse_ts`: canonical strings go through pandas in one call, the rest
-    one by one through ``parse_ts`` itself.
+    Agrees with :func:`agentmem_nb.timeutil.parse_ts`: strings in the canonical shape are converted in one
+    vectorised pass, the rest one by one through ``parse_ts`` itself.
     """
     strings = list(values) if set(map(type, values)) <= {str} else [v if v.__class__ is str else None for v in values]
-    parsed = pd.to_datetime(strings, format=_CANONICAL, utc=True, errors="coerce")
-    out = np.asarray(parsed.as_unit("us").asi8, dtype=np.int64).copy()
+    out = _parse_canonical(strings) if strings else np.empty(0, dtype=np.int64)
     for i in np.flatnonzero(out == NAT_US).tolist():
         text = strings[i]
         if text is None:

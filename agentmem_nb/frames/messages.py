@@ -15,7 +15,8 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import compress, repeat
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,7 @@ from agentmem_nb.frames._time import (
     us_to_series,
 )
 from agentmem_nb.identifiers import check_day, check_session_id
+from agentmem_nb.messages import Message
 from agentmem_nb.store import MessageFile, UserMemory
 
 __all__ = [
@@ -41,6 +43,9 @@ __all__ = [
     "daily_messages",
     "filter_messages",
     "message_file_frame",
+    "messages_frame",
+    "contains_casefold",
+    "time_mask",
     "DayRange",
 ]
 
@@ -88,7 +93,10 @@ _get = dict.get
 
 
 def _field(records: list[dict[str, Any]] | list[Any], name: str) -> list[Any]:
-    return list(map(_get, records, repeat(name)))
+    try:
+        return list(map(itemgetter(name), records))  # the usual case: every record has the key
+    except KeyError:
+        return list(map(_get, records, repeat(name)))
 
 
 def _all_of(values: list[Any], kind: type) -> bool:
@@ -123,7 +131,11 @@ def _count_calls(raw: Any) -> int:
     # Message.tool_calls keeps the entries ToolCall.from_raw accepts: dicts with a string name.
     if raw.__class__ is not list:
         return 0
-    return sum(1 for c in raw if isinstance(c, dict) and isinstance(c.get("name"), str))
+    count = 0
+    for call in raw:
+        if isinstance(call, dict) and isinstance(call.get("name"), str):
+            count += 1
+    return count
 
 
 @contextmanager
@@ -174,12 +186,13 @@ def _scan_records(file: MessageFile, cols: _Columns, *, start: int, before_us: i
             cols.session_id += [_str_or(v, None) for v in _field(metas, "session_id")]
             cols.day += [key] * count
         raw_calls = _field(metas, "tool_calls")
-        if any(raw_calls):
-            cols.n_tool_calls += [_count_calls(c) if c else 0 for c in raw_calls]
-            if cols.with_calls:
-                cols.calls += [(base + k, c) for k, c in enumerate(raw_calls) if c and c.__class__ is list]
-        else:
-            cols.n_tool_calls += [0] * count
+        counts = [0] * count
+        with_calls = list(compress(range(count), raw_calls))  # rows whose meta has a (truthy) tool_calls
+        for k in with_calls:
+            counts[k] = _count_calls(raw_calls[k])
+        cols.n_tool_calls += counts
+        if cols.with_calls:
+            cols.calls += [(base + k, raw_calls[k]) for k in with_calls if raw_calls[k].__class__ is list]
         if cols.with_meta:
             cols.meta += metas
     if not micros:
@@ -251,6 +264,21 @@ def _file_frame(
     before = 0 if before_ts is None or pd.isna(before_ts) else timestamp_us(before_ts)
     _scan(file, cols, start=start, before_us=before, stats=stats)
     return _to_frame(cols, user_id=user_id, zone=frame_zone(file.zone)), cols.calls
+
+
+def messages_frame(messages: Iterable[Message], *, user_id: str, zone: _dt.tzinfo | None) -> pd.DataFrame:
+    """Message objects (a search result, a window) as rows with the :data:`MESSAGE_COLUMNS` of the other frames."""
+    cols = _Columns()
+    messages = list(messages)
+    cols.ts.append(np.asarray([timestamp_us(m.ts) for m in messages], dtype=np.int64))
+    cols.message_id.append(np.asarray([m.message_id for m in messages], dtype=np.int64))
+    cols.session_id += [m.session_id for m in messages]
+    cols.day += [m.day for m in messages]
+    cols.role += [m.role for m in messages]
+    cols.content += [m.content for m in messages]
+    cols.n_tool_calls += [len(m.tool_calls) for m in messages]
+    cols.tags += [m.tags for m in messages]
+    return _to_frame(cols, user_id=user_id, zone=frame_zone(zone))
 
 
 def _session_ids(mem: UserMemory, session: str | Iterable[str] | None) -> list[str]:

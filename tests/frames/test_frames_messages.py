@@ -177,3 +177,10 @@ def test_seed_data_in_message_frames(seed_root) -> None:
     assert first.ts == pd.Timestamp("2026-04-08T19:52:09+08:00")
     # One legacy tool call, input stored as JSON text in the demo.
     assert daily["n_tool_calls"].sum() == 4
+
+
+def test_messages_frame_of_a_window_matches_the_file_frame(mem) -> None:
+    window = mem.session("s1").window(2, 1, 1)
+    frame = F.messages_frame(window.messages, user_id="alice", zone=mem.store.zone)
+    full = F.session_messages(mem, "s1")
+    assert frame.equals(full.iloc[0:3].reset_index(drop=True))
