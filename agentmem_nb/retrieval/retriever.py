@@ -166,6 +166,10 @@ class Retriever:
             else:
                 nb, na = before, after
             order = [pos, *range(pos + 1, min(size, pos + na + 1)), *range(pos - 1, max(-1, pos - nb - 1), -1)]
+            earlier = slots.get((li, pos))
+            if earlier is not None:
+                # Already here as a neighbour: it is a hit in its own right, so it becomes its own anchor.
+                slots[(li, pos)] = _Slot(li, pos, earlier.anchor_rank, pos)
             for other in order:
                 if len(slots) >= budget:
                     break
