@@ -289,15 +289,20 @@ def ablation_variants() -> list[Variant]:
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Add the ``locomo`` command to an ``argparse`` subparsers object (e.g. under ``agentmem-nb eval``)."""
-    parser = subparsers.add_parser(
+    """Add ``eval locomo`` to the CLI's top-level ``argparse`` subparsers (``agentmem-nb eval locomo FILE...``).
+
+    Returns the ``eval`` parser, whose own subparsers other evaluations can join.
+    """
+    evaluation = subparsers.add_parser("eval", help="measure the memory's retrieval on a benchmark")
+    commands = evaluation.add_subparsers(dest="eval_command", metavar="BENCHMARK", required=True)
+    parser = commands.add_parser(
         "locomo",
         help="recall of the agent's retrieval on LoCoMo conversations (any@N, all@N, latency)",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
     )
     _arguments(parser)
     parser.set_defaults(func=run)
-    return parser
+    return evaluation
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:

@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -30,7 +30,11 @@ __all__ = [
     "DEFAULT_WINDOW",
     "WINDOW_MODES",
     "WindowMode",
+    "ItemKey",
 ]
+
+ItemKey = tuple[str, str, int]
+"""A stored message: ``(layer, session id or day, message_id)`` — the agent tools' item key."""
 
 WindowMode = Literal["dialogue", "replies", "fixed"]
 """How an anchor's window opens (``before``/``after`` are the most it may take on each side):
@@ -114,11 +118,25 @@ class Retriever:
 
     # ------------------------------------------------------------------ public
 
-    def rank_hits(self, user: UserMemory, query: str, *, scope: Scope | None = None, limit: int = 20) -> list[Hit]:
-        """The ``limit`` best messages for ``query`` in ``scope`` (default: everything), best first."""
+    def rank_hits(
+        self,
+        user: UserMemory,
+        query: str,
+        *,
+        scope: Scope | None = None,
+        limit: int = 20,
+        exclude: Collection[ItemKey] = (),
+    ) -> list[Hit]:
+        """The ``limit`` best messages for ``query`` in ``scope`` (default: everything), best first.
+
+        ``exclude`` lists ``(layer, key, message_id)`` items never to return (e.g. the question being asked, which
+        was persisted before the agent searched).
+        """
         scope = scope or Scope.everything()
         limit = max(0, min(int(limit), MAX_SEARCH_LIMIT))
-        layers, chosen = self._candidates(user, query, scope, limit)
+        layers, chosen = self._candidates(user, query, scope, limit + len(exclude))
+        if exclude:
+            chosen = [c for c in chosen if _item(layers, c.layer, c.position) not in exclude][:limit]
         loaded = _load(layers, [(c.layer, c.position) for c in chosen])
         return [_hit(layers, c, rank_no, loaded[(c.layer, c.position)]) for rank_no, c in enumerate(chosen, start=1)]
 
@@ -132,6 +150,7 @@ class Retriever:
         before: int = DEFAULT_BEFORE,
         after: int = DEFAULT_AFTER,
         window: WindowMode = DEFAULT_WINDOW,
+        exclude: Collection[ItemKey] = (),
     ) -> Retrieval:
         """Anchors in rank order, each brought with up to ``before``/``after`` neighbours, until ``budget`` messages.
 
@@ -147,12 +166,15 @@ class Retriever:
         if window not in WINDOW_MODES:
             raise ValueError(f"unknown window mode {window!r}: use one of {', '.join(WINDOW_MODES)}")
         # An anchor already inside an earlier window adds no message, so rank a few more than the budget.
-        layers, candidates = self._candidates(user, query, scope, 2 * budget + 10)
+        layers, candidates = self._candidates(user, query, scope, 2 * budget + 10 + len(exclude))
+        skip = {(li, pos) for li, pos in _positions(layers, exclude)} if exclude else set()
         slots: dict[tuple[int, int], _Slot] = {}
         anchors: list[Candidate] = []
         for candidate in candidates:
             if len(slots) >= budget:
                 break
+            if (candidate.layer, candidate.position) in skip:
+                continue
             anchors.append(candidate)
             li, pos = candidate.layer, candidate.position
             size = len(layers[li])
@@ -173,7 +195,7 @@ class Retriever:
             for other in order:
                 if len(slots) >= budget:
                     break
-                if (li, other) not in slots:
+                if (li, other) not in slots and (li, other) not in skip:
                     slots[(li, other)] = _Slot(li, other, len(anchors), pos)
         loaded = _load(layers, list(slots))
         hits = [_hit(layers, c, n, loaded[(c.layer, c.position)]) for n, c in enumerate(anchors, start=1)]
@@ -205,6 +227,7 @@ class Retriever:
         before: int = DEFAULT_BEFORE,
         after: int = DEFAULT_AFTER,
         window: WindowMode = DEFAULT_WINDOW,
+        exclude: Collection[ItemKey] = (),
     ) -> Retrieval:
         """What a search tool runs: one session, one day, or (neither given) every day.
 
@@ -214,7 +237,10 @@ class Retriever:
         """
         scope = _scope_of(session_id, day)
         if is_keyword(query):
-            found = _exact(user, query.strip(), scope, limit)
+            found = _exact(user, query.strip(), scope, limit + len(exclude))
+            if exclude:
+                found = [m for m in found if (scope.layer, _key(scope, m), m.message_id) not in exclude]
+            found = found[-limit:] if limit > 0 else []
             if found:
                 hits = tuple(
                     Hit(message=m, layer=scope.layer, key=_key(scope, m), rank=n, score=1.0,
@@ -223,7 +249,25 @@ class Retriever:
                 )
                 messages = tuple(RetrievedMessage(h.message, h.layer, h.key, h.message.message_id, h) for h in hits)
                 return Retrieval(query, scope, "exact", limit, hits, messages)
-        return self.retrieve(user, query, scope=scope, budget=limit, before=before, after=after, window=window)
+        return self.retrieve(user, query, scope=scope, budget=limit, before=before, after=after, window=window,
+                             exclude=exclude)
+
+
+def _item(layers: Sequence[LayerIndex], li: int, pos: int) -> ItemKey:
+    return (layers[li].kind, layers[li].key, layers[li].message_ids[pos])
+
+
+def _positions(layers: Sequence[LayerIndex], items: Collection[ItemKey]) -> list[tuple[int, int]]:
+    """``(layer, position)`` of the given items that lie in ``layers``."""
+    where = {(layer.kind, layer.key): li for li, layer in enumerate(layers)}
+    out = []
+    for kind, key, message_id in items:
+        li = where.get((kind, key))
+        if li is not None:
+            pos = layers[li].layer.position_of(message_id)
+            if pos is not None:
+                out.append((li, pos))
+    return out
 
 
 def _key(scope: Scope, message: Message) -> str:
@@ -296,9 +340,16 @@ def _hit(layers: Sequence[LayerIndex], candidate: Candidate, rank_no: int, messa
 _DEFAULT = Retriever()
 
 
-def rank_hits(user: UserMemory, query: str, *, scope: Scope | None = None, limit: int = 20) -> list[Hit]:
+def rank_hits(
+    user: UserMemory,
+    query: str,
+    *,
+    scope: Scope | None = None,
+    limit: int = 20,
+    exclude: Collection[ItemKey] = (),
+) -> list[Hit]:
     """The ``limit`` best messages for ``query`` (see :meth:`Retriever.rank_hits`)."""
-    return _DEFAULT.rank_hits(user, query, scope=scope, limit=limit)
+    return _DEFAULT.rank_hits(user, query, scope=scope, limit=limit, exclude=exclude)
 
 
 def retrieve(
@@ -310,13 +361,15 @@ def retrieve(
     before: int = DEFAULT_BEFORE,
     after: int = DEFAULT_AFTER,
     window: WindowMode = DEFAULT_WINDOW,
+    exclude: Collection[ItemKey] = (),
 ) -> Retrieval:
     """Anchors plus windows under a budget of messages (see :meth:`Retriever.retrieve`).
 
     >>> # r = retrieve(store.user("alice"), "where did we hike in May?", budget=10)
     >>> # [m.message.anchor_line() for m in r.messages]
     """
-    return _DEFAULT.retrieve(user, query, scope=scope, budget=budget, before=before, after=after, window=window)
+    return _DEFAULT.retrieve(user, query, scope=scope, budget=budget, before=before, after=after, window=window,
+                             exclude=exclude)
 
 
 def search_messages(
@@ -329,7 +382,8 @@ def search_messages(
     before: int = DEFAULT_BEFORE,
     after: int = DEFAULT_AFTER,
     window: WindowMode = DEFAULT_WINDOW,
+    exclude: Collection[ItemKey] = (),
 ) -> Retrieval:
     """The agent tools' search (see :meth:`Retriever.search_messages`)."""
     return _DEFAULT.search_messages(user, query, session_id=session_id, day=day, limit=limit, before=before,
-                                    after=after, window=window)
+                                    after=after, window=window, exclude=exclude)

@@ -130,9 +130,9 @@ def test_cli_json_and_argparse_wiring(capsys: pytest.CaptureFixture[str]) -> Non
     assert main([str(MINI), "--budget", "5", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["budget"] == 5 and payload["overall"]["questions"] == 5
-    parser = argparse.ArgumentParser(prog="agentmem-nb eval")
+    parser = argparse.ArgumentParser(prog="agentmem-nb")
     add_parser(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["locomo", str(MINI), "--budget", "3"])
+    args = parser.parse_args(["eval", "locomo", str(MINI), "--budget", "3"])
     assert args.func(args) == 0
     assert "any@3" in capsys.readouterr().out
 

@@ -204,3 +204,18 @@ def test_budget_window_dedup_and_order(threads, query, budget, before, after, wi
         ranked = rank_hits(user, text, scope=Scope.everything(layer=layer), limit=500)
         if len(messages) < budget:
             assert {(h.key, h.message.message_id) for h in ranked} <= set(position)
+
+
+def test_excluded_items_are_never_returned(memory: UserMemory) -> None:
+    question = "what breed of dog did I adopt?"
+    asked = memory.append("s3", "user", question)  # the agent persists the question before it searches
+    excluded = {("daily", asked.daily.day or "", asked.daily.message_id),
+                ("session", "s3", asked.session.message_id)}
+    plain = search_messages(memory, question, limit=5)
+    assert any((m.layer, m.key, m.message.message_id) in excluded for m in plain.messages)
+    result = search_messages(memory, question, limit=5, exclude=excluded)
+    assert result.messages and all((m.layer, m.key, m.message.message_id) not in excluded for m in result.messages)
+    assert result.hits[0].message.content == "Hi! I adopted a beagle puppy last weekend."
+    in_thread = search_messages(memory, "breed", session_id="s3", exclude=excluded)  # exact mode, then nothing left
+    assert all(m.message.content != question for m in in_thread.messages)
+    assert all(h.message.content != question for h in rank_hits(memory, question, exclude=excluded))
