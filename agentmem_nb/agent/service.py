@@ -401,7 +401,6 @@ class _Turn:
         finally:
             stream.close()
 
-
     def _observe(self, msg: BaseMessage) -> Iterator[TurnEvent]:
         self.produced.append(msg)
         if isinstance(msg, AIMessage):
