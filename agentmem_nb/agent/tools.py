@@ -323,8 +323,7 @@ class MemoryTools:
         extra = len(turn.exclude)
         layer = scope.layer
         if scope.key is not None:
-            # Searching a layer with no file yet must answer "nothing", not open a missing file
-            # (the store's MessageFile.search does; see the report).
+            # A layer with no file yet has nothing to find; whatever sits behind the seam need not handle it.
             path = (self.user.session(scope.key) if layer == "session" else self.user.daily(scope.key)).path
             if not path.exists():
                 return []
