@@ -18,7 +18,7 @@ tools use. Every cell is escaped by :func:`agentmem_nb.widgets.html.escape` befo
 
 Driven from code (what the tests do)::
 
-    inspector = MemoryInspector(store, user="alice")
+    inspector = MemoryInspector(store, user_id="alice")
     inspector.select_layer("sessions")
     hits = inspector.search("lyon")
     window = inspector.select_hit(0)        # anchor ± 2 messages
@@ -148,7 +148,7 @@ class MemoryInspector(widgets.VBox):
 
     Args:
         store: the :class:`~agentmem_nb.store.MemoryStore` to read.
-        user: whose memory (default: the first user in the store, if any).
+        user_id: whose memory (default: the first user in the store, if any).
         layer: one of :data:`LAYERS` (``"sessions"`` by default).
         scope: a session id (sessions layer), a day (days layer), ``"history"`` (long-term layer) or ``"sessions"``
             (tool calls from the thread files instead of the log); ``None`` = everything.
@@ -161,7 +161,7 @@ class MemoryInspector(widgets.VBox):
         self,
         store: MemoryStore,
         *,
-        user: str | None = None,
+        user_id: str | None = None,
         layer: str = "sessions",
         scope: str | None = None,
         max_rows: int = 200,
@@ -174,7 +174,7 @@ class MemoryInspector(widgets.VBox):
         self.store = store
         self.max_rows = int(max_rows)
         self.hit_limit = int(hit_limit)
-        self.user: str | None = None
+        self.user_id: str | None = None
         self.layer: str = "sessions"
         self.scope: str | None = None
         self.frame: pd.DataFrame = pd.DataFrame()
@@ -256,8 +256,8 @@ class MemoryInspector(widgets.VBox):
         if layer not in LAYERS:
             raise ValueError(f"unknown layer {layer!r}: use one of {', '.join(LAYERS)}")
         users = store.users()
-        chosen = user if user is not None else (users[0] if users else None)
-        self.user = check_user_id(chosen) if chosen is not None else None
+        chosen = user_id if user_id is not None else (users[0] if users else None)
+        self.user_id = check_user_id(chosen) if chosen is not None else None
         self.layer = layer
         self.scope = self._check_scope(scope) if scope not in (None, "") else None
         self._load()
@@ -266,14 +266,14 @@ class MemoryInspector(widgets.VBox):
 
     def __repr__(self) -> str:
         scope = f", scope={self.scope!r}" if self.scope is not None else ""
-        return f"MemoryInspector(user={self.user!r}, layer={self.layer!r}{scope})"
+        return f"MemoryInspector(user={self.user_id!r}, layer={self.layer!r}{scope})"
 
     @property
     def mem(self) -> UserMemory:
         """The current user's memory."""
-        if self.user is None:
+        if self.user_id is None:
             raise ValueError("no user selected: call select_user('...') first (the store has no users yet)")
-        return self.store.user(self.user)
+        return self.store.user(self.user_id)
 
     @property
     def before(self) -> int:
@@ -290,11 +290,11 @@ class MemoryInspector(widgets.VBox):
         """The most recent error shown in the widget, if any."""
         return self.errors[-1] if self.errors else None
 
-    def select_user(self, user: str) -> None:
+    def select_user(self, user_id: str) -> None:
         """Show ``user``'s memory (the layer stays; a session or day scope is dropped)."""
-        user = check_user_id(user)
-        if user != self.user:
-            self.user = user
+        user_id = check_user_id(user_id)
+        if user_id != self.user_id:
+            self.user_id = user_id
             if self.layer in _MESSAGE_LAYERS:
                 self.scope = None
             self._clear_search()
@@ -394,14 +394,14 @@ class MemoryInspector(widgets.VBox):
         raise ValueError(f"scope {scope!r} does not apply to the {self.layer!r} layer: use {choices}")
 
     def _follower(self) -> frames.LayerFollower:
-        assert self.user is not None
-        follower = self._followers.get(self.user)
+        assert self.user_id is not None
+        follower = self._followers.get(self.user_id)
         if follower is None:
-            follower = self._followers[self.user] = frames.LayerFollower(self.mem)
+            follower = self._followers[self.user_id] = frames.LayerFollower(self.mem)
         return follower
 
     def _layer_frame(self) -> pd.DataFrame:
-        if self.user is None:
+        if self.user_id is None:
             return pd.DataFrame()
         mem, follower = self.mem, self._follower()
         if self.layer == "sessions":
@@ -440,7 +440,7 @@ class MemoryInspector(widgets.VBox):
         return "long_term/history" if self.layer == "long_term" and self.scope == "history" else self.layer
 
     def _find(self, text: str) -> list[InspectorHit]:
-        if self.user is None:
+        if self.user_id is None:
             return []
         if self.layer in _MESSAGE_LAYERS:
             return self._find_messages(text.strip())
@@ -528,7 +528,7 @@ class MemoryInspector(widgets.VBox):
     def _render_table(self) -> None:
         total = len(self.frame)
         shown = self.frame.tail(self.max_rows)
-        who = escape(self.user) if self.user else "no user"
+        who = escape(self.user_id) if self.user_id else "no user"
         scope = f" · {escape(self.scope)}" if self.scope else ""
         extent = (f"{total} rows" if total <= self.max_rows
                   else f"the newest {self.max_rows} of {total} rows (all of them are in <code>.frame</code>)")
@@ -589,11 +589,11 @@ class MemoryInspector(widgets.VBox):
         self._syncing = True
         try:
             users = self.store.users()
-            if self.user is not None and self.user not in users:
-                users = sorted([*users, self.user])
+            if self.user_id is not None and self.user_id not in users:
+                users = sorted([*users, self.user_id])
             if list(self.user_picker.options) != users:
                 self.user_picker.options = users
-            self.user_picker.value = self.user
+            self.user_picker.value = self.user_id
             self.layer_picker.value = self.layer
             options = self._scope_options()
             self.scope_picker.layout.display = "flex" if options else "none"
@@ -604,7 +604,7 @@ class MemoryInspector(widgets.VBox):
             self._syncing = False
 
     def _scope_options(self) -> list[tuple[str, str | None]]:
-        if self.user is None:
+        if self.user_id is None:
             return []
         mem = self.mem
         if self.layer == "sessions":
