@@ -101,15 +101,7 @@ def test_widgets_work_in_jupyterlab(lab: LabServer, lab_root: Path, page: Any, a
     # the control (an unescaped <img onerror> in a raw ipywidgets.HTML) fires: the mechanism is live in this page
     page.wait_for_function("window.__control_fired === 1")
     page.wait_for_timeout(500)  # give a (wrongly) injected image the same chance to fail loading and fire
-    injected = page.evaluate(
-        f"""() => Array.from(document.querySelectorAll('img[onerror], [onload], [onerror]'))
-                 .filter(el => !el.closest('.{XSS_CONTROL_CLASS}')).length"""
-    )
-    assert injected == 0
-    assert page.locator(".amn-chat img").count() == 0
-    assert page.locator(".amn-chat script").count() == 0
-    assert page.evaluate("typeof window.__xss") == "undefined"
-    assert dialogs == []
+    _assert_nothing_injected(page, dialogs)
     chat.screenshot(path=str(artifacts / "03-xss-shown-as-text.png"))
 
     # ---- the timeline and the inspector (when this checkout has them)
@@ -133,6 +125,9 @@ def test_widgets_work_in_jupyterlab(lab: LabServer, lab_root: Path, page: Any, a
     expect(chat.locator(".amn-chat-history")).to_contain_text("No messages yet")
     expect(chat.locator(".amn-chat-earlier")).to_be_hidden()
 
+    # the payloads have now been through the chat, the timeline's rows and the inspector's table
+    page.wait_for_timeout(500)
+    _assert_nothing_injected(page, dialogs)
     assert not [e for e in errors if "amn" in e or "agentmem" in e], errors
     page.screenshot(path=str(artifacts / "07-whole-notebook.png"), full_page=True)
 
@@ -171,28 +166,39 @@ def _open_long_conversation(chat: Any) -> float:
 
 
 def _timeline_steps(page: Any, artifacts: Path) -> None:
+    """Refresh (the chat has called tools since the cell ran), filter by keyword, unfold a row."""
     from playwright.sync_api import expect
 
     timeline = page.locator(".amn-timeline")
     timeline.scroll_into_view_if_needed()
     expect(timeline).to_be_visible()
     rows = timeline.locator(".amn-timeline-row")
-    expect(rows.first).to_be_visible()
-    total = rows.count()
+    timeline.locator(".amn-timeline-refresh").click()
+    # the seed's remember_note, "Where did I move?" (search_session, get_session_window), two XSS remember_notes
+    expect(rows).to_have_count(5)
     keyword = timeline.locator(".amn-timeline-filter-keyword input")
     keyword.fill("Lyon")
     keyword.press("Enter")
-    expect(rows).not_to_have_count(total)
-    expect(rows.first).to_contain_text("Lyon")
+    expect(rows).to_have_count(2)  # the search hit and the window around it both mention Lyon
+    expect(rows.first.locator("summary")).to_contain_text("search_session")
+    rows.first.locator("summary").click()
+    expect(rows.first.locator("pre").last).to_contain_text("I moved to Lyon")
+    timeline.scroll_into_view_if_needed()
     timeline.screenshot(path=str(artifacts / "05-timeline-filtered.png"))
+    keyword.fill("")
+    keyword.press("Enter")
+    expect(rows).to_have_count(5)  # the XSS payloads are in these rows' inputs and outputs, as text
 
 
 def _inspector_steps(page: Any, artifacts: Path) -> None:
+    """Refresh, search, choose a hit, see its window with the anchor highlighted, step the window."""
     from playwright.sync_api import expect
 
     inspector = page.locator(".amn-inspector")
     inspector.scroll_into_view_if_needed()
     expect(inspector).to_be_visible()
+    inspector.locator(".amn-inspector-refresh").click()
+    expect(inspector.locator(".amn-inspector-table")).to_contain_text(XSS_IMG)  # the chat's messages, as text
     search = inspector.locator(".amn-inspector-search input")
     search.fill("Porto")
     search.press("Enter")
@@ -200,6 +206,23 @@ def _inspector_steps(page: Any, artifacts: Path) -> None:
     expect(hit).to_contain_text("Porto")
     hit.click()
     window = inspector.locator(".amn-inspector-window")
-    expect(window).to_contain_text("Porto")
-    expect(window.locator(".amn-anchor")).to_contain_text("Porto")
+    expect(window.locator(".amn-anchor")).to_contain_text("My sister Ana lives in Porto.")
+    expect(window).to_contain_text("I prefer green tea")  # a message before the anchor
+    before_rows = window.locator("tr").count()
+    inspector.locator(".amn-window-after-plus").click()
+    expect(window.locator("tr")).to_have_count(before_rows + 1)  # one more message after the anchor
+    window.scroll_into_view_if_needed()
     inspector.screenshot(path=str(artifacts / "06-inspector-window.png"))
+
+
+def _assert_nothing_injected(page: Any, dialogs: list[str]) -> None:
+    """No dialog, no element with an inline handler (outside the deliberate control), no script in our widgets."""
+    injected = page.evaluate(
+        f"""() => Array.from(document.querySelectorAll('[onerror], [onload], [onclick], [onmouseover]'))
+                 .filter(el => !el.closest('.{XSS_CONTROL_CLASS}')).map(el => el.outerHTML.slice(0, 200))"""
+    )
+    assert injected == []
+    for widget in (".amn-chat", ".amn-inspector", ".amn-timeline"):
+        assert page.locator(f"{widget} img, {widget} script, {widget} iframe").count() == 0, widget
+    assert page.evaluate("typeof window.__xss") == "undefined"
+    assert dialogs == []
