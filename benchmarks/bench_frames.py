@@ -123,8 +123,7 @@ def measure(root: Path, n: int) -> dict[str, Any]:
 
     import pandas  # noqa: F401  - imported before the baseline so the baseline includes it
 
-    from agentmem_nb import MemoryStore
-    from agentmem_nb import frames
+    from agentmem_nb import MemoryStore, frames
 
     path = root / USER / "sessions" / f"{SESSION}.jsonl"
     size_mb = path.stat().st_size / 2**20

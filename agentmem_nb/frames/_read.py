@@ -64,14 +64,14 @@ def _index_snapshot(file: JsonlFile, start: int, stop: int | None) -> tuple[np.n
     """
     file.sync()
     try:
-        lock, ids, offsets = file._lock, file._ids, file._offsets  # noqa: SLF001 - see the module docstring
+        lock, ids, offsets = file._lock, file._ids, file._offsets  # private on purpose: see the module docstring
     except AttributeError:
         return None
     with lock:
         total = len(ids)
         stop = total if stop is None else max(0, min(stop, total))
         start = max(0, min(start, stop))
-        end = int(file._end)  # noqa: SLF001
+        end = int(file._end)
         id_slice = np.frombuffer(ids[start:stop], dtype=np.int64) if stop > start else np.empty(0, np.int64)
         off_slice = np.frombuffer(offsets[start:stop], dtype=np.int64) if stop > start else np.empty(0, np.int64)
         after = int(offsets[stop]) if stop < total else end

@@ -137,7 +137,7 @@ class InspectorError:
 def _retrieval() -> Any | None:
     """``agentmem_nb.retrieval`` if it can be imported (it is optional for the inspector), else ``None``."""
     try:
-        import agentmem_nb.retrieval as retrieval
+        from agentmem_nb import retrieval
     except ImportError:
         return None
     return retrieval
@@ -637,7 +637,7 @@ class MemoryInspector(widgets.VBox):
             try:
                 self.clear_error()
                 callback(*args)
-            except Exception as exc:  # a widget callback has nowhere else to report: show it in the widget
+            except Exception as exc:  # noqa: BLE001 - a widget callback has nowhere else to report: show it
                 self._show_error(action, exc)
 
         return run

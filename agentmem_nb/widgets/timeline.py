@@ -417,7 +417,7 @@ class ToolTimeline(widgets.VBox):
             try:
                 self.clear_error()
                 callback(*args)
-            except Exception as exc:  # a widget callback has nowhere else to report: show it in the widget
+            except Exception as exc:  # noqa: BLE001 - a widget callback has nowhere else to report: show it
                 self._show_error(action, exc)
 
         return run
@@ -468,8 +468,8 @@ def timeline_svg(calls: pd.DataFrame, *, lanes: Lanes = "tool", width: int = 860
             return float(left)
         return left + (moment - first).total_seconds() / span * plot_w
 
-    parts = [f'<svg class="amn-timeline-svg" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'viewBox="0 0 {width} {height}" role="img">']
+    parts = [(f'<svg class="amn-timeline-svg" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+              f'viewBox="0 0 {width} {height}" role="img">')]
     for i, name in enumerate(lane_names):
         y = top + lane_h * i + lane_h / 2
         parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" class="amn-lane-line"/>')

@@ -36,8 +36,8 @@ ODD_LINES: list[bytes] = [
     b'{"ts": "2026-04-08T10:00:11.000001+08:00", "role": "user", "content": "lone \\ud800 surrogate"}',
     b'{"ts": "2026-04-08T10:00:12.000001+08:00", "role": "user", "content": "dup id", "message_id": 3}',
     b'\xef\xbb\xbf{"ts": "2026-04-08T10:00:13.000001+08:00", "content": "BOM line"}',
-    b'{"ts": "2026-04-08T10:00:14.000001+05:45", "role": "user", "content": "\\u4f60\\u597d odd offset",'
-    b' "meta": {"session_id": "s9", "tool_calls": [{"name": "t", "input": "{\\"k\\": 1}"}, {"bad": 1}, "x"]}}',
+    (b'{"ts": "2026-04-08T10:00:14.000001+05:45", "role": "user", "content": "\\u4f60\\u597d odd offset",'
+     b' "meta": {"session_id": "s9", "tool_calls": [{"name": "t", "input": "{\\"k\\": 1}"}, {"bad": 1}, "x"]}}'),
     b'{"ts": "2026-04-08 10:00:15.000001+08:00", "role": "user", "content": "space separator"}\r',
 ]
 

@@ -10,7 +10,7 @@ _FRAMES_TESTS = Path(__file__).resolve().parents[1] / "frames"
 if str(_FRAMES_TESTS) not in sys.path:
     sys.path.insert(0, str(_FRAMES_TESTS))
 
-from frames_testlib import XSS_IMG, XSS_SCRIPT, at, build_user, expected_calls, turn  # noqa: E402
+from frames_testlib import XSS_IMG, XSS_SCRIPT, at, build_user, expected_calls, turn
 
 __all__ = ["XSS_IMG", "XSS_SCRIPT", "at", "build_user", "expected_calls", "turn", "assert_inert", "ESCAPED_IMG",
            "ESCAPED_SCRIPT"]

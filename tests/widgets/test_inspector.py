@@ -224,7 +224,7 @@ def test_xss_payloads_are_escaped_in_every_html_value(inspector) -> None:
             if inspector.hits:
                 inspector.select_hit(0)
                 inspector.widen(before=3, after=3)
-            for part, html in inspector.html_values().items():
+            for html in inspector.html_values().values():
                 assert_inert(html)
                 seen_img |= ESCAPED_IMG in html
                 seen_script |= ESCAPED_SCRIPT in html

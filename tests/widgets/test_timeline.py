@@ -178,8 +178,8 @@ def test_a_tool_name_with_markup_is_escaped_in_lanes(store) -> None:
     mem = store.user("mallory")
     turn(mem, "s", "hi", "ok", at(8, 10), (ToolCall(XSS_IMG, {"k": XSS_SCRIPT}, XSS_SCRIPT, status="error"),))
     timeline = ToolTimeline(store, user_id="mallory")
-    for html in timeline.html_values().values():
-        assert_inert(html)
+    for value in timeline.html_values().values():
+        assert_inert(value)
     assert ESCAPED_IMG in timeline.chart.value
     assert_inert(timeline_svg(timeline.frame, lanes="session"))
 
