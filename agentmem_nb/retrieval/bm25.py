@@ -4,7 +4,7 @@ Why hand-written rather than ``bm25s``: ``bm25s`` builds an immutable sparse mat
 one message means re-indexing everything, and its scores come without per-term contributions. Here a message is one
 ``add`` (postings lists grow in place), the corpus statistics (N, document frequency, average length) are read at
 query time so they are always current, and scoring a query touches only the postings of its terms — a few thousand
-integers for a conversation — which pure Python does well inside the latency budget. Each score is returned with its
+integers for a conversation, each term one vectorised numpy expression. Each score is returned with its
 per-term breakdown, so a hit can say *why* it was found.
 
 BM25 as in Lucene (Robertson/Spärck Jones IDF shifted to stay positive)::
@@ -18,12 +18,17 @@ BM25 as in Lucene (Robertson/Spärck Jones IDF shifted to stay positive)::
 from __future__ import annotations
 
 import math
+import threading
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["BM25Params", "TermIndex", "CorpusStats", "idf", "score_query", "explain_terms"]
+import numpy as np
+
+__all__ = ["BM25Params", "TermIndex", "CorpusStats", "idf", "score_into", "score_query", "explain_terms"]
+
+_EMPTY = np.zeros(0, dtype=np.int64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,10 +60,12 @@ class TermIndex:
     Documents are numbered by position, 0, 1, 2, … in the order they were added.
     """
 
-    __slots__ = ("_postings", "_doc_terms", "_lengths", "_total_length", "_cf")
+    __slots__ = ("_postings", "_tfs", "_doc_terms", "_lengths", "_total_length", "_cf", "_lock")
 
     def __init__(self) -> None:
-        self._postings: dict[str, array] = {}
+        self._postings: dict[str, array] = {}  # term -> positions of the documents containing it, ascending
+        self._tfs: dict[str, array] = {}  # term -> its frequency in each of those documents (parallel array)
+        self._lock = threading.Lock()  # appends vs. the copies scoring takes (arrays cannot grow while exported)
         self._cf: dict[str, int] = {}  # collection frequency: occurrences of each term in all documents
         self._doc_terms: list[dict[str, int]] = []
         self._lengths = array("i")
@@ -75,17 +82,20 @@ class TermIndex:
     def add(self, terms: Iterable[str]) -> int:
         """Index one document given its terms (repeats count); returns its position."""
         counts = Counter(terms)
-        position = len(self._lengths)
-        for term, n in counts.items():
-            self._cf[term] = self._cf.get(term, 0) + n
-            postings = self._postings.get(term)
-            if postings is None:
-                postings = self._postings[term] = array("i")
-            postings.append(position)
-        self._doc_terms.append(dict(counts))
-        length = sum(counts.values())
-        self._lengths.append(length)
-        self._total_length += length
+        with self._lock:
+            position = len(self._lengths)
+            for term, n in counts.items():
+                self._cf[term] = self._cf.get(term, 0) + n
+                postings = self._postings.get(term)
+                if postings is None:
+                    postings = self._postings[term] = array("i")
+                    self._tfs[term] = array("i")
+                postings.append(position)
+                self._tfs[term].append(n)
+            self._doc_terms.append(dict(counts))
+            length = sum(counts.values())
+            self._lengths.append(length)
+            self._total_length += length
         return position
 
     def df(self, term: str) -> int:
@@ -112,6 +122,19 @@ class TermIndex:
     def length(self, position: int) -> int:
         """Length in terms of document ``position``."""
         return self._lengths[position]
+
+    def arrays(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(positions, term frequencies)`` of ``term`` as numpy copies (safe while other threads append)."""
+        with self._lock:
+            postings = self._postings.get(term)
+            if postings is None:
+                return _EMPTY, _EMPTY
+            return np.array(postings, dtype=np.int64), np.array(self._tfs[term], dtype=np.float64)
+
+    def lengths(self) -> np.ndarray:
+        """Length of every document, as a numpy copy."""
+        with self._lock:
+            return np.array(self._lengths, dtype=np.float64)
 
     def vocabulary_size(self) -> int:
         """Number of distinct terms."""
@@ -145,6 +168,42 @@ class CorpusStats:
         return idf(self.n_docs, self.df.get(term, 0))
 
 
+def score_into(
+    out: np.ndarray,
+    index: TermIndex,
+    weights: Mapping[str, float],
+    stats: CorpusStats,
+    params: BM25Params = BM25Params(),
+    *,
+    offset: int = 0,
+    lengths: np.ndarray | None = None,
+) -> None:
+    """Add the BM25 score of every document of ``index`` to ``out[offset + position]`` (vectorised).
+
+    ``weights`` maps query terms to their query weight (1.0 per occurrence of a user's word; less for expansion
+    terms). ``lengths`` may pass ``index.lengths()`` when the caller already has it.
+    """
+    if not stats.n_docs or not weights or not len(index):
+        return
+    k1, b = params.k1, params.b
+    norm = k1 * (1.0 - b)
+    per_length = k1 * b / stats.avg_length if stats.avg_length else 0.0
+    doc_lengths = index.lengths() if lengths is None else lengths
+    size = len(doc_lengths)
+    for term, weight in weights.items():
+        if not weight:
+            continue
+        positions, tf = index.arrays(term)
+        if len(positions) and positions[-1] >= size:  # appended by another thread since `lengths` was taken
+            keep = positions < size
+            positions, tf = positions[keep], tf[keep]
+        if not len(positions):
+            continue
+        factor = weight * stats.idf(term) * (k1 + 1.0)
+        # Positions are unique within one term's postings, so a fancy-indexed += is exact here.
+        out[positions + offset] += factor * tf / (tf + norm + per_length * doc_lengths[positions])
+
+
 def score_query(
     index: TermIndex,
     weights: Mapping[str, float],
@@ -153,27 +212,15 @@ def score_query(
 ) -> dict[int, float]:
     """BM25 score ``{position: score}`` of every document of ``index`` that contains a query term.
 
-    ``weights`` maps query terms to their query weight (1.0 per occurrence of a user's word; less for expansion
-    terms). :func:`explain_terms` splits one document's score into per-term contributions.
+    :func:`explain_terms` splits one document's score into per-term contributions.
     """
-    out: dict[int, float] = {}
-    if not stats.n_docs or not weights:
-        return out
-    k1, b = params.k1, params.b
-    norm = k1 * (1.0 - b)
-    per_length = k1 * b / stats.avg_length if stats.avg_length else 0.0
-    lengths = index._lengths
-    doc_terms = index._doc_terms
-    get = out.get
-    for term, weight in weights.items():
-        postings = index._postings.get(term)
-        if not postings or weight == 0:
-            continue
-        factor = weight * stats.idf(term) * (k1 + 1.0)
-        for position in postings:
-            tf = doc_terms[position][term]
-            out[position] = get(position, 0.0) + factor * tf / (tf + norm + per_length * lengths[position])
-    return out
+    scores = np.zeros(len(index))
+    score_into(scores, index, weights, stats, params)
+    matched = np.zeros(len(index), dtype=bool)
+    for term in weights:
+        if weights[term]:
+            matched[index.arrays(term)[0]] = True
+    return {int(p): float(scores[p]) for p in np.flatnonzero(matched)}
 
 
 def explain_terms(

@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from agentmem_nb.retrieval.bm25 import TermIndex
 from agentmem_nb.retrieval.tokenize import Tokenizer, TokenizerConfig
 from agentmem_nb.store import MessageFile, UserMemory
@@ -91,6 +93,11 @@ class LayerIndex:
 
     def __len__(self) -> int:
         return len(self.terms)
+
+    def snapshot(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(lengths, days)`` of every indexed message, consistent with each other (numpy copies)."""
+        with self._lock:
+            return self.terms.lengths(), np.array(self.days, dtype=np.int64)
 
     def _day_of(self, record: dict[str, Any]) -> int:
         if self.layer.kind == "daily":

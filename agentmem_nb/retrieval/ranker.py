@@ -35,8 +35,10 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from agentmem_nb.retrieval.bm25 import BM25Params, CorpusStats, TermIndex, explain_terms, score_query
-from agentmem_nb.retrieval.dates import DateRange, extract_dates
+import numpy as np
+
+from agentmem_nb.retrieval.bm25 import BM25Params, CorpusStats, TermIndex, explain_terms, score_into
+from agentmem_nb.retrieval.dates import extract_dates
 from agentmem_nb.retrieval.dense import DenseIndex, Embedder
 from agentmem_nb.retrieval.index import LayerIndex
 from agentmem_nb.retrieval.tokenize import Tokenizer
@@ -100,56 +102,74 @@ def rank(
 ) -> list[Candidate]:
     """The ``limit`` best messages of ``layers`` with a positive score, best first (ties: newer first).
 
-    Scores of every matching message are plain floats; the per-signal and per-term breakdown is computed for the
-    returned candidates only (that keeps a query on a name said in half the turns cheap).
+    The scope's files are laid end to end in one score vector, so each signal is a handful of numpy expressions
+    whatever the number of messages; the per-signal and per-term breakdown is computed for the returned candidates
+    only.
     """
     ranges, words = extract_dates(query) if config.date_boost else ([], query)
     query_terms = Counter(tokenizer.terms(words))
     indexes = [layer.terms for layer in layers]
+    snapshots = [layer.snapshot() for layer in layers]
+    sizes = [len(lengths) for lengths, _ in snapshots]
+    starts = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    total = int(starts[-1])
+    if not total or not (query_terms or (dense is not None and config.dense_weight)):
+        return []
     weights = {t: float(n) for t, n in query_terms.items()}
     stats = CorpusStats.of(indexes, weights)
-    first = [score_query(ix, weights, stats, config.bm25) for ix in indexes]
+    bm25 = np.zeros(total)
+    for li, ix in enumerate(indexes):
+        score_into(bm25, ix, weights, stats, config.bm25, offset=int(starts[li]), lengths=snapshots[li][0])
 
     extra: dict[str, float] = {}
     extra_stats = stats
-    expansion: list[dict[int, float]] = [{} for _ in layers]
-    if config.expansion_docs and config.expansion_terms and config.expansion_weight and any(first):
-        extra = _feedback_terms(indexes, first, query_terms, config)
+    lexical = bm25
+    if config.expansion_docs and config.expansion_terms and config.expansion_weight and bm25.any():
+        extra = _feedback_terms(indexes, bm25, starts, query_terms, config)
         if extra:
             extra_stats = CorpusStats.of(indexes, extra)
-            expansion = [score_query(ix, extra, extra_stats, config.bm25) for ix in indexes]
+            expansion = np.zeros(total)
+            for li, ix in enumerate(indexes):
+                score_into(expansion, ix, extra, extra_stats, config.bm25, offset=int(starts[li]),
+                           lengths=snapshots[li][0])
+            lexical = bm25 + expansion
+    matched = lexical > 0
+    score = lexical.copy()
 
-    dense_scores: list[dict[int, float]] = [{} for _ in layers]
+    context = np.zeros(total)
+    if config.context_weight and config.context_span:
+        context = _context(lexical, starts, config)
+        score += context
+    thread = np.zeros(total)
+    if config.thread_weight and len(layers) > 1:
+        per_file = _thread_scores(indexes, weights, config)
+        thread = np.repeat(config.thread_weight * np.asarray(per_file), sizes) * matched
+        score += thread
+    dense_part = np.zeros(total)
     if dense is not None and config.dense_weight:
-        dense_scores = dense.similarities(layers, query)
+        for li, sims in enumerate(dense.similarities(layers, query)):
+            for pos, sim in sims.items():
+                if sim > 0 and pos < sizes[li]:
+                    dense_part[starts[li] + pos] = config.dense_weight * sim
+        score += dense_part
+    in_range = np.zeros(total, dtype=bool)
+    if ranges:
+        days = np.concatenate([d for _, d in snapshots])
+        for r in ranges:
+            in_range |= (days >= r.first.toordinal()) & (days <= r.last.toordinal())
+        score += config.date_boost * score * in_range
 
-    thread = _thread_scores(indexes, weights, config) if config.thread_weight and len(layers) > 1 else None
-
-    totals: list[tuple[float, int, int]] = []  # (score, layer, position)
-    parts: list[tuple[dict[int, float], dict[int, float], dict[int, float]]] = []
-    for li, layer in enumerate(layers):
-        lexical = dict(first[li])
-        for pos, value in expansion[li].items():
-            lexical[pos] = lexical.get(pos, 0.0) + value
-        context = _context(lexical, len(layer), config) if config.context_weight and config.context_span else {}
-        dense_part = {pos: config.dense_weight * sim for pos, sim in dense_scores[li].items() if sim > 0}
-        parts.append((lexical, context, dense_part))
-        thread_part = config.thread_weight * thread[li] if thread is not None else 0.0
-        in_range = _in_range(layer, ranges) if ranges else None
-        for pos in set(lexical) | set(context) | set(dense_part):
-            score = lexical.get(pos, 0.0) + context.get(pos, 0.0) + dense_part.get(pos, 0.0)
-            if pos in lexical:
-                score += thread_part
-            if in_range is not None and in_range(pos):
-                score += config.date_boost * score
-            if score > 0:
-                totals.append((score, li, pos))
-    # Newer first on ties: in a memory, the latest statement of a fact is the one that holds.
-    best = heapq.nlargest(limit, totals)  # (score, layer, position): ties go to the later file, then the later turn
+    found = np.flatnonzero(score > 0)
+    if not len(found):
+        return []
+    # Best first; ties go to the later file, then the later turn (in a memory, the latest statement holds).
+    order = np.lexsort((-found, -score[found]))[:limit]
+    best = found[order]
+    layer_of = np.searchsorted(starts, best, side="right") - 1
 
     out = []
-    for _, li, pos in best:
-        lexical, context, dense_part = parts[li]
+    for g, li in zip(best.tolist(), layer_of.tolist(), strict=True):
+        pos = g - int(starts[li])
         terms = {("bm25", t): c for t, c in explain_terms(indexes[li], pos, weights, stats, config.bm25).items()}
         signals: dict[str, float] = {}
         if terms:
@@ -159,35 +179,32 @@ def rank(
             if more:
                 terms.update({("expansion", t): c for t, c in more.items()})
                 signals["expansion"] = sum(more.values())
-        if context.get(pos):
-            signals["context"] = context[pos]
-        if thread is not None and pos in lexical and thread[li]:
-            signals["thread"] = config.thread_weight * thread[li]
-        if dense_part.get(pos):
-            signals["dense"] = dense_part[pos]
-        if ranges and _in_range(layers[li], ranges)(pos):
+        for name, values in (("context", context), ("thread", thread), ("dense", dense_part)):
+            if values[g] > 0:
+                signals[name] = float(values[g])
+        if in_range[g]:
             signals["date"] = config.date_boost * sum(signals.values())
         out.append(Candidate(li, pos, sum(signals.values()), signals, terms))
     return out
 
 
-def _context(lexical: dict[int, float], size: int, config: RankerConfig) -> dict[int, float]:
-    """Each turn passes a share of its lexical score to its neighbours; the best neighbour decides (a max, not a
-    sum, so a run of weak turns does not add up to a false hit)."""
-    out: dict[int, float] = {}
-    span, weight = config.context_span, config.context_weight
-    for pos, value in lexical.items():
-        share = weight * value
-        for other in range(max(0, pos - span), min(size, pos + span + 1)):
-            if other != pos and share > out.get(other, 0.0):
-                out[other] = share
-    return out
-
-
-def _in_range(layer: LayerIndex, ranges: Sequence[DateRange]):  # type: ignore[no-untyped-def]
-    bounds = [(r.first.toordinal(), r.last.toordinal()) for r in ranges]
-    days = layer.days
-    return lambda pos: any(lo <= days[pos] <= hi for lo, hi in bounds)
+def _context(lexical: np.ndarray, starts: np.ndarray, config: RankerConfig) -> np.ndarray:
+    """Each turn receives a share of its best neighbour's lexical score (a max, not a sum, so a run of weak turns
+    does not add up to a false hit). Neighbours never reach across from one file into the next."""
+    n = len(lexical)
+    sizes = np.diff(starts)
+    index_in_file = np.arange(n) - np.repeat(starts[:-1], sizes)
+    size_of_file = np.repeat(sizes, sizes)
+    best = np.zeros(n)
+    for shift in range(1, config.context_span + 1):
+        from_before = np.zeros(n)
+        from_before[shift:] = lexical[:-shift]
+        from_before[index_in_file < shift] = 0
+        from_after = np.zeros(n)
+        from_after[:-shift] = lexical[shift:]
+        from_after[index_in_file >= size_of_file - shift] = 0
+        best = np.maximum(best, np.maximum(from_before, from_after))
+    return config.context_weight * best
 
 
 def _thread_scores(indexes: Sequence[TermIndex], weights: dict[str, float], config: RankerConfig) -> list[float]:
@@ -212,22 +229,26 @@ def _thread_scores(indexes: Sequence[TermIndex], weights: dict[str, float], conf
 
 def _feedback_terms(
     indexes: Sequence[TermIndex],
-    first: Sequence[dict[int, float]],
+    bm25: np.ndarray,
+    starts: np.ndarray,
     query_terms: Counter[str],
     config: RankerConfig,
 ) -> dict[str, float]:
     """RM3-style expansion terms and their query weights from the best first-pass documents."""
-    scored = ((s, li, pos) for li, per in enumerate(first) for pos, s in per.items())
-    top = heapq.nlargest(config.expansion_docs, scored)
-    total_score = sum(s for s, _, _ in top)
-    if not top or total_score <= 0:
+    k = min(config.expansion_docs, int((bm25 > 0).sum()))
+    if k <= 0:
         return {}
+    top = np.argsort(-bm25, kind="stable")[:k]
+    total_score = float(bm25[top].sum())
     relevance: Counter[str] = Counter()
-    for s, li, pos in top:
+    for g in top.tolist():
+        li = int(np.searchsorted(starts, g, side="right") - 1)
+        pos = g - int(starts[li])
+        share = float(bm25[g]) / total_score
         length = indexes[li].length(pos) or 1
         for term, tf in indexes[li].doc_terms(pos).items():
             if term not in query_terms:
-                relevance[term] += (s / total_score) * tf / length
+                relevance[term] += share * tf / length
     n_docs = sum(len(ix) for ix in indexes)
     weighted = {}
     for term, p in relevance.items():

@@ -16,12 +16,12 @@ def test_exported_names_are_exactly_the_public_surface() -> None:
         assert getattr(retrieval, name).__doc__ or name.isupper(), f"{name} has no docstring"
 
 
-def test_the_store_does_not_import_retrieval_and_retrieval_needs_no_heavy_package() -> None:
+def test_the_store_does_not_import_retrieval_and_retrieval_loads_no_optional_package() -> None:
     code = (
         "import sys, agentmem_nb.store;"
         "assert not any(m.startswith('agentmem_nb.retrieval') for m in sys.modules), 'store imported retrieval';"
         "import agentmem_nb.retrieval;"
-        "heavy = {'pandas', 'ipywidgets', 'langchain', 'langchain_core', 'jieba', 'numpy', 'wordllama'};"
+        "heavy = {'pandas', 'ipywidgets', 'langchain', 'langchain_core', 'jieba', 'wordllama', 'simplemma'};"
         "heavy &= set(sys.modules);"
         "assert not heavy, heavy"
     )
