@@ -29,6 +29,7 @@ Driven from code (what the tests do)::
 from __future__ import annotations
 
 import datetime as _dt
+import importlib
 import json
 import math
 import traceback
@@ -137,10 +138,10 @@ class InspectorError:
 def _retrieval() -> Any | None:
     """``agentmem_nb.retrieval`` if it can be imported (it is optional for the inspector), else ``None``."""
     try:
-        from agentmem_nb import retrieval
+        # import_module, not "from agentmem_nb import retrieval": it honours sys.modules, so a test can hide it
+        return importlib.import_module("agentmem_nb.retrieval")
     except ImportError:
         return None
-    return retrieval
 
 
 class MemoryInspector(widgets.VBox):
