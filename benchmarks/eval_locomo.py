@@ -45,14 +45,13 @@ def _scale(n: int, queries: int) -> None:
         written = time.perf_counter() - began
         print(f"\nsynthetic user: {n} messages over 100 days (written in {written:.1f} s)")
         retriever = Retriever()
-        next(iter(UserIndex(user).layers("daily")))  # warm imports and the OS page cache, not timed below
+        UserIndex(user).view("daily")  # warm imports and the OS page cache, not timed below
         cold = time.perf_counter()
-        index = UserIndex(user)
-        layers = list(index.layers("daily"))
+        view = UserIndex(user).view("daily")
         build = time.perf_counter() - cold
-        print(f"cold index build (restart): {build:.2f} s for {sum(map(len, layers))} messages "
+        print(f"cold index build (restart): {build:.2f} s for {view.size} messages "
               f"({build / n * 1e6:.0f} µs per message)")
-        retriever.layers(user, Scope.everything())
+        retriever.view(user, Scope.everything())
         times = []
         for _ in range(queries):
             query = " ".join(rng.choices(_WORDS, k=rng.randint(2, 6)))

@@ -15,8 +15,21 @@ The store does not import this package; this package reads the store only throug
 
 from agentmem_nb.retrieval.bm25 import BM25Params
 from agentmem_nb.retrieval.dense import DenseIndex, Embedder, OpenAIEmbedder
-from agentmem_nb.retrieval.hits import Hit, Retrieval, RetrievedMessage, Scope, Signal, TermMatch
-from agentmem_nb.retrieval.index import IndexConfig, LayerIndex, UserIndex, user_index
+from agentmem_nb.retrieval.hits import (
+    Hit,
+    Retrieval,
+    RetrievedMessage,
+    Scope,
+    Signal,
+    TermMatch,
+)
+from agentmem_nb.retrieval.index import (
+    IndexConfig,
+    KindIndex,
+    ScopeView,
+    UserIndex,
+    user_index,
+)
 from agentmem_nb.retrieval.ranker import RankerConfig
 from agentmem_nb.retrieval.retriever import (
     DEFAULT_AFTER,
@@ -49,7 +62,8 @@ __all__ = [
     "Embedder",
     "OpenAIEmbedder",
     "DenseIndex",
-    "LayerIndex",
+    "KindIndex",
+    "ScopeView",
     "UserIndex",
     "user_index",
     "DEFAULT_BEFORE",

@@ -15,13 +15,14 @@ import json
 import threading
 import urllib.error
 import urllib.request
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from agentmem_nb.errors import ConfigError
 
 if TYPE_CHECKING:
-    from agentmem_nb.retrieval.index import LayerIndex
+    from agentmem_nb.retrieval.index import KindIndex, ScopeView
 
 __all__ = ["Embedder", "OpenAIEmbedder", "DenseIndex"]
 
@@ -79,51 +80,47 @@ class OpenAIEmbedder:
 
 
 class DenseIndex:
-    """Unit-normalised vectors of every message of the layers it has seen, grown incrementally."""
+    """Unit-normalised vectors of every message of the kind indexes it has seen, grown incrementally."""
 
     def __init__(self, embedder: Embedder, *, top_k: int = 50) -> None:
-        import numpy as np  # local: numpy is only needed when a dense signal is configured
+        import numpy as np
 
         self._np = np
         self.embedder = embedder
         self.top_k = top_k
-        self._vectors: dict[int, object] = {}  # id(LayerIndex) -> ndarray (n, d)
-        self._owners: dict[int, LayerIndex] = {}  # keeps ids stable while cached
+        self._vectors: weakref.WeakKeyDictionary[KindIndex, object] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
 
-    def _matrix(self, layer: LayerIndex):  # type: ignore[no-untyped-def]
+    def _matrix(self, index: KindIndex):  # type: ignore[no-untyped-def]
         np = self._np
         with self._lock:
-            current = self._vectors.get(id(layer))
+            current = self._vectors.get(index)
             have = 0 if current is None else current.shape[0]
-            if have > len(layer):  # the layer index started over
+            if have > len(index):  # the kind index started over
                 current, have = None, 0
-            if have < len(layer):
-                texts = layer.texts(have, len(layer))
-                fresh = np.asarray(self.embedder.embed(texts), dtype=np.float32)
+            if have < len(index):
+                fresh = np.asarray(self.embedder.embed(index.texts(range(have, len(index)))), dtype=np.float32)
                 norms = np.linalg.norm(fresh, axis=1, keepdims=True)
                 fresh = fresh / np.where(norms == 0, 1.0, norms)
                 current = fresh if current is None else np.vstack([current, fresh])
-                self._vectors[id(layer)] = current
-                self._owners[id(layer)] = layer
+                self._vectors[index] = current
             return current
 
-    def similarities(self, layers: Sequence[LayerIndex], query: str) -> list[dict[int, float]]:
-        """Cosine of the query with the ``top_k`` most similar messages of each layer: ``[{position: cos}]``."""
+    def similarities(self, view: ScopeView, query: str) -> dict[int, float]:
+        """Cosine of the query with the ``top_k`` most similar messages of the scope: ``{global id: cos}``."""
         np = self._np
         vector = np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
         norm = float(np.linalg.norm(vector))
-        if norm == 0:
-            return [{} for _ in layers]
-        vector /= norm
-        out = []
-        for layer in layers:
-            matrix = self._matrix(layer)
-            if matrix is None or not len(matrix):
-                out.append({})
-                continue
-            sims = matrix @ vector
-            k = min(self.top_k, len(sims))
-            best = np.argpartition(-sims, k - 1)[:k]
-            out.append({int(i): float(sims[i]) for i in best})
-        return out
+        matrix = self._matrix(view.index)
+        if norm == 0 or matrix is None or not len(matrix):
+            return {}
+        sims = matrix @ (vector / norm)
+        if not view.whole:
+            scope = np.zeros(len(sims), dtype=bool)
+            for follower in view.followers:
+                gids = np.asarray(follower.gids, dtype=np.int64)
+                scope[gids[gids < len(sims)]] = True
+            sims = np.where(scope, sims, -np.inf)
+        k = min(self.top_k, len(sims))
+        best = np.argpartition(-sims, k - 1)[:k]
+        return {int(i): float(sims[i]) for i in best if np.isfinite(sims[i])}

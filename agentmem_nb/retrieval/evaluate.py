@@ -25,12 +25,22 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from agentmem_nb.locomo import LocomoConversation, import_conversation, load_conversation
+from agentmem_nb.locomo import (
+    LocomoConversation,
+    import_conversation,
+    load_conversation,
+)
 from agentmem_nb.retrieval.bm25 import BM25Params
 from agentmem_nb.retrieval.hits import Scope
 from agentmem_nb.retrieval.index import IndexConfig
 from agentmem_nb.retrieval.ranker import RankerConfig
-from agentmem_nb.retrieval.retriever import DEFAULT_AFTER, DEFAULT_BEFORE, DEFAULT_WINDOW, Retriever, WindowMode
+from agentmem_nb.retrieval.retriever import (
+    DEFAULT_AFTER,
+    DEFAULT_BEFORE,
+    DEFAULT_WINDOW,
+    Retriever,
+    WindowMode,
+)
 from agentmem_nb.retrieval.tokenize import TokenizerConfig
 from agentmem_nb.store import MemoryStore
 
@@ -203,9 +213,9 @@ def _evaluate(
     for name, conversation in corpus.conversations:
         user = corpus.store.user(name)
         started = time.perf_counter()
-        layers = retriever.layers(user, Scope.everything())
+        view = retriever.view(user, Scope.everything())
         index_seconds += time.perf_counter() - started
-        messages += sum(len(layer) for layer in layers)
+        messages += view.size
         for question in conversation.questions:
             if question.category not in categories:
                 continue

@@ -1,15 +1,21 @@
 """Term indexes that follow the store's message files as they grow.
 
-A :class:`LayerIndex` mirrors one :class:`~agentmem_nb.store.MessageFile`: on every query it asks the file how many
-records it has (``len()``, which reads only bytes appended since the last look) and tokenises only the new records
-(``read_records(start, stop)``). Appending a message therefore never rebuilds anything.
+One :class:`KindIndex` holds every message of one kind of file of a user — all the session files, or all the day
+files — in a single :class:`~agentmem_nb.retrieval.bm25.TermIndex`, documents numbered in the order they were
+indexed ("global ids"). A search over everything therefore costs one vectorised expression per query term, however
+many files there are (a year of day files is 365 files); a search over one session or one day is the same search
+with a mask.
 
-Nothing is persisted: after a restart an index is rebuilt from the files on first use. That costs one sequential read
-and one tokenisation per message (≈0.1 s for a LoCoMo conversation of 600 turns; see the benchmark figures in the
-package README/report), which is cheaper to keep correct than a cache file that must be invalidated.
+Each file is followed by a :class:`FileFollower`: on every query the file is ``stat``-ed, and only when its size or
+inode changed does the follower ask the store for its length (``MessageFile.len()``, which reads only bytes appended
+since the last look) and tokenise the new records (``read_records(start, stop)``). Appending a message never rebuilds
+anything. A file that was replaced or shrank (an external edit) makes its kind index start over.
 
-:class:`UserIndex` holds the layer indexes of one user; :func:`user_index` gives the shared one for a ``UserMemory``
-(kept alive as long as that object), so every search of a process reuses the same postings.
+Nothing is persisted: after a restart the index is rebuilt from the files on first use (one sequential read and one
+tokenisation per message; see the figures in ``agentmem_nb/retrieval/README.md``).
+
+:func:`user_index` gives the shared :class:`UserIndex` of a ``UserMemory`` (kept as long as that object lives), so
+every search in a process reuses the same postings.
 """
 
 from __future__ import annotations
@@ -19,9 +25,9 @@ import os
 import threading
 import weakref
 from array import array
-from collections.abc import Iterator
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -29,8 +35,9 @@ from agentmem_nb.retrieval.bm25 import TermIndex
 from agentmem_nb.retrieval.tokenize import Tokenizer, TokenizerConfig
 from agentmem_nb.store import MessageFile, UserMemory
 
-__all__ = ["IndexConfig", "LayerIndex", "UserIndex", "user_index", "document_text"]
+__all__ = ["IndexConfig", "FileFollower", "KindIndex", "ScopeView", "UserIndex", "user_index", "document_text"]
 
+Kind = Literal["session", "daily"]
 _READ_STEP = 2048
 
 
@@ -67,19 +74,23 @@ def document_text(record: dict[str, Any], *, speaker: bool) -> str:
     return text
 
 
-class LayerIndex:
-    """The term index of one message file, kept in step with it by :meth:`refresh`."""
+def _asks(text: str) -> int:
+    """1 if the message asks a question (its answer is likely the next turn)."""
+    return 1 if ("?" in text or "\uff1f" in text) else 0
 
-    def __init__(self, layer: MessageFile, config: IndexConfig, tokenizer: Tokenizer) -> None:
+
+class FileFollower:
+    """What the index knows about one message file: how far it has read it and where each message went."""
+
+    def __init__(self, layer: MessageFile, file_id: int) -> None:
         self.layer = layer
-        self.config = config
-        self.tokenizer = tokenizer
-        self._reset()
-        self._snapshot: tuple[int, int, int] | None = None
-        self.rebuilds = 0  # how many times the file changed under us and the index started over
+        self.file_id = file_id
+        self.message_ids = array("q")  # per position in the file
+        self.gids = array("q")  # global id of each position in the kind index
+        self.asks = bytearray()  # per position: 1 if the message asks a question
         self.records_read = 0  # records tokenised so far (tests assert appends read only the new ones)
-        self._lock = threading.Lock()
-        self._file_day = _dt.date.fromisoformat(layer.key).toordinal() if layer.kind == "daily" else 0
+        self._snapshot: tuple[int, int, int] | None = None
+        self.day = _dt.date.fromisoformat(layer.key).toordinal() if layer.kind == "daily" else 0
 
     @property
     def kind(self) -> str:
@@ -92,16 +103,12 @@ class LayerIndex:
         return self.layer.key
 
     def __len__(self) -> int:
-        return len(self.terms)
+        return len(self.message_ids)
 
-    def snapshot(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(lengths, days)`` of every indexed message, consistent with each other (numpy copies)."""
-        with self._lock:
-            return self.terms.lengths(), np.array(self.days, dtype=np.int64)
-
-    def _day_of(self, record: dict[str, Any]) -> int:
-        if self.layer.kind == "daily":
-            return self._file_day
+    def day_of(self, record: dict[str, Any]) -> int:
+        """Proleptic ordinal of a record's day (0 if unknown)."""
+        if self.day:
+            return self.day
         ts = record.get("ts")
         try:
             # The first ten characters of an ISO timestamp are its local date as written (the user's zone).
@@ -109,80 +116,174 @@ class LayerIndex:
         except ValueError:
             return 0
 
-    def texts(self, start: int, stop: int) -> list[str]:
-        """The indexed text of positions ``start <= i < stop`` (read from the file; for embedders)."""
-        records = self.layer.read_records(start, stop)
-        return [document_text(record, speaker=self.config.speaker) for _, record in records]
 
-    def refresh(self) -> None:
-        """Index the records appended since the last call.
+class KindIndex:
+    """Every message of one kind of file (sessions or days) of a user, in one term index. Thread-safe."""
 
-        When the file's size and inode are what they were, nothing else is done (one ``stat``): a query over a
-        user's thirty day files stays cheap.
-        """
-        with self._lock:
-            try:
-                st = os.stat(self.layer.path)
-                snapshot: tuple[int, int, int] | None = (st.st_dev, st.st_ino, st.st_size)
-            except FileNotFoundError:
-                snapshot = None
-            if snapshot is not None and snapshot == self._snapshot:
-                return
-            total = len(self.layer)
-            done = len(self.terms)
-            replaced = self._snapshot is not None and (snapshot is None or snapshot[:2] != self._snapshot[:2])
-            if replaced or total < done or (done and self.layer.position_of(self.message_ids[done - 1]) != done - 1):
-                # The file was replaced, shrank, or its ids moved: what we indexed is not this file any more.
-                self._reset()
-                self.rebuilds += 1
-                done = 0
-            for start in range(done, total, _READ_STEP):
-                for message_id, record in self.layer.read_records(start, min(total, start + _READ_STEP)):
-                    text = document_text(record, speaker=self.config.speaker)
-                    self.terms.add(self.tokenizer.terms(text))
-                    self.message_ids.append(message_id)
-                    self.days.append(self._day_of(record))
-                    self.asks.append(1 if ("?" in text or "\uff1f" in text) else 0)
-                    self.records_read += 1
-            # The stat was taken before reading: if the file grew meanwhile, the next call sees a new size and
-            # looks again. (A torn last line counts in the size but is not a record until it is completed, which
-            # changes the size.)
-            self._snapshot = snapshot
+    def __init__(self, kind: Kind, config: IndexConfig, tokenizer: Tokenizer) -> None:
+        self.kind = kind
+        self.config = config
+        self.tokenizer = tokenizer
+        self.rebuilds = 0  # times a file changed under us (replaced, shrunk) and the index started over
+        self._lock = threading.RLock()
+        self._reset()
 
     def _reset(self) -> None:
         self.terms = TermIndex()
-        self.message_ids = array("q")
-        self.days = array("i")  # proleptic ordinal of each message's day (0: unknown), for dates named in queries
-        self.asks = bytearray()  # 1 where the message asks a question: its answer is likely the next turn
+        self.files: list[FileFollower] = []
+        self._by_key: dict[str, FileFollower] = {}
+        self.file_of = array("i")  # per global id
+        self.position_of = array("q")
+        self.days = array("i")
+        self.prev = array("q")  # global id of the previous message of the same file, or -1
+        self.next = array("q")  # global id of the next message of the same file, or -1
+
+    def __len__(self) -> int:
+        return len(self.terms)
+
+    def follower(self, key: str) -> FileFollower | None:
+        """The follower of file ``key``, if it was indexed."""
+        return self._by_key.get(key)
+
+    def refresh(self, layers: Sequence[MessageFile]) -> list[FileFollower]:
+        """Bring the given files up to date (reading only what was appended); returns their followers."""
+        with self._lock:
+            for _attempt in range(2):
+                try:
+                    return [self._follow(layer) for layer in layers]
+                except _StartOver:
+                    self.rebuilds += 1
+                    rebuilds = self.rebuilds
+                    self._reset()
+                    self.rebuilds = rebuilds
+            raise RuntimeError("the memory files kept changing while they were being indexed; try again")
+
+    def _follow(self, layer: MessageFile) -> FileFollower:
+        follower = self._by_key.get(layer.key)
+        if follower is None or follower.layer is not layer:
+            if follower is not None:
+                raise _StartOver  # a different MessageFile object for a known key: re-read from scratch
+            follower = FileFollower(layer, len(self.files))
+            self.files.append(follower)
+            self._by_key[layer.key] = follower
+        try:
+            st = os.stat(layer.path)
+            snapshot: tuple[int, int, int] | None = (st.st_dev, st.st_ino, st.st_size)
+        except FileNotFoundError:
+            snapshot = None
+        if snapshot is not None and snapshot == follower._snapshot:
+            return follower  # unchanged: one stat, nothing read
+        total = len(layer)
+        done = len(follower)
+        replaced = follower._snapshot is not None and (snapshot is None or snapshot[:2] != follower._snapshot[:2])
+        if replaced or total < done or (done and layer.position_of(follower.message_ids[done - 1]) != done - 1):
+            raise _StartOver  # the file was replaced, shrank, or its ids moved: what we indexed is gone
+        for start in range(done, total, _READ_STEP):
+            for message_id, record in layer.read_records(start, min(total, start + _READ_STEP)):
+                self._add(follower, message_id, record)
+        # The stat was taken before reading: if the file grew meanwhile, the next call sees a new size and looks
+        # again. (A torn last line counts in the size but is no record until completed, which changes the size.)
+        follower._snapshot = snapshot
+        return follower
+
+    def _add(self, follower: FileFollower, message_id: int, record: dict[str, Any]) -> None:
+        text = document_text(record, speaker=self.config.speaker)
+        gid = self.terms.add(self.tokenizer.terms(text))
+        previous = follower.gids[-1] if follower.gids else -1
+        follower.message_ids.append(message_id)
+        follower.gids.append(gid)
+        follower.asks.append(_asks(text))
+        follower.records_read += 1
+        self.file_of.append(follower.file_id)
+        self.position_of.append(len(follower) - 1)
+        self.days.append(follower.day_of(record))
+        self.prev.append(previous)
+        self.next.append(-1)
+        if previous >= 0:
+            self.next[previous] = gid
+
+    def texts(self, gids: Sequence[int]) -> list[str]:
+        """The indexed text of the given global ids (read from the files; for embedders)."""
+        out: dict[int, str] = {}
+        by_file: dict[int, list[int]] = {}
+        for gid in gids:
+            by_file.setdefault(self.file_of[gid], []).append(gid)
+        for file_id, members in by_file.items():
+            follower = self.files[file_id]
+            positions = sorted(self.position_of[g] for g in members)
+            records = dict(zip(positions, follower.layer.read_at(positions), strict=True))
+            for gid in members:
+                out[gid] = document_text(records[self.position_of[gid]][1], speaker=self.config.speaker)
+        return [out[g] for g in gids]
+
+    def arrays(self) -> IndexArrays:
+        """Consistent numpy copies of the per-message arrays, for one query."""
+        with self._lock:
+            return IndexArrays(
+                lengths=self.terms.lengths(),
+                file_of=np.array(self.file_of, dtype=np.int64),
+                position_of=np.array(self.position_of, dtype=np.int64),
+                days=np.array(self.days, dtype=np.int64),
+                prev=np.array(self.prev, dtype=np.int64),
+                next=np.array(self.next, dtype=np.int64),
+                files=len(self.files),
+            )
+
+
+class _StartOver(Exception):
+    """Internal: a followed file no longer holds what was indexed from it."""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexArrays:
+    """Per-message arrays of a :class:`KindIndex` (numpy copies taken together), indexed by global id."""
+
+    lengths: np.ndarray
+    file_of: np.ndarray
+    position_of: np.ndarray
+    days: np.ndarray
+    prev: np.ndarray
+    next: np.ndarray
+    files: int
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeView:
+    """The part of a :class:`KindIndex` a search covers: some of its files (all of them for "everything")."""
+
+    index: KindIndex
+    followers: tuple[FileFollower, ...]
+    whole: bool  # True when every file of the kind index is in scope (no mask needed)
+
+    @property
+    def size(self) -> int:
+        """Number of messages in scope."""
+        return sum(len(f) for f in self.followers)
 
 
 class UserIndex:
-    """The layer indexes of one user, created on first use and refreshed before each query."""
+    """The two kind indexes (sessions, days) of one user, created on first use and refreshed before each query."""
 
     def __init__(self, user: UserMemory, config: IndexConfig | None = None) -> None:
         self.user = user
         self.config = config or IndexConfig()
         self.tokenizer = Tokenizer(self.config.tokenizer)
-        self._layers: dict[tuple[str, str], LayerIndex] = {}
-        self._lock = threading.Lock()
+        self.kinds: dict[str, KindIndex] = {
+            "session": KindIndex("session", self.config, self.tokenizer),
+            "daily": KindIndex("daily", self.config, self.tokenizer),
+        }
 
-    def layer(self, kind: str, key: str) -> LayerIndex:
-        """The up-to-date index of ``sessions/{key}`` (kind ``"session"``) or ``daily/{key}`` (kind ``"daily"``)."""
-        source = self.user.session(key) if kind == "session" else self.user.daily(key)
-        with self._lock:
-            found = self._layers.get((kind, key))
-            if found is None or found.layer is not source:
-                found = self._layers[(kind, key)] = LayerIndex(source, self.config, self.tokenizer)
-        found.refresh()
-        return found
-
-    def layers(self, kind: str) -> Iterator[LayerIndex]:
-        """Every non-empty session (or day) of the user, indexed, in id (or date) order."""
+    def view(self, kind: Kind, key: str | None = None) -> ScopeView:
+        """An up-to-date view of one file (``key``) or of every file of ``kind`` (``key=None``)."""
+        index = self.kinds[kind]
+        if key is not None:
+            layer = self.user.session(key) if kind == "session" else self.user.daily(key)
+            followers = index.refresh([layer])
+            return ScopeView(index, tuple(followers), whole=len(index.files) == 1)
         keys = self.user.session_ids() if kind == "session" else self.user.days()
-        for key in keys:
-            found = self.layer(kind, key)
-            if len(found):
-                yield found
+        layers = [self.user.session(k) if kind == "session" else self.user.daily(k) for k in keys]
+        followers = index.refresh(layers)
+        return ScopeView(index, tuple(f for f in followers if len(f)), whole=len(followers) == len(index.files))
 
 
 _SHARED: weakref.WeakKeyDictionary[UserMemory, dict[IndexConfig, UserIndex]] = weakref.WeakKeyDictionary()

@@ -32,15 +32,20 @@ from __future__ import annotations
 import heapq
 import math
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from agentmem_nb.retrieval.bm25 import BM25Params, CorpusStats, TermIndex, explain_terms, score_into
+from agentmem_nb.retrieval.bm25 import (
+    BM25Params,
+    CorpusStats,
+    TermIndex,
+    explain_terms,
+    score_into,
+)
 from agentmem_nb.retrieval.dates import extract_dates
 from agentmem_nb.retrieval.dense import DenseIndex, Embedder
-from agentmem_nb.retrieval.index import LayerIndex
+from agentmem_nb.retrieval.index import IndexArrays, ScopeView
 from agentmem_nb.retrieval.tokenize import Tokenizer
 
 __all__ = ["RankerConfig", "Candidate", "rank", "SIGNAL_ORDER"]
@@ -92,7 +97,7 @@ class Candidate:
 
 
 def rank(
-    layers: Sequence[LayerIndex],
+    view: ScopeView,
     query: str,
     tokenizer: Tokenizer,
     config: RankerConfig = RankerConfig(),
@@ -100,82 +105,82 @@ def rank(
     limit: int = 100,
     dense: DenseIndex | None = None,
 ) -> list[Candidate]:
-    """The ``limit`` best messages of ``layers`` with a positive score, best first (ties: newer first).
+    """The ``limit`` best messages of ``view`` with a positive score, best first (ties: newer first).
 
-    The scope's files are laid end to end in one score vector, so each signal is a handful of numpy expressions
-    whatever the number of messages; the per-signal and per-term breakdown is computed for the returned candidates
-    only.
+    Every signal is a few numpy expressions over the whole kind index (masked to the scope), so the cost grows with
+    the postings of the query terms, not with the number of files; the per-signal and per-term breakdown is
+    computed for the returned candidates only. ``Candidate.layer`` indexes ``view.followers``.
     """
     ranges, words = extract_dates(query) if config.date_boost else ([], query)
     query_terms = Counter(tokenizer.terms(words))
-    indexes = [layer.terms for layer in layers]
-    snapshots = [layer.snapshot() for layer in layers]
-    sizes = [len(lengths) for lengths, _ in snapshots]
-    starts = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-    total = int(starts[-1])
-    if not total or not (query_terms or (dense is not None and config.dense_weight)):
+    if not view.followers or not (query_terms or (dense is not None and config.dense_weight)):
         return []
+    ix = view.index.terms
+    arrays = view.index.arrays()
+    total = len(arrays.lengths)
+    local = {f.file_id: i for i, f in enumerate(view.followers)}
+    in_scope: np.ndarray | None = None
+    if not view.whole:
+        in_scope = np.zeros(arrays.files, dtype=bool)
+        in_scope[list(local)] = True
+        in_scope = in_scope[arrays.file_of]
     weights = {t: float(n) for t, n in query_terms.items()}
-    stats = CorpusStats.of(indexes, weights)
+    stats = _stats(ix, weights, arrays, in_scope)
     bm25 = np.zeros(total)
-    for li, ix in enumerate(indexes):
-        score_into(bm25, ix, weights, stats, config.bm25, offset=int(starts[li]), lengths=snapshots[li][0])
+    score_into(bm25, ix, weights, stats, config.bm25, lengths=arrays.lengths)
+    if in_scope is not None:
+        bm25 *= in_scope
 
     extra: dict[str, float] = {}
     extra_stats = stats
     lexical = bm25
     if config.expansion_docs and config.expansion_terms and config.expansion_weight and bm25.any():
-        extra = _feedback_terms(indexes, bm25, starts, query_terms, config)
+        extra = _feedback_terms(ix, bm25, arrays, in_scope, query_terms, config)
         if extra:
-            extra_stats = CorpusStats.of(indexes, extra)
+            extra_stats = _stats(ix, extra, arrays, in_scope)
             expansion = np.zeros(total)
-            for li, ix in enumerate(indexes):
-                score_into(expansion, ix, extra, extra_stats, config.bm25, offset=int(starts[li]),
-                           lengths=snapshots[li][0])
+            score_into(expansion, ix, extra, extra_stats, config.bm25, lengths=arrays.lengths)
+            if in_scope is not None:
+                expansion *= in_scope
             lexical = bm25 + expansion
     matched = lexical > 0
     score = lexical.copy()
 
     context = np.zeros(total)
     if config.context_weight and config.context_span:
-        context = _context(lexical, starts, config)
+        context = _context(lexical, arrays, config)
         score += context
     thread = np.zeros(total)
-    if config.thread_weight and len(layers) > 1:
-        per_file = _thread_scores(indexes, weights, config)
-        thread = np.repeat(config.thread_weight * np.asarray(per_file), sizes) * matched
+    if config.thread_weight and len(view.followers) > 1:
+        per_file = _thread_scores(ix, weights, arrays, list(local), config)
+        thread = config.thread_weight * per_file[arrays.file_of] * matched
         score += thread
     dense_part = np.zeros(total)
     if dense is not None and config.dense_weight:
-        for li, sims in enumerate(dense.similarities(layers, query)):
-            for pos, sim in sims.items():
-                if sim > 0 and pos < sizes[li]:
-                    dense_part[starts[li] + pos] = config.dense_weight * sim
+        for gid, sim in dense.similarities(view, query).items():
+            if sim > 0 and gid < total:
+                dense_part[gid] = config.dense_weight * sim
         score += dense_part
     in_range = np.zeros(total, dtype=bool)
     if ranges:
-        days = np.concatenate([d for _, d in snapshots])
         for r in ranges:
-            in_range |= (days >= r.first.toordinal()) & (days <= r.last.toordinal())
+            in_range |= (arrays.days >= r.first.toordinal()) & (arrays.days <= r.last.toordinal())
         score += config.date_boost * score * in_range
 
     found = np.flatnonzero(score > 0)
     if not len(found):
         return []
-    # Best first; ties go to the later file, then the later turn (in a memory, the latest statement holds).
-    order = np.lexsort((-found, -score[found]))[:limit]
-    best = found[order]
-    layer_of = np.searchsorted(starts, best, side="right") - 1
+    # Best first; ties go to the message indexed last (in a memory, the latest statement is the one that holds).
+    best = found[np.lexsort((-found, -score[found]))[:limit]]
 
     out = []
-    for g, li in zip(best.tolist(), layer_of.tolist(), strict=True):
-        pos = g - int(starts[li])
-        terms = {("bm25", t): c for t, c in explain_terms(indexes[li], pos, weights, stats, config.bm25).items()}
+    for g in best.tolist():
+        terms = {("bm25", t): c for t, c in explain_terms(ix, g, weights, stats, config.bm25).items()}
         signals: dict[str, float] = {}
         if terms:
             signals["bm25"] = sum(terms.values())
         if extra:
-            more = explain_terms(indexes[li], pos, extra, extra_stats, config.bm25)
+            more = explain_terms(ix, g, extra, extra_stats, config.bm25)
             if more:
                 terms.update({("expansion", t): c for t, c in more.items()})
                 signals["expansion"] = sum(more.values())
@@ -184,53 +189,68 @@ def rank(
                 signals[name] = float(values[g])
         if in_range[g]:
             signals["date"] = config.date_boost * sum(signals.values())
-        out.append(Candidate(li, pos, sum(signals.values()), signals, terms))
+        out.append(Candidate(local[int(arrays.file_of[g])], int(arrays.position_of[g]), sum(signals.values()),
+                             signals, terms))
     return out
 
 
-def _context(lexical: np.ndarray, starts: np.ndarray, config: RankerConfig) -> np.ndarray:
+def _stats(ix: TermIndex, weights: dict[str, float], arrays: IndexArrays, in_scope: np.ndarray | None) -> CorpusStats:
+    """BM25 statistics of the scope: all of the kind index, or the masked part of it."""
+    if in_scope is None:
+        n_docs = len(arrays.lengths)
+        return CorpusStats(n_docs, float(arrays.lengths.mean()) if n_docs else 0.0, {t: ix.df(t) for t in weights})
+    n_docs = int(in_scope.sum())
+    avg = float(arrays.lengths[in_scope].mean()) if n_docs else 0.0
+    df = {}
+    for term in weights:
+        positions = ix.arrays(term)[0]
+        positions = positions[positions < len(in_scope)]
+        df[term] = int(in_scope[positions].sum())
+    return CorpusStats(n_docs, avg, df)
+
+
+def _context(lexical: np.ndarray, arrays: IndexArrays, config: RankerConfig) -> np.ndarray:
     """Each turn receives a share of its best neighbour's lexical score (a max, not a sum, so a run of weak turns
-    does not add up to a false hit). Neighbours never reach across from one file into the next."""
-    n = len(lexical)
-    sizes = np.diff(starts)
-    index_in_file = np.arange(n) - np.repeat(starts[:-1], sizes)
-    size_of_file = np.repeat(sizes, sizes)
-    best = np.zeros(n)
-    for shift in range(1, config.context_span + 1):
-        from_before = np.zeros(n)
-        from_before[shift:] = lexical[:-shift]
-        from_before[index_in_file < shift] = 0
-        from_after = np.zeros(n)
-        from_after[:-shift] = lexical[shift:]
-        from_after[index_in_file >= size_of_file - shift] = 0
-        best = np.maximum(best, np.maximum(from_before, from_after))
+    does not add up to a false hit). Neighbours are turns of the same file."""
+    best = np.zeros(len(lexical))
+    for links in (arrays.prev, arrays.next):
+        hop = links
+        for _ in range(config.context_span):
+            has = hop >= 0
+            best = np.maximum(best, np.where(has, lexical[np.where(has, hop, 0)], 0.0))
+            hop = np.where(has, links[np.where(has, hop, 0)], -1)
     return config.context_weight * best
 
 
-def _thread_scores(indexes: Sequence[TermIndex], weights: dict[str, float], config: RankerConfig) -> list[float]:
-    """BM25 of the query against each file taken as one document (a session or a day)."""
-    n = len(indexes)
-    avg = sum(ix.total_length for ix in indexes) / n if n else 0.0
+def _thread_scores(
+    ix: TermIndex, weights: dict[str, float], arrays: IndexArrays, files: list[int], config: RankerConfig
+) -> np.ndarray:
+    """BM25 of the query against each file taken as one document (a session or a day); 0 outside ``files``."""
+    out = np.zeros(arrays.files)
+    n = len(files)
+    file_lengths = np.bincount(arrays.file_of, weights=arrays.lengths, minlength=arrays.files)
+    avg = float(file_lengths[files].sum()) / n if n else 0.0
     if not avg:
-        return [0.0] * n
+        return out
     k1, b = config.bm25.k1, config.bm25.b
-    df = {t: sum(1 for ix in indexes if ix.cf(t)) for t in weights}
-    out = []
-    for ix in indexes:
-        score = 0.0
-        norm = k1 * (1 - b + b * ix.total_length / avg)
-        for term, weight in weights.items():
-            f = ix.cf(term)
-            if f:
-                score += weight * math.log(1.0 + (n - df[term] + 0.5) / (df[term] + 0.5)) * f * (k1 + 1) / (f + norm)
-        out.append(score)
+    norm = k1 * (1 - b + b * file_lengths / avg)
+    in_files = np.zeros(arrays.files, dtype=bool)
+    in_files[files] = True
+    for term, weight in weights.items():
+        positions, tf = ix.arrays(term)
+        keep = positions < len(arrays.file_of)
+        cf = np.bincount(arrays.file_of[positions[keep]], weights=tf[keep], minlength=arrays.files) * in_files
+        df = int(np.count_nonzero(cf))
+        if df:
+            out += weight * math.log(1.0 + (n - df + 0.5) / (df + 0.5)) * cf * (k1 + 1) / (cf + norm)
     return out
 
 
 def _feedback_terms(
-    indexes: Sequence[TermIndex],
+    ix: TermIndex,
     bm25: np.ndarray,
-    starts: np.ndarray,
+    arrays: IndexArrays,
+    in_scope: np.ndarray | None,
     query_terms: Counter[str],
     config: RankerConfig,
 ) -> dict[str, float]:
@@ -242,19 +262,16 @@ def _feedback_terms(
     total_score = float(bm25[top].sum())
     relevance: Counter[str] = Counter()
     for g in top.tolist():
-        li = int(np.searchsorted(starts, g, side="right") - 1)
-        pos = g - int(starts[li])
         share = float(bm25[g]) / total_score
-        length = indexes[li].length(pos) or 1
-        for term, tf in indexes[li].doc_terms(pos).items():
+        length = ix.length(g) or 1
+        for term, tf in ix.doc_terms(g).items():
             if term not in query_terms:
                 relevance[term] += share * tf / length
-    n_docs = sum(len(ix) for ix in indexes)
+    stats = _stats(ix, dict.fromkeys(relevance, 1.0), arrays, in_scope)
     weighted = {}
     for term, p in relevance.items():
-        df = sum(ix.df(term) for ix in indexes)
-        if df >= 2:  # a term only the hit itself contains cannot lead to any other message
-            weighted[term] = p * math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+        if stats.df.get(term, 0) >= 2:  # a term only the hit itself contains cannot lead to any other message
+            weighted[term] = p * stats.idf(term)
     best = heapq.nlargest(config.expansion_terms, weighted.items(), key=lambda kv: kv[1])
     if not best:
         return {}

@@ -14,8 +14,21 @@ from typing import Literal
 
 from agentmem_nb.messages import Message
 from agentmem_nb.retrieval.dense import DenseIndex
-from agentmem_nb.retrieval.hits import Hit, Retrieval, RetrievedMessage, Scope, Signal, TermMatch
-from agentmem_nb.retrieval.index import IndexConfig, LayerIndex, UserIndex, user_index
+from agentmem_nb.retrieval.hits import (
+    Hit,
+    Retrieval,
+    RetrievedMessage,
+    Scope,
+    Signal,
+    TermMatch,
+)
+from agentmem_nb.retrieval.index import (
+    FileFollower,
+    IndexConfig,
+    ScopeView,
+    UserIndex,
+    user_index,
+)
 from agentmem_nb.retrieval.ranker import Candidate, RankerConfig, rank
 from agentmem_nb.store import MAX_SEARCH_LIMIT, MAX_WINDOW_SIDE, UserMemory
 
@@ -100,21 +113,17 @@ class Retriever:
         """The (shared, incrementally maintained) index of ``user``."""
         return user_index(user, self.index_config)
 
-    def layers(self, user: UserMemory, scope: Scope) -> list[LayerIndex]:
-        """The up-to-date layer indexes a scope covers."""
+    def view(self, user: UserMemory, scope: Scope) -> ScopeView:
+        """The up-to-date part of the user's index that ``scope`` covers (reads only what was appended)."""
         ui = self.user_index(user)
-        if scope.kind == "session":
-            return [ui.layer("session", scope.key or "")]
-        if scope.kind == "day":
-            return [ui.layer("daily", scope.key or "")]
-        return list(ui.layers(scope.layer))
+        return ui.view(scope.layer, None if scope.kind == "all" else scope.key)
 
     def _candidates(
         self, user: UserMemory, query: str, scope: Scope, limit: int
-    ) -> tuple[list[LayerIndex], list[Candidate]]:
-        layers = self.layers(user, scope)
+    ) -> tuple[tuple[FileFollower, ...], list[Candidate]]:
+        view = self.view(user, scope)
         ui = self.user_index(user)
-        return layers, rank(layers, query, ui.tokenizer, self.ranker, limit=limit, dense=self._dense)
+        return view.followers, rank(view, query, ui.tokenizer, self.ranker, limit=limit, dense=self._dense)
 
     # ------------------------------------------------------------------ public
 
@@ -253,11 +262,11 @@ class Retriever:
                              exclude=exclude)
 
 
-def _item(layers: Sequence[LayerIndex], li: int, pos: int) -> ItemKey:
+def _item(layers: Sequence[FileFollower], li: int, pos: int) -> ItemKey:
     return (layers[li].kind, layers[li].key, layers[li].message_ids[pos])
 
 
-def _positions(layers: Sequence[LayerIndex], items: Collection[ItemKey]) -> list[tuple[int, int]]:
+def _positions(layers: Sequence[FileFollower], items: Collection[ItemKey]) -> list[tuple[int, int]]:
     """``(layer, position)`` of the given items that lie in ``layers``."""
     where = {(layer.kind, layer.key): li for li, layer in enumerate(layers)}
     out = []
@@ -290,7 +299,7 @@ def _exact(user: UserMemory, keyword: str, scope: Scope, limit: int) -> list[Mes
     return found[-limit:] if limit else []
 
 
-def _load(layers: Sequence[LayerIndex], wanted: list[tuple[int, int]]) -> dict[tuple[int, int], Message]:
+def _load(layers: Sequence[FileFollower], wanted: list[tuple[int, int]]) -> dict[tuple[int, int], Message]:
     """Read the messages at ``(layer, position)``: one read per contiguous run, through the public window API."""
     out: dict[tuple[int, int], Message] = {}
     by_layer: dict[int, list[int]] = {}
@@ -318,7 +327,7 @@ def _load(layers: Sequence[LayerIndex], wanted: list[tuple[int, int]]) -> dict[t
     return out
 
 
-def _hit(layers: Sequence[LayerIndex], candidate: Candidate, rank_no: int, message: Message) -> Hit:
+def _hit(layers: Sequence[FileFollower], candidate: Candidate, rank_no: int, message: Message) -> Hit:
     layer = layers[candidate.layer]
     order = ("bm25", "expansion", "context", "thread", "dense", "date")
     signals = tuple(Signal(name, candidate.signals[name]) for name in order if name in candidate.signals)

@@ -48,8 +48,11 @@ ENGLISH_STOP_WORDS: frozenset[str] = frozenset(
 CJK_STOP_CHARS: frozenset[str] = frozenset("的了吗呢吧啊呀么是在和与及或也都就还又我你他她它们这那哪什谁个有没不")
 
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
-# Letters/digits runs (an inner apostrophe kept so "don't" stays one stop word), or single CJK characters.
-_TOKEN_RE = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+_CJK_RANGES = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f"
+_LETTER = rf"(?:(?![{_CJK_RANGES}])[^\W_])"
+# Either a run of CJK characters (group 1), or a run of other letters/digits with inner apostrophes kept, so that
+# "don't" stays one stop word (group 2). One regex pass: the tokenizer is on the indexing hot path.
+_TOKEN_RE = re.compile(rf"([{_CJK_RANGES}]+)|({_LETTER}+(?:'{_LETTER}+)*)")
 
 
 def is_cjk(char: str) -> bool:
@@ -127,12 +130,11 @@ class Tokenizer:
         """Index terms of ``text`` in order of appearance (repeats kept: they are term frequencies)."""
         text = unicodedata.normalize("NFKC", text).casefold().translate(_APOSTROPHES)
         out: list[str] = []
-        for match in _TOKEN_RE.finditer(text):
-            token = match.group()
-            if has_cjk(token):
-                self._mixed(token, out)
+        for cjk, word in _TOKEN_RE.findall(text):
+            if cjk:
+                self._cjk_run(cjk, out)
             else:
-                self._word(token, out)
+                self._word(word, out)
         return out
 
     def stem(self, word: str) -> str:
@@ -162,21 +164,6 @@ class Tokenizer:
                 self._word(part, out)
             return
         out.append(self.stem(token) if token.isalpha() else token)
-
-    def _mixed(self, token: str, out: list[str]) -> None:
-        """A letters run that contains CJK: split it into CJK runs and the rest (e.g. ``"我在lyon工作"``)."""
-        start = 0
-        current_cjk = is_cjk(token[0])
-        for i in range(1, len(token) + 1):
-            here = is_cjk(token[i]) if i < len(token) else not current_cjk
-            if here != current_cjk:
-                piece = token[start:i]
-                if current_cjk:
-                    self._cjk_run(piece, out)
-                else:
-                    self._word(piece, out)
-                start = i
-                current_cjk = here
 
     def _cjk_run(self, run: str, out: list[str]) -> None:
         if self.config.cjk == "jieba":

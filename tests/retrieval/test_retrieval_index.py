@@ -11,55 +11,84 @@ from hypothesis import strategies as st
 
 from agentmem_nb import MemoryStore, UserMemory
 from agentmem_nb.retrieval import IndexConfig, UserIndex, user_index
-from agentmem_nb.retrieval.index import LayerIndex, document_text
+from agentmem_nb.retrieval.index import ScopeView, document_text
 
 
-def _same(a: LayerIndex, b: LayerIndex) -> bool:
-    return (a.terms.same_as(b.terms) and list(a.message_ids) == list(b.message_ids)
-            and list(a.days) == list(b.days) and a.asks == b.asks)
+def _per_file(view: ScopeView) -> dict[str, list[tuple[int, dict[str, int], int, int]]]:
+    """What the index holds for each file, independent of the order files were indexed in."""
+    index = view.index
+    out = {}
+    for follower in view.followers:
+        rows = []
+        for pos, gid in enumerate(follower.gids):
+            assert index.file_of[gid] == follower.file_id and index.position_of[gid] == pos
+            assert index.prev[gid] == (follower.gids[pos - 1] if pos else -1)
+            assert index.next[gid] == (follower.gids[pos + 1] if pos + 1 < len(follower) else -1)
+            rows.append((follower.message_ids[pos], dict(index.terms.doc_terms(gid)), index.days[gid],
+                         follower.asks[pos]))
+        out[follower.key] = rows
+    return out
 
 
 def test_appends_are_tokenised_once_and_nothing_is_rebuilt(memory: UserMemory) -> None:
     index = UserIndex(memory)
-    layer = index.layer("session", "s1")
-    assert len(layer) == 5 and layer.records_read == 5
+    follower = index.view("session", "s1").followers[0]
+    assert len(follower) == 5 and follower.records_read == 5
     memory.append("s1", "user", "Biscuit learned to sit.")
     memory.append("s1", "assistant", "Well done, Biscuit!")
-    layer = index.layer("session", "s1")
-    assert len(layer) == 7
-    assert layer.records_read == 7  # only the two new records were read
-    assert layer.rebuilds == 0
+    view = index.view("session", "s1")
+    assert view.followers[0] is follower and len(follower) == 7
+    assert follower.records_read == 7  # only the two new records were read
+    assert index.kinds["session"].rebuilds == 0
+    assert len(index.kinds["session"]) == 7
 
 
 def test_an_unchanged_file_is_not_read_again(memory: UserMemory) -> None:
     index = UserIndex(memory)
-    index.layer("daily", "2026-04-07")
+    index.view("daily")
     before = memory.daily("2026-04-07").stats.bytes_read
     for _ in range(3):
-        index.layer("daily", "2026-04-07")
+        index.view("daily")
+        index.view("daily", "2026-04-07")
     assert memory.daily("2026-04-07").stats.bytes_read == before
 
 
-def test_a_replaced_file_is_indexed_again(memory: UserMemory) -> None:
+def test_a_replaced_file_makes_the_index_start_over(memory: UserMemory) -> None:
     index = UserIndex(memory)
-    layer = index.layer("session", "s3")
+    assert index.view("session").size == 16
     path = memory.session("s3").path
     replacement = path.with_suffix(".new")
     replacement.write_text(path.read_text(encoding="utf-8").splitlines(keepends=True)[0], encoding="utf-8")
     replacement.replace(path)
-    layer = index.layer("session", "s3")
-    assert layer.rebuilds == 1 and len(layer) == 1
-    fresh = LayerIndex(memory.session("s3"), index.config, index.tokenizer)
-    fresh.refresh()
-    assert _same(layer, fresh)
+    view = index.view("session")
+    assert index.kinds["session"].rebuilds == 1
+    assert view.size == 5 + 6 + 1
+    assert _per_file(view) == _per_file(UserIndex(memory).view("session"))
+
+
+def test_scope_views_cover_one_file_or_all(memory: UserMemory) -> None:
+    index = UserIndex(memory)
+    one = index.view("daily", "2026-04-07")
+    assert [f.key for f in one.followers] == ["2026-04-07"] and one.size == 6 and one.whole
+    everything = index.view("daily")
+    assert [f.key for f in everything.followers] == ["2026-04-06", "2026-04-07", "2026-04-08"]
+    assert everything.whole and everything.size == 16
+    assert not index.view("daily", "2026-04-08").whole  # one file of three: the ranker masks the rest
 
 
 def test_days_and_questions_are_recorded_per_message(memory: UserMemory) -> None:
-    layer = UserIndex(memory).layer("session", "s2")
-    assert {_dt.date.fromordinal(d).isoformat() for d in layer.days} == {"2026-04-07"}
-    assert list(layer.asks) == [0, 1, 0, 0, 0, 0]
-    daily = UserIndex(memory).layer("daily", "2026-04-08")
-    assert list(daily.asks) == [1, 1, 0, 0, 0]
+    rows = _per_file(UserIndex(memory).view("session"))
+    assert {_dt.date.fromordinal(day).isoformat() for _, _, day, _ in rows["s2"]} == {"2026-04-07"}
+    assert [asks for *_, asks in rows["s2"]] == [0, 1, 0, 0, 0, 0]
+    daily = _per_file(UserIndex(memory).view("daily", "2026-04-08"))
+    assert [asks for *_, asks in daily["2026-04-08"]] == [1, 1, 0, 0, 0]
+
+
+def test_texts_reads_back_what_was_indexed(memory: UserMemory) -> None:
+    view = UserIndex(memory).view("session")
+    gids = [view.followers[1].gids[2], view.followers[0].gids[0]]
+    assert view.index.texts(gids) == ["A lopsided blue bowl, but I love it.",
+                                      "Hi! I adopted a beagle puppy last weekend."]
 
 
 def test_the_shared_index_is_one_object_per_user_and_config(memory: UserMemory) -> None:
@@ -93,14 +122,12 @@ def test_incremental_index_equals_an_index_built_from_scratch(ops: list[tuple[st
         moment = _dt.datetime(2026, 1, 1, 23, 58, tzinfo=_dt.timezone.utc)
         for i, (session, words, look) in enumerate(ops):
             user.append(session, "user", " ".join(words), ts=moment + _dt.timedelta(minutes=i))
-            if look:  # query in between: the index must catch up from where it was
-                list(live.layers("session"))
-                list(live.layers("daily"))
+            if look:  # query in between (one file or all): the index must catch up from where it was
+                live.view("session", session) if i % 2 else live.view("session")
+                live.view("daily")
         rebuilt = UserIndex(store.user("u"))
         for kind in ("session", "daily"):
-            grown = {layer.key: layer for layer in live.layers(kind)}
-            scratch = {layer.key: layer for layer in rebuilt.layers(kind)}
-            assert grown.keys() == scratch.keys()
-            for key in grown:
-                assert _same(grown[key], scratch[key])
-                assert grown[key].rebuilds == 0
+            grown, scratch = live.view(kind), rebuilt.view(kind)  # type: ignore[arg-type]
+            assert _per_file(grown) == _per_file(scratch)
+            assert grown.size == scratch.size == len(ops)
+            assert live.kinds[kind].rebuilds == 0
