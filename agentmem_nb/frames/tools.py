@@ -42,11 +42,16 @@ TOOL_COLUMNS = ("ts", "user_id", "session_id", "message_id", "turn", "call_index
                 "input_text", "output", "output_len", "status", "duration_ms", "source")
 
 
+# One encoder for every call: json.dumps with non-default options builds a new encoder each time (a third of the
+# cost of exploding a large history).
+_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
+
 def input_text(call: ToolCall) -> str:
     """A call's input as one line of text: JSON, or the original text when the demo stored something else."""
-    if set(call.input) == {"_raw"} and isinstance(call.input["_raw"], str):
+    if len(call.input) == 1 and isinstance(call.input.get("_raw"), str):
         return call.input["_raw"]
-    return json.dumps(call.input, ensure_ascii=False, default=str)
+    return _ENCODE(call.input)
 
 
 _Row = tuple[int, "str | None", "int | None", int, int, ToolCall]  # (ts µs, session, message id, turn, index, call)
