@@ -32,6 +32,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -87,13 +88,24 @@ class RankerConfig:
 
 @dataclass(slots=True)
 class Candidate:
-    """A scored message position before it is read from disk (shared by ranking and retrieval)."""
+    """A scored message position before it is read from disk (shared by ranking and retrieval).
 
-    layer: int  # index into the scope's layer list
+    The per-term breakdown is computed on first access of :attr:`terms` (only hits that are shown need it).
+    """
+
+    layer: int  # index into ScopeView.followers
     position: int
     score: float
     signals: dict[str, float]
-    terms: dict[tuple[str, str], float]  # (signal, term) -> contribution
+    _explain: Callable[[], dict[tuple[str, str], float]] | None = None
+    _terms: dict[tuple[str, str], float] | None = None
+
+    @property
+    def terms(self) -> dict[tuple[str, str], float]:
+        """``{(signal, term): contribution}`` for the ``bm25`` and ``expansion`` signals."""
+        if self._terms is None:
+            self._terms = self._explain() if self._explain is not None else {}
+        return self._terms
 
 
 def rank(
@@ -173,24 +185,27 @@ def rank(
     # Best first; ties go to the message indexed last (in a memory, the latest statement is the one that holds).
     best = found[np.lexsort((-found, -score[found]))[:limit]]
 
+    def explainer(g: int) -> Callable[[], dict[tuple[str, str], float]]:
+        def explain() -> dict[tuple[str, str], float]:
+            terms = {("bm25", t): c for t, c in explain_terms(ix, g, weights, stats, config.bm25).items()}
+            if extra:
+                more = explain_terms(ix, g, extra, extra_stats, config.bm25)
+                terms.update({("expansion", t): c for t, c in more.items()})
+            return terms
+
+        return explain
+
     out = []
     for g in best.tolist():
-        terms = {("bm25", t): c for t, c in explain_terms(ix, g, weights, stats, config.bm25).items()}
         signals: dict[str, float] = {}
-        if terms:
-            signals["bm25"] = sum(terms.values())
-        if extra:
-            more = explain_terms(ix, g, extra, extra_stats, config.bm25)
-            if more:
-                terms.update({("expansion", t): c for t, c in more.items()})
-                signals["expansion"] = sum(more.values())
-        for name, values in (("context", context), ("thread", thread), ("dense", dense_part)):
+        for name, values in (("bm25", bm25), ("expansion", lexical - bm25), ("context", context),
+                             ("thread", thread), ("dense", dense_part)):
             if values[g] > 0:
                 signals[name] = float(values[g])
         if in_range[g]:
             signals["date"] = config.date_boost * sum(signals.values())
         out.append(Candidate(local[int(arrays.file_of[g])], int(arrays.position_of[g]), sum(signals.values()),
-                             signals, terms))
+                             signals, explainer(g)))
     return out
 
 
