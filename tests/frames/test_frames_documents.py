@@ -110,3 +110,14 @@ def test_seed_data_in_every_document_frame(seed_root) -> None:
     assert list(log["entry_id"]) == list(range(1, 32))  # legacy lines without ids got the running id
     problems = F.problems(mem)
     assert list(problems["kind"]) == [p.kind.value for p in mem.problems()]
+
+
+def test_frames_import_no_widgets_and_the_store_imports_no_frames() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, agentmem_nb.frames; assert 'ipywidgets' not in sys.modules, 'frames imported ipywidgets'; "
+            "import agentmem_nb.store")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    code = "import sys, agentmem_nb.store; assert 'agentmem_nb.frames' not in sys.modules and 'pandas' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
