@@ -3,17 +3,13 @@ OpenAI server."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from agentmem_nb import MemoryStore
 from agentmem_nb.agent import ChatService, OfflineChatModel
-
-sys.path.insert(0, str(Path(__file__).parent))
-import agent_fake_server  # noqa: E402 - the helper lives next to the tests
+from agentmem_nb import fake_openai as agent_fake_server
 
 _ENV = ("AGENTMEM_API_KEY", "AGENTMEM_MODEL", "AGENTMEM_BASE_URL", "AGENTMEM_LLM_TIMEOUT", "AGENTMEM_LLM_MAX_RETRIES",
         "AGENTMEM_CONFIG", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL")

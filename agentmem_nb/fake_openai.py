@@ -1,5 +1,11 @@
 """A scripted OpenAI-compatible server on 127.0.0.1 for end-to-end tests of the real client path.
 
+Public so that notebooks and your own tests can drive ``ChatOpenAI`` without a network or a key::
+
+    from agentmem_nb.fake_openai import FakeOpenAI, memory_policy, start, real_config
+    server = FakeOpenAI(policy=memory_policy("Lyon")); httpd = start(server)
+    svc = ChatService(store, config=real_config(server))
+
 It speaks ``POST /v1/chat/completions``, JSON or SSE (``stream: true``). What it answers is decided by a *policy*
 (a function of the request body) unless a queued override (a fault, a stall, a malformed tool call) comes first.
 Every request body is recorded in ``requests``.
