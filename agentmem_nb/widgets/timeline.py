@@ -452,7 +452,7 @@ def timeline_svg(calls: pd.DataFrame, *, lanes: Lanes = "tool", width: int = 860
     keys = [cell_text(v) or "(none)" for v in calls[column]]
     lane_names = list(dict.fromkeys(keys))  # order of first appearance: the story's order
     lane_of = {name: i for i, name in enumerate(lane_names)}
-    left, right, top, lane_h = 170, 20, 14, 26
+    left, right, top, lane_h = 170, 76, 14, 26  # the right margin leaves room for the steps of a turn's calls
     height = top + lane_h * len(lane_names) + 34
     ts = calls["ts"]
     first, last = ts.min(), ts.max()
@@ -493,7 +493,9 @@ def timeline_svg(calls: pd.DataFrame, *, lanes: Lanes = "tool", width: int = 860
         failed = row.status == "error"
         colour = _ERROR_COLOUR if failed else colours.get(str(row.tool), _PALETTE[0])
         title = _hover_text(index_offset + i, row)
-        parts.append(f'<circle cx="{x_of(row.ts):.1f}" cy="{y:.1f}" r="{6 if failed else 5}" fill="{colour}" '
+        # the calls of one turn share its time: step them apart in call order so none hides another
+        x = x_of(row.ts) + 7 * min(int(row.call_index), 8)
+        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{6 if failed else 5}" fill="{colour}" '
                      f'class="amn-timeline-mark{" amn-error" if failed else ""}" data-index="{index_offset + i}">'
                      f"<title>{escape(title)}</title></circle>")
     parts.append("</svg>")
