@@ -176,3 +176,14 @@ def test_problems_of_a_clean_user_are_empty(mem: UserMemory) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert mem.problems() == []
+
+
+def test_the_tail_skips_what_the_reader_skips_so_cold_and_warm_agree(store: MemoryStore) -> None:
+    # A UTF-8 byte-order mark (a file saved by Notepad) makes a line unreadable as JSON text for the reader;
+    # the cold path, which reads ids from the tail, must not count it either.
+    path = store.root / "alice" / "sessions" / "s1.jsonl"
+    add_bytes(path, line({"content": "a", "message_id": 1}) + b"\xef\xbb\xbf" + line({"content": "b", "message_id": 5}))
+    assert MemoryStore(store.root).user("alice").append("s1", "user", "cold").session.message_id == 2
+    with pytest.warns(MemoryDataWarning, match="line 2"):
+        assert [m.message_id for m in store.user("alice").session("s1").messages()] == [1, 2]
+    assert store.user("alice").append("s1", "user", "warm").session.message_id == 3
