@@ -92,6 +92,7 @@ _CELL_CHARS = 300
 """Characters of a cell shown in a table (the whole text is in the cell's title, and in the DataFrame)."""
 
 _HIT_CHARS = 110
+_SHORT_CHARS = 24
 
 
 @dataclass(frozen=True, slots=True)
@@ -707,6 +708,8 @@ def frame_html(
             text = cell_text(values[i])
             if truncate and len(text) > _CELL_CHARS:
                 cells.append(f'<td title="{escape(text)}">{escape(text[:_CELL_CHARS])}…</td>')
+            elif len(text) <= _SHORT_CHARS and "\n" not in text:
+                cells.append(f'<td class="amn-short">{escape(text)}</td>')  # ids, times: never wrapped
             else:
                 cells.append(f"<td>{escape(text)}</td>")
         attrs = ' class="amn-anchor"' if i == anchor_row else ""
@@ -739,7 +742,9 @@ _STYLE = """<style>
 .amn-inspector-root table { border-collapse: collapse; width: 100%; }
 .amn-inspector-root th { position: sticky; top: 0; background: var(--jp-layout-color2, #eee); text-align: left; }
 .amn-inspector-root td, .amn-inspector-root th { border-bottom: 1px solid var(--jp-border-color2, #ddd);
-  padding: 2px 6px; vertical-align: top; white-space: pre-wrap; word-break: break-word; }
+  padding: 2px 6px; vertical-align: top; white-space: pre-wrap; overflow-wrap: anywhere; }
+.amn-inspector-root td.amn-short, .amn-inspector-root th { white-space: nowrap; }
+.amn-inspector-root td:not(.amn-short) { min-width: 14em; }
 .amn-inspector-root tr.amn-anchor td { background: #fff3b0; font-weight: 600; }
 .amn-inspector-hit button, button.amn-inspector-hit { text-align: left; justify-content: flex-start;
   overflow: hidden; text-overflow: ellipsis; }
