@@ -17,7 +17,7 @@ def mem(store: MemoryStore) -> UserMemory:
 
 
 @pytest.fixture
-def seed_store(seed_root: Path, clock) -> MemoryStore:  # noqa: ANN001 - FixedClock lives in tests/conftest.py
+def seed_store(seed_root: Path, clock) -> MemoryStore:
     """The original demo's folder (a private copy), opened in Asia/Shanghai, the zone its naive timestamps were
     written in. The copy keeps the source's read-only modes, so write permission is given back for the owner."""
     for folder, _dirs, files in os.walk(seed_root):

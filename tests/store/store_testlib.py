@@ -25,9 +25,9 @@ ID_LIMIT = 2**53
 
 def usable_id(raw: object) -> int | None:
     """The documented reading of a ``message_id`` value: a positive int, or the decimal text of one; else None."""
-    if type(raw) is int:  # noqa: E721 - bool is an int subclass and must not count as an id
+    if type(raw) is int:
         value = raw
-    elif type(raw) is str and raw.isascii() and raw.isdigit():  # noqa: E721
+    elif type(raw) is str and raw.isascii() and raw.isdigit():
         value = int(raw)
     else:
         return None

@@ -10,7 +10,7 @@ import pytest
 from agentmem_nb import MemoryStore, StoreError, ToolCall, UserMemory
 from agentmem_nb.store import MAX_SEARCH_LIMIT, MAX_WINDOW_SIDE, DialogueEntry
 
-UTC = _dt.timezone.utc
+UTC = _dt.UTC
 
 
 @pytest.fixture
@@ -31,7 +31,9 @@ def thread(mem: UserMemory) -> UserMemory:
         (60, 500, 0, list(range(60 - MAX_WINDOW_SIDE, 61))),  # sides are capped
     ],
 )
-def test_window_is_positional_inclusive_and_clamped(thread: UserMemory, anchor, before, after, expected) -> None:  # noqa: ANN001
+def test_window_is_positional_inclusive_and_clamped(
+    thread: UserMemory, anchor: int, before: int, after: int, expected: list[int]
+) -> None:
     window = thread.session_window("s1", anchor, before, after)
     assert [m.message_id for m in window.messages] == expected
     assert window.anchor is not None and window.anchor.message_id == anchor and window.reason == ""

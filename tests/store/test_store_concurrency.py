@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import itertools
 import json
 import threading
 from collections import defaultdict
@@ -116,6 +117,6 @@ def test_two_processes_add_notes_to_long_term_memory(tmp_path: Path) -> None:
     assert [v.version for v in history] == list(range(1, 2 * count + 1))
     # each change starts from the text the previous one left: no read-modify-write was lost in between
     assert history[0].before == ""
-    assert all(later.before == earlier.after for earlier, later in zip(history, history[1:]))
+    assert all(later.before == earlier.after for earlier, later in itertools.pairwise(history))
     assert history[-1].after == long_term.read()
     assert not [p for p in (root / "alice").iterdir() if p.name.endswith(".tmp")]

@@ -18,7 +18,7 @@ def _document(mem: UserMemory) -> dict[str, dict[str, str]]:
     return json.loads(mem.conversations.path.read_text(encoding="utf-8"))
 
 
-def test_create_registers_the_conversation_immediately(mem: UserMemory, clock) -> None:  # noqa: ANN001
+def test_create_registers_the_conversation_immediately(mem: UserMemory, clock) -> None:
     moment = clock.now
     created = mem.conversations.create("s1", title="Trip to Lyon")
     assert mem.session_ids() == []  # no message yet, the conversation exists anyway

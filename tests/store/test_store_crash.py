@@ -23,7 +23,7 @@ from agentmem_nb.store import ProblemKind
 GOOD = line({"ts": "2026-04-08T10:00:00+08:00", "role": "user", "content": "kept", "message_id": 1}) + line(
     {"ts": "2026-04-08T10:00:01+08:00", "role": "assistant", "content": "also kept", "message_id": 2}
 )
-TORN = '{"ts": "2026-04-08T10:00:02+08:00", "role": "user", "content": "蓝莓 and a cut'.encode("utf-8")[:-3]
+TORN = '{"ts": "2026-04-08T10:00:02+08:00", "role": "user", "content": "蓝莓 and a cut'.encode()[:-3]
 
 
 @pytest.fixture
@@ -63,7 +63,7 @@ def test_next_append_quarantines_the_torn_tail(store: MemoryStore, session_path:
 
 def test_a_torn_tail_that_is_only_whitespace_or_half_a_character(store: MemoryStore, session_path: Path) -> None:
     mem = store.user("alice")
-    for fragment in [b"   ", "莓".encode("utf-8")[:1]]:
+    for fragment in [b"   ", "莓".encode()[:1]]:
         before = session_path.read_bytes() if session_path.exists() else b""
         add_bytes(session_path, fragment)
         mem.append("s1", "user", "next")
@@ -89,7 +89,7 @@ def test_complete_object_without_newline_gets_one_and_is_kept(
     assert ProblemKind.MISSING_NEWLINE_REPAIRED in kinds and ProblemKind.UNTERMINATED_TAIL not in kinds
 
 
-def _kill_mid_write(proc, path: Path, *, after: int) -> list[int]:  # noqa: ANN001 - subprocess.Popen[str]
+def _kill_mid_write(proc, path: Path, *, after: int) -> list[int]:
     """Let the writer acknowledge ``after`` appends, then SIGKILL it while its session file ends mid-line.
 
     Returns every id it acknowledged (printed after ``append`` returned), including those read after the kill.

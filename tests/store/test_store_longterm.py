@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 
@@ -56,7 +57,7 @@ def test_every_change_is_recorded_with_before_and_after(mem: UserMemory) -> None
     assert [v.source for v in history] == ["user", "remember_note", "remember_note", "edit"]
     assert history[1].after == "# alice\n- likes green tea\n"  # whitespace folded, one "- " line
     assert history[0].before == "" and history[-1].after == long_term.read()
-    assert all(a.after == b.before for a, b in zip(history, history[1:]))
+    assert all(a.after == b.before for a, b in itertools.pairwise(history))
     assert all(v.ts is not None and v.ts.utcoffset() is not None for v in history)
 
 

@@ -75,16 +75,18 @@ def test_next_append_keeps_ids_unique_and_increasing(store: MemoryStore, damaged
             len(mem.session("s1"))
     written = [mem.append("s1", "user", f"after {i}").session.message_id for i in range(3)]
     assert written == [9, 10, 11]
+    reread = MemoryStore(store.root, zone="Asia/Shanghai").user("alice").session("s1")
     with pytest.warns(MemoryDataWarning):
-        ids = [m.message_id for m in MemoryStore(store.root, zone="Asia/Shanghai").user("alice").session("s1").messages()]
+        ids = [m.message_id for m in reread.messages()]
     assert ids == [1, 2, 3, 7, 8, 9, 10, 11]
     assert model_of(damaged.read_bytes()).ids == ids
 
 
 def test_bad_timestamp_takes_the_previous_time_on_every_read_path(mem: UserMemory, damaged: Path) -> None:
+    layer = mem.session("s1")
     with pytest.warns(MemoryDataWarning):
-        layer = mem.session("s1")
-        full = {m.message_id: m for m in layer.messages()}
+        messages = layer.messages()
+    full = {m.message_id: m for m in messages}
     assert full[7].ts == full[3].ts  # line 8 ("not a time") shows the time of the line before it
     assert layer.window(7, 0, 0).messages == (full[7],)
     assert layer.search("bad ts") == [full[7]]
@@ -182,7 +184,8 @@ def test_the_tail_skips_what_the_reader_skips_so_cold_and_warm_agree(store: Memo
     # A UTF-8 byte-order mark (a file saved by Notepad) makes a line unreadable as JSON text for the reader;
     # the cold path, which reads ids from the tail, must not count it either.
     path = store.root / "alice" / "sessions" / "s1.jsonl"
-    add_bytes(path, line({"content": "a", "message_id": 1}) + b"\xef\xbb\xbf" + line({"content": "b", "message_id": 5}))
+    bom_line = b"\xef\xbb\xbf" + line({"content": "b", "message_id": 5})
+    add_bytes(path, line({"content": "a", "message_id": 1}) + bom_line)
     assert MemoryStore(store.root).user("alice").append("s1", "user", "cold").session.message_id == 2
     with pytest.warns(MemoryDataWarning, match="line 2"):
         assert [m.message_id for m in store.user("alice").session("s1").messages()] == [1, 2]
