@@ -57,7 +57,13 @@ class LabServer:
         seen: Any = None
         while time.monotonic() < deadline:
             self.check_alive()
-            seen = self.get("/api/kernels")
+            try:
+                seen = self.get("/api/kernels")
+            except urllib.error.HTTPError as exc:
+                # seen once in ~20 runs: a 500 while the kernel was still being started; ask again
+                seen = f"HTTP {exc.code} {exc.reason}"
+                time.sleep(0.25)
+                continue
             for kernel in seen:
                 if kernel.get("connections", 0) >= 1 and kernel.get("execution_state") == "idle":
                     return kernel

@@ -219,7 +219,10 @@ def _assert_nothing_injected(page: Any, dialogs: list[str]) -> None:
     """No dialog, no element with an inline handler (outside the deliberate control), no script in our widgets."""
     injected = page.evaluate(
         f"""() => Array.from(document.querySelectorAll('[onerror], [onload], [onclick], [onmouseover]'))
-                 .filter(el => !el.closest('.{XSS_CONTROL_CLASS}')).map(el => el.outerHTML.slice(0, 200))"""
+                 .filter(el => !el.closest('.{XSS_CONTROL_CLASS}'))
+                 .map(el => el.outerHTML.slice(0, 200) + ' in ' + (el.parentElement?.className || '?') + ' < '
+                      + (el.closest('.jupyter-widgets, .lm-Widget')?.className || '?')
+                      + ' :: ' + (el.parentElement?.parentElement?.outerHTML || '').slice(0, 600))"""
     )
     assert injected == []
     for widget in (".amn-chat", ".amn-inspector", ".amn-timeline"):
