@@ -43,6 +43,7 @@ __all__ = [
     "ImportReport",
     "parse_locomo_datetime",
     "load_conversation",
+    "load_conversations",
     "import_conversation",
     "import_files",
 ]
@@ -158,13 +159,47 @@ def _turn(raw: Mapping[str, Any], where: str) -> LocomoTurn:
     )
 
 
+def load_conversations(source: str | os.PathLike[str]) -> list[LocomoConversation]:
+    """Every conversation of a LoCoMo file: one object (the split files), or a list (``locomo10.json``).
+
+    A single conversation is named after the file's stem (``conv-26``); conversations of a list after their
+    ``sample_id`` (else ``{stem}-{i}``).
+    """
+    path = Path(source)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(data, list):
+        if len(data) == 1 and isinstance(data[0], Mapping):
+            return [load_conversation(data[0], name=path.stem)]
+        return [
+            load_conversation(item, name=str(item.get("sample_id") or f"{path.stem}-{i}")
+                              if isinstance(item, Mapping) else None)
+            for i, item in enumerate(data, start=1)
+        ]
+    return [load_conversation(data, name=path.stem)]
+
+
+def _evidence(raw: object) -> tuple[str, ...]:
+    """Turn ids of a question's evidence. LoCoMo has a few malformed entries ("D8:6; D9:17", "D:11:26"): lists
+    are split, the stray colon is dropped, anything else that is not a ``D<session>:<turn>`` id is ignored."""
+    out: list[str] = []
+    for item in raw if isinstance(raw, list) else []:
+        if not isinstance(item, str):
+            continue
+        for piece in re.split(r"[;,\s]+", item.strip()):
+            piece = re.sub(r"^D:(\d+):", r"D\1:", piece)
+            if re.fullmatch(r"D\d+:\d+", piece):
+                out.append(piece)
+    return tuple(out)
+
+
 def load_conversation(
     source: str | os.PathLike[str] | Mapping[str, Any], *, name: str | None = None
 ) -> LocomoConversation:
     """Parse one LoCoMo conversation from a file path or an already-loaded JSON object.
 
     ``name`` defaults to the file's stem (``conv-26``) or the object's ``sample_id``. Sessions without turns (LoCoMo
-    lists dates for some sessions it has no turns for) are left out.
+    lists dates for some sessions it has no turns for) are left out. A file holding several conversations raises
+    ``ValueError``: use :func:`load_conversations`.
     """
     if isinstance(source, Mapping):
         data, default_name = source, str(source.get("sample_id", "locomo"))
@@ -174,7 +209,8 @@ def load_conversation(
     if isinstance(data, list) and len(data) == 1:
         data = data[0]
     if not isinstance(data, Mapping):
-        raise ValueError(f"{source!s}: expected one LoCoMo conversation object, got {type(data).__name__}")
+        raise ValueError(f"{source!s}: expected one LoCoMo conversation object, got {type(data).__name__} "
+                         "(a file with several conversations is read with load_conversations)")
     body = data.get("conversation", data)  # locomo10.json nests turns under "conversation"
     if not isinstance(body, Mapping) or "speaker_a" not in body:
         raise ValueError(f"{name or default_name}: no 'speaker_a' found; is this a LoCoMo conversation file?")
@@ -193,7 +229,7 @@ def load_conversation(
         LocomoQuestion(
             question=str(q.get("question", "")),
             answer=str(q.get("answer", q.get("adversarial_answer", ""))),
-            evidence=tuple(e for e in q.get("evidence", []) if isinstance(e, str)),
+            evidence=_evidence(q.get("evidence")),
             category=int(q.get("category", 0)),
         )
         for q in data.get("qa", [])
@@ -245,6 +281,6 @@ def import_files(
     """Load and import several LoCoMo files, one user each (named after the file stem)."""
     out = []
     for path in paths:
-        conversation = load_conversation(path)
-        out.append((conversation, import_conversation(store, conversation)))
+        for conversation in load_conversations(path):
+            out.append((conversation, import_conversation(store, conversation)))
     return out

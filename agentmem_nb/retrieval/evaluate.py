@@ -28,7 +28,7 @@ from typing import Any
 from agentmem_nb.locomo import (
     LocomoConversation,
     import_conversation,
-    load_conversation,
+    load_conversations,
 )
 from agentmem_nb.retrieval.bm25 import BM25Params
 from agentmem_nb.retrieval.hits import Scope
@@ -160,10 +160,10 @@ def load_into_store(files: Sequence[str | Path | LocomoConversation], root: str 
     entries = []
     seconds = 0.0
     for item in files:
-        conversation = item if isinstance(item, LocomoConversation) else load_conversation(item)
-        report = import_conversation(store, conversation)
-        seconds += report.seconds
-        entries.append((report.user_id, conversation))
+        for conversation in [item] if isinstance(item, LocomoConversation) else load_conversations(item):
+            report = import_conversation(store, conversation)
+            seconds += report.seconds
+            entries.append((report.user_id, conversation))
     return Corpus(store, tuple(entries), seconds)
 
 

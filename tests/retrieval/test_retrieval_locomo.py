@@ -15,6 +15,7 @@ from agentmem_nb.locomo import (
     TURN_GAP,
     import_conversation,
     load_conversation,
+    load_conversations,
     parse_locomo_datetime,
 )
 from agentmem_nb.retrieval.evaluate import (
@@ -170,3 +171,21 @@ def test_real_locomo_files_import_and_recall(tmp_path: Path) -> None:
     report = evaluate_locomo(sub, budget=10)
     assert report.overall.any_at >= 0.7
     assert time.perf_counter() - started < 60
+
+
+def test_malformed_evidence_entries_are_repaired_or_dropped() -> None:
+    nested = json.loads(MINI.read_text())[0]
+    nested["qa"] = [{"question": "q", "answer": "a", "category": 1, "evidence": ["D1:3; D2:1", "D:3:2", "D", 7]}]
+    assert load_conversation(nested).questions[0].evidence == ("D1:3", "D2:1", "D3:2")
+
+
+def test_a_file_of_several_conversations_imports_one_user_each(tmp_path: Path) -> None:
+    first = json.loads(MINI.read_text())[0]
+    second = {**first, "sample_id": "mini-2"}
+    both = tmp_path / "locomo10.json"
+    both.write_text(json.dumps([first, second]))
+    assert [c.name for c in load_conversations(both)] == ["mini-1", "mini-2"]
+    with pytest.raises(ValueError, match="load_conversations"):
+        load_conversation(both)
+    report = evaluate_locomo([both], budget=10)
+    assert report.files == ("mini-1", "mini-2") and report.overall.questions == 10
