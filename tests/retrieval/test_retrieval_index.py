@@ -131,3 +131,32 @@ def test_incremental_index_equals_an_index_built_from_scratch(ops: list[tuple[st
             assert _per_file(grown) == _per_file(scratch)
             assert grown.size == scratch.size == len(ops)
             assert live.kinds[kind].rebuilds == 0
+
+
+def test_searching_while_another_thread_appends(tmp_path: Path) -> None:
+    import threading
+
+    from agentmem_nb.retrieval import search_messages
+
+    user = MemoryStore(tmp_path, zone="UTC").user("u")
+    user.append("s", "user", "beagle puppy to start with")
+    errors: list[BaseException] = []
+
+    def writer() -> None:
+        try:
+            for i in range(150):
+                user.append("s", "user", f"beagle puppy walk number {i}")
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    found = 0
+    while thread.is_alive():
+        found = max(found, len(search_messages(user, "beagle puppy walk", limit=5).messages))
+    thread.join()
+    assert not errors
+    assert found >= 1
+    live = user_index(user).view("daily")
+    assert live.size == 151
+    assert _per_file(live) == _per_file(UserIndex(user).view("daily"))
