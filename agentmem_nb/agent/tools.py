@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -31,6 +31,7 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from agentmem_nb.errors import InvalidIdentifier
 from agentmem_nb.identifiers import check_day
 from agentmem_nb.messages import Message
+from agentmem_nb.retrieval import search_messages as ranked_search
 from agentmem_nb.store import UserMemory, Window
 
 __all__ = [
@@ -74,18 +75,28 @@ class SearchScope:
     key: str | None
 
 
-def search_messages(user: UserMemory, scope: SearchScope, query: str, *, limit: int) -> list[Message]:
-    """Messages of ``scope`` matching ``query``, at most ``limit``, oldest first.
+def search_messages(
+    user: UserMemory, scope: SearchScope, query: str, *, limit: int, exclude: Collection[ItemKey] = ()
+) -> list[Message]:
+    """Messages of ``scope`` matching ``query``, at most ``limit``, never one of ``exclude``.
 
     THE RETRIEVAL SEAM: every tool search goes through this one function (looked up at call time, so it can be
-    replaced or monkeypatched). Today it is the store's case-insensitive substring search, which suits one keyword;
-    ranked (BM25) retrieval from ``agentmem_nb.retrieval`` is meant to be plugged in here for multi-word queries.
+    replaced or monkeypatched). It delegates to :func:`agentmem_nb.retrieval.search_messages`: one keyword keeps the
+    original semantics (casefolded substring, the last ``limit`` hits, oldest first); several words — or a keyword
+    found nowhere verbatim — are ranked (BM25 over English and Chinese tokens) and each hit brings its neighbours,
+    ``limit`` messages in all, chronological within each thread.
     """
-    if scope.layer == "session":
-        if scope.key is None:
-            raise ValueError("a session search needs the session id as scope.key")
-        return user.search_session(scope.key, query, limit=limit)
-    return user.search_daily(query, day=scope.key, limit=limit)
+    if scope.layer == "session" and scope.key is None:
+        raise ValueError("a session search needs the session id as scope.key")
+    found = ranked_search(
+        user,
+        query,
+        session_id=scope.key if scope.layer == "session" else None,
+        day=scope.key if scope.layer == "daily" else None,
+        limit=limit,
+        exclude=exclude,
+    )
+    return [item.message for item in found.messages]
 
 
 # ---------------------------------------------------------------------------------------------- per-turn state
@@ -320,17 +331,16 @@ class MemoryTools:
                 "get_daily_window and its day):\n" + "\n".join(lines))
 
     def _search(self, scope: SearchScope, keyword: str, turn: TurnScope) -> list[Message]:
-        extra = len(turn.exclude)
         layer = scope.layer
         if scope.key is not None:
             # A layer with no file yet has nothing to find; whatever sits behind the seam need not handle it.
             path = (self.user.session(scope.key) if layer == "session" else self.user.daily(scope.key)).path
             if not path.exists():
                 return []
-        found = search_messages(self.user, scope, keyword, limit=SEARCH_LIMIT + extra)
-        kept = [m for m in found
+        found = search_messages(self.user, scope, keyword, limit=SEARCH_LIMIT, exclude=turn.exclude)
+        # The seam may be replaced by code that ignores `exclude`: never show the model the question it is answering.
+        return [m for m in found
                 if (layer, (m.session_id if layer == "session" else m.day) or "", m.message_id) not in turn.exclude]
-        return kept[-SEARCH_LIMIT:]
 
     # ------------------------------------------------------------------ windows
 

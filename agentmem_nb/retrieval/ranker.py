@@ -32,7 +32,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -116,8 +116,13 @@ def rank(
     *,
     limit: int = 100,
     dense: DenseIndex | None = None,
+    exclude: Sequence[int] = (),
 ) -> list[Candidate]:
     """The ``limit`` best messages of ``view`` with a positive score, best first (ties: newer first).
+
+    ``exclude`` lists global ids treated as outside the scope: they are not returned, and — just as important —
+    their words lend nothing to their neighbours or to feedback terms (the question being asked must not make its
+    own neighbours look relevant).
 
     Every signal is a few numpy expressions over the whole kind index (masked to the scope), so the cost grows with
     the postings of the query terms, not with the number of files; the per-signal and per-term breakdown is
@@ -136,6 +141,10 @@ def rank(
         in_scope = np.zeros(arrays.files, dtype=bool)
         in_scope[list(local)] = True
         in_scope = in_scope[arrays.file_of]
+    if len(exclude):
+        if in_scope is None:
+            in_scope = np.ones(total, dtype=bool)
+        in_scope[[g for g in exclude if 0 <= g < total]] = False
     weights = {t: float(n) for t, n in query_terms.items()}
     stats = _stats(ix, weights, arrays, in_scope)
     bm25 = np.zeros(total)

@@ -119,11 +119,13 @@ class Retriever:
         return ui.view(scope.layer, None if scope.kind == "all" else scope.key)
 
     def _candidates(
-        self, user: UserMemory, query: str, scope: Scope, limit: int
+        self, user: UserMemory, query: str, scope: Scope, limit: int, exclude: Collection[ItemKey] = ()
     ) -> tuple[tuple[FileFollower, ...], list[Candidate]]:
         view = self.view(user, scope)
         ui = self.user_index(user)
-        return view.followers, rank(view, query, ui.tokenizer, self.ranker, limit=limit, dense=self._dense)
+        gids = [view.followers[li].gids[pos] for li, pos in _positions(view.followers, exclude)] if exclude else []
+        return view.followers, rank(view, query, ui.tokenizer, self.ranker, limit=limit, dense=self._dense,
+                                    exclude=gids)
 
     # ------------------------------------------------------------------ public
 
@@ -143,7 +145,7 @@ class Retriever:
         """
         scope = scope or Scope.everything()
         limit = max(0, min(int(limit), MAX_SEARCH_LIMIT))
-        layers, chosen = self._candidates(user, query, scope, limit + len(exclude))
+        layers, chosen = self._candidates(user, query, scope, limit + len(exclude), exclude)
         if exclude:
             chosen = [c for c in chosen if _item(layers, c.layer, c.position) not in exclude][:limit]
         loaded = _load(layers, [(c.layer, c.position) for c in chosen])
@@ -175,7 +177,7 @@ class Retriever:
         if window not in WINDOW_MODES:
             raise ValueError(f"unknown window mode {window!r}: use one of {', '.join(WINDOW_MODES)}")
         # An anchor already inside an earlier window adds no message, so rank a few more than the budget.
-        layers, candidates = self._candidates(user, query, scope, 2 * budget + 10 + len(exclude))
+        layers, candidates = self._candidates(user, query, scope, 2 * budget + 10 + len(exclude), exclude)
         skip = {(li, pos) for li, pos in _positions(layers, exclude)} if exclude else set()
         slots: dict[tuple[int, int], _Slot] = {}
         anchors: list[Candidate] = []

@@ -125,7 +125,7 @@ def test_remember_note_writes_memory_md_with_history(tools: dict, mem: UserMemor
 def test_every_search_goes_through_the_seam(tools: dict, mem: UserMemory, monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[tuple[SearchScope, str, int]] = []
 
-    def ranked(user: UserMemory, scope: SearchScope, query: str, *, limit: int) -> list:
+    def ranked(user: UserMemory, scope: SearchScope, query: str, *, limit: int, exclude: object = ()) -> list:
         seen.append((scope, query, limit))
         return [mem.session("s1").get(2)]
 
@@ -141,3 +141,23 @@ def test_tools_work_outside_a_turn(mem: UserMemory) -> None:
     bound = MemoryTools(mem, "s1")
     assert bound.turn is None
     assert "#1 " in bound.tools[0].invoke({"keyword": "sister"})
+
+
+def test_multi_word_queries_are_ranked_and_the_question_lends_nothing(tmp_path) -> None:  # noqa: ANN001
+    """Through the seam, several words are ranked (a message sharing no exact phrase is found), and the question being
+    answered neither comes back nor makes its neighbours look relevant."""
+    from agentmem_nb import MemoryStore
+
+    user = MemoryStore(tmp_path).user("u")
+    user.append("s", "user", "Hello there.")
+    user.append("s", "assistant", "Hi! How can I help?")
+    question = user.append("s", "user", "What did I tell you about my grandmother?").session
+    exclude = frozenset({("session", "s", question.message_id)})
+
+    assert agent_tools.search_messages(user, SearchScope("session", "s"), "grandmother", limit=5, exclude=exclude) == []
+
+    user.append("s", "user", "My grandmother Rosa bakes bread every Sunday.")
+    found = agent_tools.search_messages(user, SearchScope("session", "s"), "grandmother sunday bread", limit=5,
+                                        exclude=exclude)
+    assert [m.content for m in found][:1] == ["My grandmother Rosa bakes bread every Sunday."]
+    assert question.message_id not in {m.message_id for m in found}
