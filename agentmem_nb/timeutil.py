@@ -53,9 +53,10 @@ def parse_ts(text: object, zone: _dt.tzinfo | None) -> tuple[_dt.datetime | None
         return None, False
     try:
         moment = _dt.datetime.fromisoformat(text)
-    except ValueError:
+        # Converting a moment at the edge of the calendar (year 1 or 9999) to another zone can overflow.
+        return to_zone(moment, zone), moment.tzinfo is None
+    except (ValueError, OverflowError):
         return None, False
-    return to_zone(moment, zone), moment.tzinfo is None
 
 
 def format_ts(moment: _dt.datetime) -> str:

@@ -11,8 +11,7 @@ bytes of those lines become dicts:
   parser accepts (``NaN``, integers beyond 64 bits, lone surrogates), each record is parsed on its own, with the
   standard library as the last word — the parser the store itself used to accept the line.
 
-The index arrays are read under the file's lock: ``JsonlFile`` has no public bulk accessor yet (see
-``_index_snapshot``). If its private layout ever changes, reads fall back to the public ``read_records``.
+The index comes from ``JsonlFile.index_snapshot``, a consistent copy taken under the file's lock.
 """
 
 from __future__ import annotations
@@ -56,26 +55,11 @@ class ReadStats:
     slow_chunks: int = 0
 
 
-def _index_snapshot(file: JsonlFile, start: int, stop: int | None) -> tuple[np.ndarray, np.ndarray, int] | None:
-    """``(ids, offsets, end)`` for positions ``start..stop`` after ``file.sync()``; ``offsets`` has one extra entry
-    (where the line after the last record starts). ``None`` if the store's private index layout is not there.
-
-    Proposed public replacement: ``JsonlFile.index_snapshot(start, stop) -> (ids, offsets, end)``.
-    """
-    file.sync()
-    try:
-        lock, ids, offsets = file._lock, file._ids, file._offsets  # private on purpose: see the module docstring
-    except AttributeError:
-        return None
-    with lock:
-        total = len(ids)
-        stop = total if stop is None else max(0, min(stop, total))
-        start = max(0, min(start, stop))
-        end = int(file._end)
-        id_slice = np.frombuffer(ids[start:stop], dtype=np.int64) if stop > start else np.empty(0, np.int64)
-        off_slice = np.frombuffer(offsets[start:stop], dtype=np.int64) if stop > start else np.empty(0, np.int64)
-        after = int(offsets[stop]) if stop < total else end
-    return id_slice.copy(), np.append(off_slice, after), end
+def _index_snapshot(file: JsonlFile, start: int, stop: int | None) -> tuple[np.ndarray, np.ndarray, int]:
+    """``(ids, offsets, end)`` as numpy arrays; ``offsets`` has one extra entry (see ``JsonlFile.index_snapshot``)."""
+    snap = file.index_snapshot(start, stop)
+    return (np.frombuffer(snap.ids, dtype=np.int64).copy(), np.frombuffer(snap.offsets, dtype=np.int64).copy(),
+            snap.end)
 
 
 def record_chunks(
@@ -88,11 +72,7 @@ def record_chunks(
 ) -> Iterator[tuple[np.ndarray, list[dict[str, Any]]]]:
     """``(message_ids, records)`` for positions ``start <= i < stop`` of ``file``, in file order, in chunks."""
     stats = stats if stats is not None else ReadStats()
-    snapshot = _index_snapshot(file, start, stop)
-    if snapshot is None:  # pragma: no cover - only if the store's internals change
-        yield from _public_chunks(file, start, stop, stats)
-        return
-    ids, offsets, _end = snapshot
+    ids, offsets, _end = _index_snapshot(file, start, stop)
     total = len(ids)
     if not total:
         return
@@ -140,13 +120,3 @@ def _loads_line(line: bytes) -> dict[str, Any]:
     except _FastError:
         # The store accepted this line with json.loads on its UTF-8 text; do exactly that.
         return json.loads(line.decode("utf-8"))
-
-
-def _public_chunks(  # pragma: no cover - fallback, see _index_snapshot
-    file: JsonlFile, start: int, stop: int | None, stats: ReadStats
-) -> Iterator[tuple[np.ndarray, list[dict[str, Any]]]]:
-    total = len(file) if stop is None else min(stop, len(file))
-    for a in range(max(0, start), total, _PUBLIC_STEP):
-        pairs = file.read_records(a, min(total, a + _PUBLIC_STEP))
-        stats.records += len(pairs)
-        yield np.array([mid for mid, _ in pairs], dtype=np.int64), [rec for _, rec in pairs]

@@ -58,23 +58,42 @@ class Conversations:
         now = self._clock()
         return format_ts(now.astimezone(self._zone) if self._zone else now.astimezone())
 
-    def _load(self) -> dict[str, dict[str, Any]]:
-        """Read the document; on corruption keep it as .bak and rebuild. Caller holds the directory lock when writing."""
+    def _read(self) -> tuple[bytes, dict[str, dict[str, Any]] | str]:
+        """The raw bytes and either the parsed document or why it is unreadable."""
         try:
             raw = self.path.read_bytes()
         except FileNotFoundError:
-            return {}
+            return b"", {}
         try:
             data = json.loads(raw.decode("utf-8"))
             if not isinstance(data, dict):
                 raise ValueError(f"top level is a JSON {type(data).__name__}, not an object")
-            return {k: (v if isinstance(v, dict) else {}) for k, v in data.items() if isinstance(k, str)}
+            return raw, {k: (v if isinstance(v, dict) else {}) for k, v in data.items() if isinstance(k, str)}
         except ValueError as exc:
-            return self._rebuild(raw, str(exc))
+            return raw, str(exc)
+
+    def _load(self) -> dict[str, dict[str, Any]]:
+        """Read the document; on corruption keep it as a backup and rebuild it from ``sessions/``."""
+        _raw, data = self._read()
+        if not isinstance(data, str):
+            return data
+        with directory_lock(self.directory):
+            # Re-read under the lock: another process may have rebuilt (or rewritten) it meanwhile.
+            raw, data = self._read()
+            return data if not isinstance(data, str) else self._rebuild(raw, data)
+
+    def _backup_path(self) -> Path:
+        """``conversations.json.bak``, or ``.bak.2``, ``.bak.3``... so an earlier backup is never overwritten."""
+        backup = self.path.with_name("conversations.json.bak")
+        n = 2
+        while backup.exists():
+            backup = self.path.with_name(f"conversations.json.bak.{n}")
+            n += 1
+        return backup
 
     def _rebuild(self, raw: bytes, why: str) -> dict[str, dict[str, Any]]:
-        backup = self.path.with_name("conversations.json.bak")
         with directory_lock(self.directory):
+            backup = self._backup_path()
             atomic_write(backup, raw, fsync=self._fsync)
             data = {}
             for session_id, first, last, first_text in self._rebuild_source():

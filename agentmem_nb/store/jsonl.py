@@ -38,7 +38,7 @@ from agentmem_nb.messages import parse_message_id
 from agentmem_nb.store._fs import flocked
 from agentmem_nb.store.problems import Problem, ProblemKind
 
-__all__ = ["Durability", "IOStats", "JsonlFile"]
+__all__ = ["Durability", "IOStats", "IndexSnapshot", "JsonlFile"]
 
 Durability = Literal["flush", "fsync"]
 """``"flush"``: each line is handed to the OS before append returns (survives a process crash).
@@ -56,6 +56,16 @@ def _usable_id(raw: object) -> int | None:
     raise OverflowError and make every read of the file fail."""
     given = parse_message_id(raw)
     return given if given is not None and given < _ID_LIMIT else None
+
+
+@dataclass(frozen=True, slots=True)
+class IndexSnapshot:
+    """A copy of part of a file's line index: ``ids[i]`` starts at byte ``offsets[i]``; ``end`` is the byte just past
+    the last complete line indexed."""
+
+    ids: array
+    offsets: array
+    end: int
 
 
 @dataclass(slots=True)
@@ -260,6 +270,18 @@ class JsonlFile:
                     self._id_pos.setdefault(mid, pos)
             return self._id_pos.get(message_id)
 
+    def index_snapshot(self, start: int = 0, stop: int | None = None) -> IndexSnapshot:
+        """Ids and byte offsets of positions ``start <= i < stop`` (after bringing the index up to date), for bulk
+        readers such as :mod:`agentmem_nb.frames` that parse many lines at once. ``offsets`` has one extra entry:
+        where the line after the last one starts."""
+        self.sync()
+        with self._lock:
+            total = len(self._ids)
+            stop = total if stop is None else max(0, min(stop, total))
+            start = max(0, min(start, stop))
+            after = self._offsets[stop] if stop < total else self._end
+            return IndexSnapshot(self._ids[start:stop], self._offsets[start:stop] + array("q", [after]), self._end)
+
     def read_records(self, start: int, stop: int) -> list[tuple[int, dict[str, Any]]]:
         """``(message_id, record)`` for positions ``start <= i < stop`` — one contiguous read, whatever the file size."""
         with self._lock:
@@ -428,16 +450,18 @@ class JsonlFile:
         """
         id_less = 0
         position = size
-        carry = b""
+        pieces: list[bytes] = []  # the unfinished first line of what was read so far, in file order
         while position > 0:
             step = min(_TAIL_CHUNK, position)
             position -= step
             chunk = os.pread(fd, step, position)
             self._count_read(len(chunk))
-            data = chunk + carry
-            # Lines wholly inside `data` are those after its first newline (or all of it at the start of file).
+            if position > 0 and b"\n" not in chunk:
+                pieces.insert(0, chunk)  # still inside one long line: keep reading back without re-joining
+                continue
+            data = chunk + b"".join(pieces)
             lines = data.split(b"\n")
-            carry = lines[0] if position > 0 else b""
+            pieces = [lines[0]] if position > 0 else []
             candidates = lines[1:] if position > 0 else lines
             for raw in reversed(candidates):
                 if not raw.strip():

@@ -80,11 +80,16 @@ class LongTermMemory:
             return self._commit(before, after, source)
 
     def _commit(self, before: str, after: str, source: str) -> MemoryVersion:
+        try:
+            data = after.encode("utf-8")  # before anything is written: a text that cannot be stored changes nothing
+        except UnicodeEncodeError as exc:
+            raise StoreError(f"long-term memory text has an unencodable character {after[exc.start]!r} at position "
+                             f"{exc.start}: remove it (lone surrogates cannot be stored as UTF-8)") from None
         now = self._clock()
         # History first: if we crash between the two steps, the change is recorded and restorable.
         record = self._history.append({"ts": format_ts(now.astimezone(self._zone) if self._zone else now.astimezone()),
                                        "source": source, "before": before, "after": after})
-        atomic_write(self.path, after.encode("utf-8"), fsync=self._fsync)
+        atomic_write(self.path, data, fsync=self._fsync)
         return MemoryVersion(record["message_id"], now, source, before, after)
 
     def history(self) -> list[MemoryVersion]:

@@ -176,7 +176,8 @@ class UserMemory:
             if ends is None:
                 out.append((session_id, None, None, ""))
                 continue
-            first_user = next((m.content for m in layer.tail(len(layer))[:10] if m.role == "user"), ends[0].content)
+            opening = layer._messages(layer.read_records(0, 10))  # the title comes from the first user message
+            first_user = next((m.content for m in opening if m.role == "user"), ends[0].content)
             out.append((session_id, ends[0].ts, ends[1].ts, first_user))
         return out
 

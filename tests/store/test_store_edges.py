@@ -1,0 +1,55 @@
+"""Edge cases found in review: each test failed before its fix."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agentmem_nb import MemoryStore, StoreError
+from agentmem_nb.store import ProblemKind
+
+
+def test_a_second_corruption_keeps_the_first_backup(store: MemoryStore) -> None:
+    user = store.user("u")
+    user.append("s1", "user", "hello")
+    path = user.directory / "conversations.json"
+    path.write_bytes(b"first garbage")
+    assert [c.session_id for c in user.conversations.list()] == ["s1"]
+    path.write_bytes(b"[second garbage]")
+    assert [c.session_id for c in store.user("u").conversations.list()] == ["s1"]
+    backups = sorted(p.name for p in user.directory.glob("conversations.json.bak*"))
+    assert backups == ["conversations.json.bak", "conversations.json.bak.2"]
+    assert (user.directory / "conversations.json.bak").read_bytes() == b"first garbage"
+    assert (user.directory / "conversations.json.bak.2").read_bytes() == b"[second garbage]"
+    assert [p.kind for p in user.conversations.problems()].count(ProblemKind.CORRUPT_DOCUMENT_REBUILT) == 2
+
+
+def test_a_timestamp_at_the_edge_of_the_calendar_does_not_break_reads(store: MemoryStore) -> None:
+    user = store.user("u")
+    user.append("s1", "user", "before")
+    path = user.session("s1").path
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"ts": "9999-12-31T23:59:59.999999+00:00", "role": "user", "content": "edge"}) + "\n")
+    fresh = MemoryStore(store.root, zone="Asia/Shanghai").user("u")
+    assert [m.content for m in fresh.session("s1").messages()] == ["before", "edge"]
+    assert ProblemKind.BAD_TIMESTAMP in {p.kind for p in fresh.session("s1").problems()}
+
+
+def test_unstorable_long_term_text_changes_nothing(store: MemoryStore) -> None:
+    lt = store.user("u").long_term
+    lt.add_note("tea")
+    with pytest.raises(StoreError, match="position"):
+        lt.write("bad \ud800 text")
+    assert lt.read() == "- tea\n"
+    assert len(lt.history()) == 1
+
+
+def test_cold_append_after_a_very_long_last_line_reads_it_once(store: MemoryStore) -> None:
+    user = store.user("u")
+    user.append("s1", "user", "x" * 300_000)
+    layer = MemoryStore(store.root, zone="Asia/Shanghai").user("u").session("s1")
+    written = layer.append({"role": "user", "content": "next"})
+    assert written["message_id"] == 2
+    # The tail is read backwards once: about the line's length, not a multiple of it.
+    assert layer.stats.bytes_read < 300_000 + 3 * 4096
