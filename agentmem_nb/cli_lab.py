@@ -36,5 +36,7 @@ def _run(args: argparse.Namespace) -> int:
     ]
     if args.no_browser:
         command.append("--no-browser")
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        command.append("--allow-root")  # containers and CI machines often run as root; Jupyter refuses it otherwise
     print("starting:", " ".join(command), flush=True)
     return subprocess.call(command)
