@@ -28,7 +28,7 @@ import os
 import threading
 import warnings
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -39,6 +39,15 @@ from agentmem_nb.store._fs import flocked
 from agentmem_nb.store.problems import Problem, ProblemKind
 
 __all__ = ["Durability", "IOStats", "IndexSnapshot", "JsonlFile"]
+
+try:  # Indexing is dominated by JSON parsing; orjson parses a line 3-5x faster than the standard library.
+    import orjson
+
+    _fast_loads: Callable[[bytes], Any] = orjson.loads
+    _FAST_ERRORS: tuple[type[Exception], ...] = (orjson.JSONDecodeError,)
+except ImportError:  # pragma: no cover - orjson is a declared dependency; the store still works without it
+    _fast_loads = json.loads
+    _FAST_ERRORS = (ValueError,)
 
 Durability = Literal["flush", "fsync"]
 """``"flush"``: each line is handed to the OS before append returns (survives a process crash).
@@ -185,15 +194,20 @@ class JsonlFile:
         if not raw.strip():
             return
         try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            self._problem(ProblemKind.INVALID_UTF8, f"not UTF-8 ({exc.reason} at byte {exc.start}); line skipped")
-            return
-        try:
-            record = json.loads(text)
-        except ValueError as exc:
-            self._problem(ProblemKind.MALFORMED_JSON, f"not JSON ({exc}); line skipped")
-            return
+            record = _fast_loads(raw)
+        except _FAST_ERRORS:
+            # orjson accepts a strict subset of what the standard parser does (it refuses NaN, integers beyond 64
+            # bits and escaped lone surrogates), so the standard parser has the last word: same lines accepted.
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                self._problem(ProblemKind.INVALID_UTF8, f"not UTF-8 ({exc.reason} at byte {exc.start}); line skipped")
+                return
+            try:
+                record = json.loads(text)
+            except ValueError as exc:
+                self._problem(ProblemKind.MALFORMED_JSON, f"not JSON ({exc}); line skipped")
+                return
         if not isinstance(record, dict):
             self._problem(ProblemKind.NOT_AN_OBJECT, f"a JSON {type(record).__name__}, not an object; line skipped")
             return

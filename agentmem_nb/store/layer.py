@@ -65,6 +65,18 @@ class Window:
         return bool(self.messages)
 
 
+def _readable_ts(raw: object, zone: _dt.tzinfo | None) -> bool:
+    """Whether ``parse_ts`` will accept ``raw`` — without the cost of converting every line to the zone while
+    indexing (only a moment at the calendar's edge can fail the conversion, so only those are converted)."""
+    if not isinstance(raw, str):
+        return False
+    try:
+        moment = _dt.datetime.fromisoformat(raw)
+    except ValueError:
+        return False
+    return 1 < moment.year < 9999 or parse_ts(raw, zone)[0] is not None
+
+
 def _clamp(value: int, low: int, high: int) -> int:
     return max(low, min(high, value))
 
@@ -94,7 +106,7 @@ class MessageFile(JsonlFile):
     def _on_reset(self) -> None:
         self._text = bytearray()  # casefolded content of every record, NUL-separated
         self._text_starts = array("q")
-        self._last_good_ts: _dt.datetime = EPOCH
+        self._last_good_ts: object = None  # the raw ts of the last readable line; parsed only when a bad one needs it
         # id -> time to show for a line whose ts is unreadable (the last good one before it), so a window or a search
         # hit shows the same time as a full read, whichever line the read starts at. Only bad lines are stored.
         self._fallback_ts: dict[int, _dt.datetime] = {}
@@ -108,12 +120,13 @@ class MessageFile(JsonlFile):
         self._text_starts.append(len(self._text))
         self._text += _folded(content)
         self._text += _SEPARATOR
-        ts, _ = parse_ts(record.get("ts"), self.zone)
-        if ts is None:
-            self._problem(ProblemKind.BAD_TIMESTAMP, f"unreadable ts {record.get('ts')!r}; the previous line's time is used")
-            self._fallback_ts.setdefault(message_id, self._last_good_ts)
+        raw_ts = record.get("ts")
+        if _readable_ts(raw_ts, self.zone):
+            self._last_good_ts = raw_ts
         else:
-            self._last_good_ts = ts
+            self._problem(ProblemKind.BAD_TIMESTAMP, f"unreadable ts {raw_ts!r}; the previous line's time is used")
+            previous, _ = parse_ts(self._last_good_ts, self.zone)
+            self._fallback_ts.setdefault(message_id, previous or EPOCH)
 
     # ------------------------------------------------------------------ conversion
 
