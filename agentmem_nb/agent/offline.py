@@ -151,14 +151,19 @@ def note_from(text: str) -> str:
 
     >>> note_from("Please remember that I prefer green tea."), note_from("记住：我喜欢游泳")
     ('User prefers green tea', '用户喜欢游泳')
+    >>> note_from("Hi! My name is Maya."), note_from("I prefer short answers, please.")
+    ("User's name is Maya", 'User prefers short answers')
     """
     body = " ".join(text.split()).strip()
     if has_cjk(body):
         body = re.sub(r"^(?:请|麻烦)?(?:你)?(?:帮我)?(?:记住|记一下|别忘了)[：:，,、\s]*", "", body)
         body = re.sub(r"我(?!们)", "用户", body).rstrip("。！!.，, ")
         return body or text.strip()
+    # Greetings and politeness are not part of the fact: "Hi! My name is Maya, please." -> "User's name is Maya".
+    body = re.sub(r"^(?:(?:hi|hello|hey|ok|okay|so|well)(?: there)?[!,.]*\s+)+", "", body, flags=re.IGNORECASE)
     body = re.sub(r"^(?:please\s+)?(?:remember|note|keep in mind|don't forget)(?:\s+that)?[:,]?\s*", "", body,
                   flags=re.IGNORECASE).rstrip(".! ")
+    body = re.sub(r",?\s+please$", "", body, flags=re.IGNORECASE)
     body = re.sub(r"\bmy\b", "their", body, flags=re.IGNORECASE)
     body = re.sub(r"^their\b", "User's", body)
     body = re.sub(r"^I'm\b", "User is", body)

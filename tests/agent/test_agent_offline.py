@@ -65,6 +65,8 @@ def test_keyword_candidates_offer_fallbacks() -> None:
     ("I'm allergic to peanuts!", "User is allergic to peanuts"),
     ("记住：我喜欢游泳", "用户喜欢游泳"),
     ("请帮我记住我的生日是10月5日。", "用户的生日是10月5日"),
+    ("Hi! My name is Maya and I just moved to Lyon.", "User's name is Maya and they just moved to Lyon"),
+    ("Hello there, I prefer short answers with bullet points, please.", "User prefers short answers with bullet points"),
 ])
 def test_notes_are_third_person(text: str, note: str) -> None:
     assert note_from(text) == note
