@@ -4,7 +4,8 @@ agentmem_nb: ``ChatService.turn`` on a session that already holds N messages. It
 turn's wall time minus the model's own time (measured around each model call by the service's middleware): persisting
 both messages to session and day files, building the context (last 3 rounds + memory.md), the memory tools, the
 dialogue log line and ``conversations.json``. Two kinds of turn: a plain one (no tool call) and a recall question
-that makes the offline model call ``search_session`` and ``get_session_window`` on the N-message thread.
+that makes the offline model call ``search_session`` and ``get_session_window`` on the N-message thread (plus
+whatever else its policy adds; the report lists the tools called).
 
 Reference: the same offline model in a ``create_agent`` graph with LangGraph's ``InMemorySaver`` checkpointer, on a
 thread already holding N messages — LangGraph's own answer to "conversation memory": the checkpointer loads the whole
@@ -34,7 +35,7 @@ RECALL = f"What did I say about {TERM}?"
 
 TURN_ROWS = {
     "plain": "agentmem_nb ChatService, plain turn",
-    "recall": "agentmem_nb ChatService, recall turn (search + window)",
+    "recall": "agentmem_nb ChatService, recall turn (memory tools)",
     "saver": "LangGraph InMemorySaver, plain turn (whole thread replayed)",
 }
 """Row labels; the plain agentmem_nb turn comes first, so it is the reference of the ratios."""
@@ -85,14 +86,18 @@ def _agentmem_turns(n: int, folder: Path, *, repeats: int, budget_s: float) -> l
             samples.append((result.timings_ms["overhead"], result.timings_ms["total"]))
             if time.perf_counter() - started >= budget_s:
                 break
-        if kind == "recall" and tools[:2] != ("search_session", "get_session_window"):
+        # The offline model's policy may add steps (e.g. a search of the day files); what must hold is that the
+        # recall turn searched the thread and opened a window on it, and that the plain turn used no tool.
+        if kind == "recall" and not ("search_session" in tools and "get_session_window" in tools):
             figures.append(Figure("turn", TURN_ROWS[kind], n, "error",
-                                  note=f"the recall turn called {tools or 'no tools'}, not search + window"))
+                                  note=f"the recall turn called {', '.join(tools) or 'no tools'}, "
+                                       "not search_session and get_session_window"))
             continue
         if kind == "plain" and tools:
             figures.append(Figure("turn", TURN_ROWS[kind], n, "error", note=f"the plain turn called {tools}"))
             continue
-        figures.append(_median_figure(TURN_ROWS[kind], n, samples))
+        note = f"tools called per turn: {', '.join(tools)}" if tools else ""
+        figures.append(_median_figure(TURN_ROWS[kind], n, samples, note))
     return figures
 
 

@@ -26,7 +26,7 @@ EXPECTED_ROWS = {
     "keyword": ["agentmem_nb", "FileChatMessageHistory", "LangGraph InMemoryStore", "LangGraph SqliteStore",
                 "LangGraph SqliteStore, raw SQL LIKE"],
     "cold": ["agentmem_nb", "FileChatMessageHistory", "LangGraph InMemoryStore", "LangGraph SqliteStore"],
-    "turn": ["agentmem_nb ChatService, plain turn", "agentmem_nb ChatService, recall turn (search + window)",
+    "turn": ["agentmem_nb ChatService, plain turn", "agentmem_nb ChatService, recall turn (memory tools)",
              "LangGraph InMemorySaver, plain turn (whole thread replayed)"],
 }
 HEADINGS = {
