@@ -12,8 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.peers.adapters import PEERS
-from benchmarks.peers.report import render_json, render_markdown
-from benchmarks.peers.runner import FULL, QUICK, run_plan
 
 __all__ = ["add_parser", "configure", "run", "main", "DEFAULT_OUTPUT"]
 
@@ -80,6 +78,10 @@ def run(args: argparse.Namespace) -> int:
 
     Returns 1 when any figure is an error (a store answered wrongly or a worker failed), else 0.
     """
+    # Imported here so that mounting the subcommand (every `agentmem-nb` start) stays cheap.
+    from benchmarks.peers.report import render_json, render_markdown
+    from benchmarks.peers.runner import FULL, QUICK, run_plan
+
     plan = (QUICK if args.quick else FULL).with_overrides(
         sizes=args.sizes, peers=args.peers, peer_max_n=args.peer_max_n, repeats=args.repeats,
         budget_s=args.budget, append_budget_s=args.append_budget, turn_sizes=args.turn_sizes, workdir=args.workdir)
