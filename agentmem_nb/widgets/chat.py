@@ -29,15 +29,14 @@ from __future__ import annotations
 
 import datetime as _dt
 import time
-import traceback
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import ipywidgets as widgets
 
 from agentmem_nb.identifiers import check_session_id, check_user_id
 from agentmem_nb.messages import Message, ToolCall
+from agentmem_nb.widgets._callbacks import CallbackErrors, WidgetError
 from agentmem_nb.widgets.html import escape, pretty_json, safe_markdown
 
 if TYPE_CHECKING:
@@ -78,21 +77,12 @@ class _Service(Protocol):
     def new_conversation(self, user_id: str, title: str = "") -> str: ...
 
 
-@dataclass(frozen=True, slots=True)
-class ChatError:
-    """An error the widget caught and showed (kept so a test or a notebook can inspect it).
-
-    ``action`` says what was being done ("send", "switch user", ...); ``error`` is the exception, or ``None`` when
-    the service reported a failed turn through ``TurnResult.error`` instead of raising.
-    """
-
-    action: str
-    message: str
-    error: BaseException | None = None
-    traceback: str = ""
+ChatError = WidgetError
+"""The chat's name for :class:`~agentmem_nb.widgets._callbacks.WidgetError` (kept for existing code); ``error`` is
+``None`` when the service reported a failed turn through ``TurnResult.error`` instead of raising."""
 
 
-class ChatWidget(widgets.VBox):
+class ChatWidget(CallbackErrors, widgets.VBox):
     """A chat box over a :class:`~agentmem_nb.agent.ChatService` and the store it writes to.
 
     Args:
@@ -104,6 +94,10 @@ class ChatWidget(widgets.VBox):
         stream_interval: streamed tokens are pushed to the browser at most this often (seconds); every tool event
             and the end of the turn are always pushed. ``0`` pushes every token (tests).
     """
+
+    _css_root = "amn-chat-root"
+    _css_error = "amn-chat-error"
+    _clear_error_on_action = False  # an error stays shown until the next turn starts (``_chat_send`` clears it)
 
     def __init__(
         self,
@@ -127,7 +121,7 @@ class ChatWidget(widgets.VBox):
         self.stream_interval = float(stream_interval)
         self.user_id = check_user_id(user_id)
         self.session_id = ""
-        self.errors: list[ChatError] = []
+        self._init_callbacks()  # errors, error_area, _syncing (set while the widget changes the list/user box)
         self.render_count = 0
         """How many messages were rendered to HTML since creation (a cost measure: cached messages do not count)."""
 
@@ -135,7 +129,6 @@ class ChatWidget(widgets.VBox):
         self._known_total = 0  # lines the layer had when _messages was last synced
         self._shown = self.page_size
         self._rendered: dict[int, str] = {}  # message_id -> HTML, for the current conversation only
-        self._syncing_controls = False  # set while the widget itself changes the list/user box (no callbacks then)
 
         self.banner = widgets.HTML(layout=widgets.Layout(display="flex" if service.offline else "none"))
         self.banner.value = (f'<div class="amn-chat-root amn-offline-banner-text">{OFFLINE_HINT}</div>'
@@ -148,8 +141,6 @@ class ChatWidget(widgets.VBox):
         self.history.add_class("amn-chat-history")
         self.live = widgets.HTML()
         self.live.add_class("amn-chat-live")
-        self.error_area = widgets.HTML()
-        self.error_area.add_class("amn-chat-error")
         self.input = widgets.Text(placeholder="Message… (Enter sends)", continuous_update=True,
                                   layout=widgets.Layout(flex="1 1 auto", width="auto"))
         self.input.add_class("amn-chat-input")
@@ -188,8 +179,9 @@ class ChatWidget(widgets.VBox):
         self.input.on_msg(self._on_input_msg)
         self.earlier_button.on_click(self._guarded("show earlier", lambda _b: self.show_earlier()))
         self.new_button.on_click(self._guarded("new conversation", lambda _b: self.new_conversation()))
-        self.conversation_list.observe(self._on_conversation_pick, names="value")
-        self.user_box.observe(self._on_user_pick, names="value")
+        self.conversation_list.observe(self._guarded_change("switch conversation", self._pick_conversation),
+                                       names="value")
+        self.user_box.observe(self._guarded_change("switch user", self._pick_user), names="value")
 
         self._open(session_id)
 
@@ -208,11 +200,6 @@ class ChatWidget(widgets.VBox):
     def hidden_count(self) -> int:
         """Older messages of this conversation not rendered yet."""
         return max(0, self._known_total - len(self._messages))
-
-    @property
-    def last_error(self) -> ChatError | None:
-        """The most recent error shown in the widget, if any."""
-        return self.errors[-1] if self.errors else None
 
     def send(self, text: str) -> Any:
         """Send ``text`` as the user, update the widget while the turn runs, and return the ``TurnResult``.
@@ -254,10 +241,6 @@ class ChatWidget(widgets.VBox):
         user_id = check_user_id(user_id)
         self.user_id = user_id
         self._open(session_id)
-
-    def clear_error(self) -> None:
-        """Hide the error area (the errors stay in :attr:`errors`)."""
-        self.error_area.value = ""
 
     # ------------------------------------------------------------------ a turn
 
@@ -311,15 +294,6 @@ class ChatWidget(widgets.VBox):
 
     # ------------------------------------------------------------------ callbacks (errors shown, never lost)
 
-    def _guarded(self, action: str, callback: Callable[..., None]) -> Callable[..., None]:
-        def run(*args: Any) -> None:
-            try:
-                callback(*args)
-            except Exception as exc:  # a widget callback has nowhere else to report: show it in the widget
-                self._show_error(action, exc)
-
-        return run
-
     def _submit_from_ui(self) -> None:
         text = self.input.value
         if not text.strip():
@@ -342,31 +316,18 @@ class ChatWidget(widgets.VBox):
         if content.get("event") == "submit":
             self._submit_from_ui()
 
-    def _on_conversation_pick(self, change: dict[str, Any]) -> None:
-        if self._syncing_controls or not change["new"]:
+    def _pick_conversation(self, session_id: str | None) -> None:
+        if session_id:  # None: nothing is selected, nothing to open
+            self.switch_conversation(session_id)
+
+    def _pick_user(self, user_id: str) -> None:
+        if not user_id or user_id == self.user_id:
             return
-        self._guarded("switch conversation", self.switch_conversation)(change["new"])
-
-    def _on_user_pick(self, change: dict[str, Any]) -> None:
-        if self._syncing_controls or not change["new"] or change["new"] == self.user_id:
-            return
-
-        def switch(user_id: str) -> None:
-            try:
-                self.switch_user(user_id.strip())
-            except Exception:
-                self._set_control(self.user_box, "value", self.user_id)  # show who we still talk as
-                raise
-
-        self._guarded("switch user", switch)(change["new"])
-
-    def _show_error(self, action: str, exc: BaseException | None, *, message: str = "") -> None:
-        text = message or f"{type(exc).__name__}: {exc}"
-        trace = "".join(traceback.format_exception(exc)) if exc is not None else ""
-        self.errors.append(ChatError(action, text, exc, trace))
-        details = (f'<details><summary>traceback</summary><pre>{escape(trace)}</pre></details>' if trace else "")
-        self.error_area.value = (f'<div class="amn-chat-root amn-error-box"><b>Error while {escape(action)}:</b> '
-                                 f'{escape(text)}{details}</div>')
+        try:
+            self.switch_user(user_id.strip())
+        except Exception:
+            self._set_control(self.user_box, "value", self.user_id)  # show who we still talk as
+            raise
 
     # ------------------------------------------------------------------ opening and syncing
 
@@ -436,13 +397,10 @@ class ChatWidget(widgets.VBox):
                    for c in listed]
         if self.session_id not in {c.session_id for c in listed}:
             options.insert(0, (_conversation_label("", self.session_id, None, self.store.zone), self.session_id))
-        self._syncing_controls = True
-        try:
+        with self._quiet():
             if list(self.conversation_list.options) != options:
                 self.conversation_list.options = options
             self.conversation_list.value = self.session_id
-        finally:
-            self._syncing_controls = False
         model = getattr(self.service, "model_name", "")
         self.status.value = (f'<div class="amn-chat-root amn-status-text">{escape(self.user_id)} · '
                              f'{escape(self.session_id)} · {len(self._layer())} messages'
@@ -456,12 +414,9 @@ class ChatWidget(widgets.VBox):
         self._set_control(self.user_box, "value", self.user_id)
 
     def _set_control(self, control: widgets.Widget, name: str, value: Any) -> None:
-        self._syncing_controls = True
-        try:
+        with self._quiet():
             if getattr(control, name) != (tuple(value) if isinstance(value, list) else value):
                 setattr(control, name, value)
-        finally:
-            self._syncing_controls = False
 
 
 class _LiveTurn:

@@ -32,8 +32,6 @@ import datetime as _dt
 import importlib
 import json
 import math
-import traceback
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -45,6 +43,7 @@ from agentmem_nb import frames
 from agentmem_nb.identifiers import check_day, check_session_id, check_user_id
 from agentmem_nb.messages import Message
 from agentmem_nb.store import MAX_WINDOW_SIDE
+from agentmem_nb.widgets._callbacks import CallbackErrors, WidgetError
 from agentmem_nb.widgets.html import escape
 
 if TYPE_CHECKING:
@@ -126,14 +125,8 @@ class InspectorWindow:
     reason: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class InspectorError:
-    """An error a callback caught and showed in the widget (kept for code and tests)."""
-
-    action: str
-    message: str
-    error: BaseException | None = None
-    traceback: str = ""
+InspectorError = WidgetError
+"""The inspector's name for :class:`~agentmem_nb.widgets._callbacks.WidgetError` (kept for existing code)."""
 
 
 def _retrieval() -> Any | None:
@@ -145,7 +138,7 @@ def _retrieval() -> Any | None:
         return None
 
 
-class MemoryInspector(widgets.VBox):
+class MemoryInspector(CallbackErrors, widgets.VBox):
     """Browse one user's memory layer by layer, search it, and step through anchor windows.
 
     Args:
@@ -158,6 +151,9 @@ class MemoryInspector(widgets.VBox):
         hit_limit: how many hits a search lists.
         before, after: the initial window around a chosen hit.
     """
+
+    _css_root = "amn-inspector-root"
+    _css_error = "amn-inspector-error"
 
     def __init__(
         self,
@@ -186,12 +182,11 @@ class MemoryInspector(widgets.VBox):
         """How the last search ran: ``"keyword"`` (substring), ``"ranked"`` (retrieval) or ``""`` (none yet)."""
         self.hits: list[InspectorHit] = []
         self.window: InspectorWindow | None = None
-        self.errors: list[InspectorError] = []
         self._before = _clamp(before)
         self._after = _clamp(after)
         self._followers: dict[str, frames.LayerFollower] = {}
         self._hit_buttons: list[widgets.Button] = []
-        self._syncing = False  # the widget is setting its own controls: observers stay quiet
+        self._init_callbacks()  # errors, error_area, _syncing
 
         self.user_picker = widgets.Dropdown(description="User", options=[], layout=widgets.Layout(width="auto"),
                                             style={"description_width": "40px"})
@@ -226,8 +221,6 @@ class MemoryInspector(widgets.VBox):
         self.window_caption.add_class("amn-inspector-window-caption")
         self.window_view = widgets.HTML()
         self.window_view.add_class("amn-inspector-window")
-        self.error_area = widgets.HTML()
-        self.error_area.add_class("amn-inspector-error")
 
         super().__init__([
             widgets.HTML(_STYLE),
@@ -286,11 +279,6 @@ class MemoryInspector(widgets.VBox):
     def after(self) -> int:
         """Messages (rows) shown after the anchor."""
         return self._after
-
-    @property
-    def last_error(self) -> InspectorError | None:
-        """The most recent error shown in the widget, if any."""
-        return self.errors[-1] if self.errors else None
 
     def select_user(self, user_id: str) -> None:
         """Show ``user``'s memory (the layer stays; a session or day scope is dropped)."""
@@ -369,10 +357,6 @@ class MemoryInspector(widgets.VBox):
             self.window = self._window_for(self.window.hit)
         self._render_window()
         return self.window
-
-    def clear_error(self) -> None:
-        """Hide the error area (the errors stay in :attr:`errors`)."""
-        self.error_area.value = ""
 
     def html_values(self) -> dict[str, str]:
         """Every HTML string the widget currently shows, by part (for checks such as escaping)."""
@@ -588,8 +572,7 @@ class MemoryInspector(widgets.VBox):
         self.window_view.value = f'<div class="amn-inspector-root">{title}{why}{body}</div>'
 
     def _sync_controls(self) -> None:
-        self._syncing = True
-        try:
+        with self._quiet():
             users = self.store.users()
             if self.user_id is not None and self.user_id not in users:
                 users = sorted([*users, self.user_id])
@@ -602,8 +585,6 @@ class MemoryInspector(widgets.VBox):
             if list(self.scope_picker.options) != options:
                 self.scope_picker.options = options
             self.scope_picker.value = self.scope if options else None
-        finally:
-            self._syncing = False
 
     def _scope_options(self) -> list[tuple[str, str | None]]:
         if self.user_id is None:
@@ -626,39 +607,10 @@ class MemoryInspector(widgets.VBox):
         return []
 
     def _sync_search_box(self) -> None:
-        self._syncing = True
-        try:
+        with self._quiet():
             self.search_box.value = self.query
-        finally:
-            self._syncing = False
 
-    # ------------------------------------------------------------------ callbacks: errors shown, never lost
-
-    def _guarded(self, action: str, callback: Callable[..., Any]) -> Callable[..., None]:
-        def run(*args: Any) -> None:
-            try:
-                self.clear_error()
-                callback(*args)
-            except Exception as exc:  # noqa: BLE001 - a widget callback has nowhere else to report: show it
-                self._show_error(action, exc)
-
-        return run
-
-    def _guarded_change(self, action: str, callback: Callable[[Any], Any]) -> Callable[[dict[str, Any]], None]:
-        def on_change(change: dict[str, Any]) -> None:
-            if self._syncing:
-                return
-            self._guarded(action, callback)(change["new"])
-
-        return on_change
-
-    def _show_error(self, action: str, exc: BaseException) -> None:
-        text = f"{type(exc).__name__}: {exc}"
-        trace = "".join(traceback.format_exception(exc))
-        self.errors.append(InspectorError(action, text, exc, trace))
-        self.error_area.value = (f'<div class="amn-inspector-root amn-error-box"><b>Error while {escape(action)}:</b> '
-                                 f"{escape(text)}<details><summary>traceback</summary><pre>{escape(trace)}</pre>"
-                                 "</details></div>")
+    def _after_error(self) -> None:
         # the controls may have moved ahead of the state (e.g. an unknown user typed): show the state again
         self._sync_controls()
 

@@ -28,8 +28,7 @@ Driven from code::
 from __future__ import annotations
 
 import datetime as _dt
-import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -39,6 +38,7 @@ import pandas as pd
 from agentmem_nb import frames
 from agentmem_nb.frames.tools import tool_calls_from_log
 from agentmem_nb.identifiers import check_user_id
+from agentmem_nb.widgets._callbacks import CallbackErrors, WidgetError
 from agentmem_nb.widgets.html import escape, pretty_json
 from agentmem_nb.widgets.inspector import cell_text
 
@@ -73,17 +73,11 @@ class TimelineFilters:
         return self != TimelineFilters()
 
 
-@dataclass(frozen=True, slots=True)
-class TimelineError:
-    """An error a callback caught and showed in the widget."""
-
-    action: str
-    message: str
-    error: BaseException | None = None
-    traceback: str = ""
+TimelineError = WidgetError
+"""The timeline's name for :class:`~agentmem_nb.widgets._callbacks.WidgetError` (kept for existing code)."""
 
 
-class ToolTimeline(widgets.VBox):
+class ToolTimeline(CallbackErrors, widgets.VBox):
     """Every tool call of a user on a time axis, with filters and details.
 
     Args:
@@ -95,6 +89,9 @@ class ToolTimeline(widgets.VBox):
         max_rows: calls listed as rows and drawn as marks (the newest); :attr:`frame` keeps them all.
         width: the chart's width in pixels.
     """
+
+    _css_root = "amn-timeline-root"
+    _css_error = "amn-timeline-error"
 
     def __init__(
         self,
@@ -123,9 +120,8 @@ class ToolTimeline(widgets.VBox):
         """The calls that pass the filters, oldest first."""
         self.selected: int | None = None
         """Position in :attr:`frame` of the call shown in the detail panel."""
-        self.errors: list[TimelineError] = []
         self._followers: dict[str, frames.LayerFollower] = {}
-        self._syncing = False
+        self._init_callbacks()  # errors, error_area, _syncing
 
         self.user_picker = widgets.Dropdown(description="User", options=[], layout=widgets.Layout(width="auto"),
                                             style={"description_width": "40px"})
@@ -171,8 +167,6 @@ class ToolTimeline(widgets.VBox):
         self.call_picker.add_class("amn-timeline-pick")
         self.detail = widgets.HTML()
         self.detail.add_class("amn-timeline-detail")
-        self.error_area = widgets.HTML()
-        self.error_area.add_class("amn-timeline-error")
 
         super().__init__([
             widgets.HTML(_STYLE),
@@ -190,13 +184,13 @@ class ToolTimeline(widgets.VBox):
         ])
         self.add_class("amn-timeline")
 
-        self.user_picker.observe(self._on_change("select user", self.select_user), names="value")
-        self.source_picker.observe(self._on_change("choose source", self.set_source), names="value")
-        self.lanes_picker.observe(self._on_change("choose lanes", self.set_lanes), names="value")
+        self.user_picker.observe(self._guarded_change("select user", self.select_user), names="value")
+        self.source_picker.observe(self._guarded_change("choose source", self.set_source), names="value")
+        self.lanes_picker.observe(self._guarded_change("choose lanes", self.set_lanes), names="value")
         for control in (self.tool_filter, self.keyword_filter, self.session_filter, self.start_filter,
                         self.end_filter):
-            control.observe(self._on_change("filter", lambda _value: self._filter_from_controls()), names="value")
-        self.call_picker.observe(self._on_change("choose call", self._pick), names="value")
+            control.observe(self._guarded_change("filter", lambda _value: self._filter_from_controls()), names="value")
+        self.call_picker.observe(self._guarded_change("choose call", self._pick), names="value")
         self.refresh_button.on_click(self._guarded("refresh", lambda _b: self.refresh()))
         self.clear_button.on_click(self._guarded("clear filters", lambda _b: self.clear_filters()))
 
@@ -221,11 +215,6 @@ class ToolTimeline(widgets.VBox):
         if self.user_id is None:
             raise ValueError("no user selected: call select_user('...') first (the store has no users yet)")
         return self.store.user(self.user_id)
-
-    @property
-    def last_error(self) -> TimelineError | None:
-        """The most recent error shown in the widget, if any."""
-        return self.errors[-1] if self.errors else None
 
     def select_user(self, user_id: str) -> None:
         """Show ``user``'s calls (filters are kept; a session filter from the previous user is dropped)."""
@@ -285,10 +274,6 @@ class ToolTimeline(widgets.VBox):
     def refresh(self) -> None:
         """Pick up calls written since the last look (reads only appended lines); filters are kept."""
         self._reload()
-
-    def clear_error(self) -> None:
-        """Hide the error area (the errors stay in :attr:`errors`)."""
-        self.error_area.value = ""
 
     def html_values(self) -> dict[str, str]:
         """Every HTML string the widget currently shows, by part (for checks such as escaping)."""
@@ -373,8 +358,7 @@ class ToolTimeline(widgets.VBox):
                              "</div>")
 
     def _sync_controls(self) -> None:
-        self._syncing = True
-        try:
+        with self._quiet():
             users = self.store.users()
             if self.user_id is not None and self.user_id not in users:
                 users = sorted([*users, self.user_id])
@@ -407,35 +391,8 @@ class ToolTimeline(widgets.VBox):
             if list(self.call_picker.options) != picks:
                 self.call_picker.options = picks
             self.call_picker.value = self.selected if self.selected is not None and self.selected >= offset else None
-        finally:
-            self._syncing = False
 
-    # ------------------------------------------------------------------ callbacks: errors shown, never lost
-
-    def _guarded(self, action: str, callback: Callable[..., Any]) -> Callable[..., None]:
-        def run(*args: Any) -> None:
-            try:
-                self.clear_error()
-                callback(*args)
-            except Exception as exc:  # noqa: BLE001 - a widget callback has nowhere else to report: show it
-                self._show_error(action, exc)
-
-        return run
-
-    def _on_change(self, action: str, callback: Callable[[Any], Any]) -> Callable[[dict[str, Any]], None]:
-        def on_change(change: dict[str, Any]) -> None:
-            if not self._syncing:
-                self._guarded(action, callback)(change["new"])
-
-        return on_change
-
-    def _show_error(self, action: str, exc: BaseException) -> None:
-        text = f"{type(exc).__name__}: {exc}"
-        trace = "".join(traceback.format_exception(exc))
-        self.errors.append(TimelineError(action, text, exc, trace))
-        self.error_area.value = (f'<div class="amn-timeline-root amn-error-box"><b>Error while {escape(action)}:</b> '
-                                 f"{escape(text)}<details><summary>traceback</summary><pre>{escape(trace)}</pre>"
-                                 "</details></div>")
+    def _after_error(self) -> None:
         self._sync_controls()  # show the state the widget is really in
 
 
