@@ -689,7 +689,8 @@ def _step_button(label: str, css: str) -> widgets.Button:
 
 
 _STYLE = """<style>
-.amn-inspector-root { font-size: 13px; }
+/* line-height: ipywidgets' HTML content inherits the 28 px control height, which makes wrapped rows very tall */
+.amn-inspector-root { font-size: 13px; line-height: 1.4; }
 .amn-inspector-root .amn-scroll, .amn-inspector-root.amn-scroll { max-height: 360px; overflow: auto; }
 .amn-inspector-root table { border-collapse: collapse; width: 100%; }
 .amn-inspector-root th { position: sticky; top: 0; background: var(--jp-layout-color2, #eee); text-align: left; }
