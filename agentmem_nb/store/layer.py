@@ -1,7 +1,7 @@
 """A message layer: one session thread or one day, with keyword search and anchor windows.
 
 Search keeps a compact in-memory copy of every message's casefolded content (UTF-8 bytes joined by NUL) next to the
-line index, so a keyword lookup is a C-speed ``rfind`` walking back from the newest message: finding the last
+line index — built by the first search, then extended as lines arrive — so a keyword lookup is a C-speed ``rfind`` walking back from the newest message: finding the last
 ``limit`` hits touches only as much text as it must, and nothing is re-read from disk except the hits themselves.
 UTF-8 is self-synchronising, so a byte substring match is a character substring match (CJK included).
 """
@@ -104,7 +104,9 @@ class MessageFile(JsonlFile):
     # ------------------------------------------------------------------ index hooks
 
     def _on_reset(self) -> None:
-        self._text = bytearray()  # casefolded content of every record, NUL-separated
+        # Casefolded content of every record, NUL-separated, with where each record starts. Built on the first
+        # search, not while indexing: a window or a tail (the agent's context, a cold open) never pays for it.
+        self._text: bytearray | None = None
         self._text_starts = array("q")
         self._last_good_ts: object = None  # the raw ts of the last readable line; parsed only when a bad one needs it
         # id -> time to show for a line whose ts is unreadable (the last good one before it), so a window or a search
@@ -112,14 +114,8 @@ class MessageFile(JsonlFile):
         self._fallback_ts: dict[int, _dt.datetime] = {}
 
     def _on_record(self, record: dict[str, Any], message_id: int) -> None:
-        content = record.get("content")
-        if not isinstance(content, str):
-            # Search what a read shows: message_from_record renders non-text content as JSON (str() would give
-            # Python's repr, e.g. {'k': 'v'}, and '"k"' would not be found in the content it displays).
-            content = "" if content is None else json.dumps(content, ensure_ascii=False)
-        self._text_starts.append(len(self._text))
-        self._text += _folded(content)
-        self._text += _SEPARATOR
+        if self._text is not None:
+            self._add_text(self._text, record)
         raw_ts = record.get("ts")
         if _readable_ts(raw_ts, self.zone):
             self._last_good_ts = raw_ts
@@ -127,6 +123,29 @@ class MessageFile(JsonlFile):
             self._problem(ProblemKind.BAD_TIMESTAMP, f"unreadable ts {raw_ts!r}; the previous line's time is used")
             previous, _ = parse_ts(self._last_good_ts, self.zone)
             self._fallback_ts.setdefault(message_id, previous or EPOCH)
+
+    def _add_text(self, text: bytearray, record: dict[str, Any]) -> None:
+        content = record.get("content")
+        if not isinstance(content, str):
+            # Search what a read shows: message_from_record renders non-text content as JSON (str() would give
+            # Python's repr, e.g. {'k': 'v'}, and '"k"' would not be found in the content it displays).
+            content = "" if content is None else json.dumps(content, ensure_ascii=False)
+        self._text_starts.append(len(text))
+        text += _folded(content)
+        text += _SEPARATOR
+
+    def _search_text(self) -> tuple[bytearray, array]:
+        """The search text, built from the indexed records on first use (caller holds the lock, index synced);
+        from then on the index hook extends it as records arrive."""
+        if self._text is None:
+            text = bytearray()
+            self._text_starts = array("q")
+            total = len(self._ids)
+            for start in range(0, total, 4096):
+                for _mid, record in self.read_records(start, min(total, start + 4096)):
+                    self._add_text(text, record)
+            self._text = text
+        return self._text, self._text_starts
 
     # ------------------------------------------------------------------ conversion
 
@@ -202,8 +221,7 @@ class MessageFile(JsonlFile):
             return self.tail(limit)
         positions: list[int] = []
         with self._lock:
-            text = self._text
-            starts = self._text_starts
+            text, starts = self._search_text()
             end = len(text)
             while len(positions) < limit:
                 found = text.rfind(needle, 0, end)

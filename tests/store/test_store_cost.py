@@ -127,6 +127,12 @@ def test_window_and_search_cost_does_not_grow_with_the_file(files: dict[int, Pat
     for lines in (SMALL, LARGE):
         layer = _store(files[lines]).user("alice").session("s1")
         len(layer)
+        size = layer.path.stat().st_size
+        assert layer.stats.bytes_read == size  # indexing reads the file once
+        layer.window(1, 0, 0)
+        assert layer.stats.bytes_read <= size + 2 * 200  # a window does not build the search text
+        layer.search("warm-up")  # the first search builds the search text: one more pass over the file
+        assert layer.stats.bytes_read <= 2 * size + 2 * 200
         line_size = max(len(raw) + 1 for raw in layer.path.read_bytes()[-2000:].splitlines()[-3:])
         before = layer.stats.bytes_read
         window = layer.window(lines // 2, 5, 5)
