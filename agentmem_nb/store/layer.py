@@ -1,8 +1,9 @@
 """A message layer: one session thread or one day, with keyword search and anchor windows.
 
 Search keeps a compact in-memory copy of every message's casefolded content (UTF-8 bytes joined by NUL) next to the
-line index — built by the first search, then extended as lines arrive — so a keyword lookup is a C-speed ``rfind`` walking back from the newest message: finding the last
-``limit`` hits touches only as much text as it must, and nothing is re-read from disk except the hits themselves.
+line index — built by the first search, then extended as lines arrive — so a keyword lookup is a C-speed ``rfind``
+walking back from the newest message: finding the last ``limit`` hits touches only as much text as it must, and
+nothing is re-read from disk except the hits themselves.
 UTF-8 is self-synchronising, so a byte substring match is a character substring match (CJK included).
 """
 
