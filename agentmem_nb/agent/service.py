@@ -353,6 +353,11 @@ class _Turn:
         except GeneratorExit:
             abandoned = True
             self.error = "The turn was abandoned: the caller stopped reading its events."
+        except BaseException as exc:  # KeyboardInterrupt (Ctrl-C, Jupyter's "interrupt kernel"), SystemExit, ...
+            # Not a failure to answer but a stop request: record it like a failed turn (no assistant message, the
+            # log line names it), then let it propagate so the caller does stop.
+            self.error = f"The turn was interrupted ({type(exc).__name__})."
+            raise
         finally:
             self.agent.tools.turn = None
             self.agent.recorder.record = None

@@ -176,3 +176,41 @@ def test_parallel_calls_of_one_tool_are_matched_by_id(store: MemoryStore, fake_o
     assert third.name == "search_daily" and "day=" in third.output
     sent = [m for m in fake_openai.requests[-1]["messages"] if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in sent] == [first.id, second.id, third.id]
+
+
+class _InterruptedOnSecondCall(OfflineChatModel):
+    """Raises ``KeyboardInterrupt`` (Ctrl-C, Jupyter's "interrupt kernel") on the model call after a tool ran."""
+
+    def _generate(self, messages, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        if any(m.type == "tool" for m in messages):
+            raise KeyboardInterrupt
+        return super()._generate(messages, *args, **kwargs)
+
+    def _stream(self, messages, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        if any(m.type == "tool" for m in messages):
+            raise KeyboardInterrupt
+        return super()._stream(messages, *args, **kwargs)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["invoke", "stream"])
+def test_an_interrupt_is_logged_as_failed_and_re_raised(store: MemoryStore, stream: bool) -> None:
+    svc = ChatService(store, model=_InterruptedOnSecondCall())
+    sid, before = _seed(svc)
+
+    with pytest.raises(KeyboardInterrupt):
+        if stream:
+            list(svc.stream_turn("u1", sid, QUESTION))
+        else:
+            svc.turn("u1", sid, QUESTION)
+
+    mem = store.user("u1")
+    session = mem.session(sid).messages()
+    assert len(session) == before + 1, "no assistant message for an interrupted turn"
+    assert session[-1].role == "user" and session[-1].content == QUESTION
+    entry = mem.log.tail(1)[0]
+    assert entry.user_message == QUESTION and entry.assistant_message_id is None
+    assert entry.error is not None and "interrupted (KeyboardInterrupt)" in entry.error
+    assert entry.assistant_reply == f"⚠️ {entry.error}"
+    assert [c.name for c in entry.tool_calls] == ["search_session"]
+    assert mem.problems() == []
+    _recovers(ChatService(store, model=OfflineChatModel()), store, sid, stream)
