@@ -60,6 +60,24 @@ _TAIL_CHUNK = 4096
 _ID_LIMIT = 2**53
 
 
+_SKIP = object()  # a line the indexer skips (blank, not UTF-8, not JSON, not an object)
+
+
+def _tail_id(raw: bytes) -> int | None | object:
+    """What a line contributes to the id rule: its usable id, ``None`` (a record without one) or ``_SKIP``."""
+    if not raw.strip():
+        return _SKIP
+    try:
+        # Decode as the indexer does: json.loads(bytes) would also accept a UTF-8 BOM or UTF-16 text, lines the
+        # index skips, and the cold and warm paths would then disagree on the next id.
+        record = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):  # UnicodeDecodeError included
+        return _SKIP
+    if not isinstance(record, dict):
+        return _SKIP
+    return _usable_id(record.get("message_id"))
+
+
 def _usable_id(raw: object) -> int | None:
     """``parse_message_id``, but an id too large for the index counts as junk (like ``"abc"``): storing it would
     raise OverflowError and make every read of the file fail."""
@@ -145,7 +163,7 @@ class JsonlFile:
     def _catch_up(self, fd: int) -> None:
         st = os.fstat(fd)
         inode = (st.st_dev, st.st_ino)
-        if inode != self._inode or st.st_size < self._end:
+        if inode != self._inode or st.st_size < self._end or (st.st_size > self._end and not self._still_ends_a_line(fd)):
             self._reset_index(inode=inode)
         if st.st_size == self._end:
             self._set_pending_tail(False)
@@ -172,6 +190,14 @@ class JsonlFile:
             self._end = position - len(carry)
         self._warn_new_problems(new_problems_before)  # first: _set_pending_tail may drop an older finding
         self._set_pending_tail(bool(carry))
+
+    def _still_ends_a_line(self, fd: int) -> bool:
+        """Whether the byte before ``_end`` is still a newline. Appends never change it, so if it is not, the file
+        was rewritten in place (an editor's save) and the index no longer describes it. One byte read per catch-up."""
+        if self._end == 0:
+            return True
+        self._count_read(1)
+        return os.pread(fd, 1, self._end - 1) == b"\n"
 
     def _set_pending_tail(self, pending: bool) -> None:
         line = self._lineno + 1
@@ -205,8 +231,9 @@ class JsonlFile:
                 return
             try:
                 record = json.loads(text)
-            except ValueError as exc:
-                self._problem(ProblemKind.MALFORMED_JSON, f"not JSON ({exc}); line skipped")
+            except (ValueError, RecursionError) as exc:  # RecursionError: nesting deeper than the parser's stack
+                self._problem(ProblemKind.MALFORMED_JSON, f"not JSON ({type(exc).__name__}: {str(exc)[:200]}); "
+                                                          "line skipped")
                 return
         if not isinstance(record, dict):
             self._problem(ProblemKind.NOT_AN_OBJECT, f"a JSON {type(record).__name__}, not an object; line skipped")
@@ -298,6 +325,27 @@ class JsonlFile:
 
     def read_records(self, start: int, stop: int) -> list[tuple[int, dict[str, Any]]]:
         """``(message_id, record)`` for positions ``start <= i < stop`` — one contiguous read, whatever the file size."""
+        return self._fresh(lambda: self._read_records_once(start, stop))
+
+    def read_at(self, positions: list[int]) -> list[tuple[int, dict[str, Any]]]:
+        """Records at arbitrary positions (for search hits); one seek per record."""
+        return self._fresh(lambda: self._read_at_once(positions))
+
+    def _fresh(self, read: Callable[[], list[tuple[int, dict[str, Any]]]]) -> list[tuple[int, dict[str, Any]]]:
+        """Run ``read``; if the indexed bytes no longer parse (the file was rewritten in place, or replaced, since it
+        was indexed) rebuild the index once and read again rather than raise."""
+        try:
+            return read()
+        except (ValueError, IndexError, FileNotFoundError):
+            with self._lock:
+                self._reset_index(inode=None)
+            self.sync()
+            try:
+                return read()
+            except (ValueError, IndexError, FileNotFoundError):
+                return []  # changed again while we read: report nothing rather than something wrong
+
+    def _read_records_once(self, start: int, stop: int) -> list[tuple[int, dict[str, Any]]]:
         with self._lock:
             start = max(0, start)
             stop = min(stop, len(self._ids))
@@ -321,8 +369,7 @@ class JsonlFile:
             out.append((mid, json.loads(line)))
         return out
 
-    def read_at(self, positions: list[int]) -> list[tuple[int, dict[str, Any]]]:
-        """Records at arbitrary positions (for search hits); one seek per record."""
+    def _read_at_once(self, positions: list[int]) -> list[tuple[int, dict[str, Any]]]:
         if not positions:
             return []  # no hits: do not open the file, which may not exist (a search of a day nobody wrote)
         out = []
@@ -367,6 +414,10 @@ class JsonlFile:
                     if warm and size != self._end:
                         self._catch_up(fd)  # reads only what other writers appended since
                     next_id = self._next_id if warm else self._next_id_from_tail(fd, size)
+                    if next_id is None:  # ids out of order near the tail: apply the full rule, once
+                        self._reset_index(inode=inode)
+                        self._catch_up(fd)
+                        warm, next_id = True, self._next_id
                     written = dict(record)
                     written.pop("message_id", None)
                     written["message_id"] = next_id
@@ -407,7 +458,7 @@ class JsonlFile:
         self._count_read(len(fragment))
         try:
             complete = isinstance(json.loads(fragment.decode("utf-8")), dict)
-        except ValueError:
+        except (ValueError, RecursionError):
             complete = False
         if complete:
             self._write_all(fd, b"\n")
@@ -457,10 +508,11 @@ class JsonlFile:
             handle.flush()
             os.fsync(handle.fileno())  # the fragment must be safe before the data file is cut
 
-    def _next_id_from_tail(self, fd: int, size: int) -> int:
+    def _next_id_from_tail(self, fd: int, size: int) -> int | None:
         """Next id from the tail: last usable id + 1 + the id-less records after it (the legacy rule, read backwards).
 
         Reads one small chunk in the normal case; only a file whose last lines all lack ids is read further back.
+        ``None`` when the ids read are out of order (a hand-merged file): the caller then indexes the whole file once.
         """
         id_less = 0
         position = size
@@ -477,19 +529,17 @@ class JsonlFile:
             lines = data.split(b"\n")
             pieces = [lines[0]] if position > 0 else []
             candidates = lines[1:] if position > 0 else lines
-            for raw in reversed(candidates):
-                if not raw.strip():
+            for n in range(len(candidates) - 1, -1, -1):
+                given = _tail_id(candidates[n])
+                if given is _SKIP:
                     continue
-                try:
-                    # Decode as the indexer does: json.loads(bytes) would also accept a UTF-8 BOM or UTF-16 text,
-                    # lines the index skips, and the cold and warm paths would then disagree on the next id.
-                    record = json.loads(raw.decode("utf-8"))
-                except ValueError:  # UnicodeDecodeError included
+                if given is None:
+                    id_less += 1
                     continue
-                if not isinstance(record, dict):
-                    continue
-                given = _usable_id(record.get("message_id"))
-                if given is not None:
-                    return given + 1 + id_less
-                id_less += 1
+                # Ids written by the store only go up. If the previous id in the chunk is not smaller, the file was
+                # merged or edited by hand, and only the full rule (a running maximum) is right: say so.
+                previous = next((p for p in map(_tail_id, reversed(candidates[:n])) if isinstance(p, int)), None)
+                if previous is not None and previous >= given:  # type: ignore[operator]
+                    return None
+                return given + 1 + id_less  # type: ignore[operator]
         return 1 + id_less

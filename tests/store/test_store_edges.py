@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agentmem_nb import MemoryStore, StoreError
+from agentmem_nb import MemoryDataWarning, MemoryStore, StoreError
 from agentmem_nb.store import ProblemKind
 
 
@@ -53,3 +53,43 @@ def test_cold_append_after_a_very_long_last_line_reads_it_once(store: MemoryStor
     assert written["message_id"] == 2
     # The tail is read backwards once: about the line's length, not a multiple of it.
     assert layer.stats.bytes_read < 300_000 + 3 * 4096
+
+
+def test_a_deeply_nested_line_is_skipped_not_raised(store: MemoryStore) -> None:
+    user = store.user("u")
+    user.append("s1", "user", "hello")
+    with open(user.session("s1").path, "a", encoding="utf-8") as handle:
+        handle.write("[" * 100_000 + "\n")
+    fresh = MemoryStore(store.root, zone="Asia/Shanghai").user("u")
+    with pytest.warns(MemoryDataWarning):
+        assert [m.content for m in fresh.search_session("s1", "hello")] == ["hello"]
+    assert fresh.append("s1", "user", "again").session.message_id == 2
+    assert [p.kind for p in fresh.session("s1").problems()] == [ProblemKind.MALFORMED_JSON]
+
+
+def test_a_hand_merged_tail_never_reuses_an_id(store: MemoryStore) -> None:
+    user = store.user("u")
+    path = user.session("s1").path
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps({"ts": "2026-04-08T10:00:00+08:00", "role": "user", "content": f"m{i}",
+                                        "message_id": i}) + "\n" for i in (1, 2, 3, 4, 5, 3)), encoding="utf-8")
+    cold = MemoryStore(store.root, zone="Asia/Shanghai").user("u")
+    assert cold.append("s1", "user", "new").session.message_id == 6
+    assert cold.session("s1").get(6).content == "new"
+
+
+def test_a_file_rewritten_in_place_is_reindexed_not_misread(store: MemoryStore) -> None:
+    user = store.user("u")
+    for text in ("I moved to Lyon", "hi", "ok"):
+        user.append("s1", "user", text)
+    layer = user.session("s1")
+    assert len(layer) == 3
+    path = layer.path
+    data = path.read_bytes().replace(b"I moved to Lyon", b"I moved to Lyon, France")
+    with open(path, "r+b") as handle:  # what an editor that truncates and rewrites does: same inode
+        handle.seek(0)
+        handle.truncate()
+        handle.write(data)
+    assert [m.content for m in layer.tail(3)] == ["I moved to Lyon, France", "hi", "ok"]
+    assert [m.content for m in layer.window(2, 1, 1).messages] == ["I moved to Lyon, France", "hi", "ok"]
+    assert layer.problems() == []
