@@ -338,18 +338,25 @@ class _Turn:
         day = user.day_for(now)  # chosen once: a turn that crosses midnight stays in one day file
         appended = user.append(session_id, "user", self.message, ts=now, day=day)  # (1)
         tick = self._time("persist_user", tick)
-        context = build_context(user, session_id, appended, recent_rounds=svc.recent_rounds,  # (2)
-                                daily_limit=svc.daily_limit)
         scope = TurnScope(day=day, exclude=frozenset({("session", session_id, appended.session.message_id),
                                                       ("daily", day, appended.daily.message_id)}))
-        record = self.record = _TurnRecord(system_prompt=system_prompt_for(context, now=to_zone(now, user.store.zone)))
-        tick = self._time("context", tick)
-
-        self.agent.tools.turn = scope
-        self.agent.recorder.record = record
+        # From here on the user message is on disk, so whatever happens the turn must end with its log line and
+        # conversations.json update (the finally below): the context is built inside the guarded region too.
+        context = TurnContext(history=(), daily=(), long_term="")
         abandoned = False
         try:
-            yield from self._run_agent(context, stream_tokens=stream_tokens)  # (3)
+            try:
+                context = build_context(user, session_id, appended, recent_rounds=svc.recent_rounds,  # (2)
+                                        daily_limit=svc.daily_limit)
+            except Exception as exc:  # a store file that cannot be read (e.g. edited in place while we run)
+                self.error = _short(f"The agent could not read the memory for this turn: {type(exc).__name__}: "
+                                    f"{exc} (run `agentmem-nb problems` to check the user's files).")
+            self.record = _TurnRecord(system_prompt=system_prompt_for(context, now=to_zone(now, user.store.zone)))
+            tick = self._time("context", tick)
+            self.agent.tools.turn = scope
+            self.agent.recorder.record = self.record
+            if self.error is None:
+                yield from self._run_agent(context, stream_tokens=stream_tokens)  # (3)
         except GeneratorExit:
             abandoned = True
             self.error = "The turn was abandoned: the caller stopped reading its events."
@@ -362,8 +369,8 @@ class _Turn:
             self.agent.tools.turn = None
             self.agent.recorder.record = None
             tick = self._time("agent", tick)
-            self.timings["model"] = round(record.model_ms, 3)
-            self.timings["tools"] = round(sum(record.tool_ms.values()), 3)
+            self.timings["model"] = round(self.record.model_ms, 3)
+            self.timings["tools"] = round(sum(self.record.tool_ms.values()), 3)
             result = self._finish(appended, context, scope, day, tick, t0)  # (4)-(7)
         if abandoned:
             return

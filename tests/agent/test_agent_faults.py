@@ -214,3 +214,25 @@ def test_an_interrupt_is_logged_as_failed_and_re_raised(store: MemoryStore, stre
     assert [c.name for c in entry.tool_calls] == ["search_session"]
     assert mem.problems() == []
     _recovers(ChatService(store, model=OfflineChatModel()), store, sid, stream)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["invoke", "stream"])
+def test_a_store_failure_while_building_the_context_ends_the_turn_cleanly(
+        svc: ChatService, store: MemoryStore, monkeypatch: pytest.MonkeyPatch, stream: bool) -> None:
+    import agentmem_nb.agent.service as agent_service
+    from agentmem_nb.errors import StoreError
+
+    sid, before = _seed(svc)
+
+    def unreadable(*args: object, **kwargs: object) -> None:
+        raise StoreError("session file changed in place")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(agent_service, "build_context", unreadable)
+        result = _run(svc, sid, QUESTION, stream=stream)
+
+    _assert_failed_turn_persisted(store, sid, result, before,
+                                  "could not read the memory for this turn: StoreError: session file changed in place")
+    assert result.tool_calls == () and result.memory_context == "[SESSION]\n[LONG_TERM]\n"
+    assert store.user("u1").log.tail(1)[0].memory_context == result.memory_context
+    _recovers(svc, store, sid, stream)
