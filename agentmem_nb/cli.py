@@ -35,6 +35,8 @@ def _print_messages(messages, *, with_day: bool) -> None:  # noqa: ANN001
 
 def _cmd_search(args: argparse.Namespace) -> int:
     user = _store(args).user(args.user)
+    if args.session and args.day:
+        raise AgentMemError("give --session SESSION_ID (one thread) or --day YYYY-MM-DD (one day), not both")
     if args.session:
         hits = user.search_session(args.session, args.keyword, limit=args.limit)
     else:
@@ -91,7 +93,8 @@ def _optional(module: str) -> Callable[[argparse._SubParsersAction], None] | Non
     import importlib
 
     try:
-        return importlib.import_module(module).add_parser  # type: ignore[no-any-return]
+        # getattr: a same-named folder elsewhere on sys.path (e.g. tests/benchmarks) is not the part we mean.
+        return getattr(importlib.import_module(module), "add_parser", None)
     except ModuleNotFoundError as exc:
         if exc.name and (exc.name == module or module.startswith(exc.name + ".")):
             return None

@@ -1,0 +1,73 @@
+"""The command line: real subcommands on a real store, errors as one line with exit status 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentmem_nb import MemoryStore
+from agentmem_nb.cli import main
+
+
+@pytest.fixture
+def root(store: MemoryStore) -> Path:
+    alice = store.user("alice")
+    for text in ("My sister Lena lives in Lyon", "Nice!", "I prefer tea", "Noted"):
+        alice.append("s1", "user" if text[0] in "MI" else "assistant", text)
+    return store.root
+
+
+def run(root: Path, *args: str) -> int:
+    return main(["--root", str(root), "--zone", "Asia/Shanghai", *args])
+
+
+def test_search_prints_anchor_lines(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(root, "search", "--user", "alice", "--session", "s1", "LENA") == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 1 and out[0].startswith("#1 ") and "Lena" in out[0]
+
+
+def test_search_json_across_days(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(root, "search", "--user", "alice", "--json", "tea") == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["content"], r["session_id"]) for r in rows] == [("I prefer tea", "s1")]
+
+
+def test_window_marks_the_anchor(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(root, "window", "--user", "alice", "--session", "s1", "2", "--before", "1", "--after", "1") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line[:4] for line in lines] == ["  #1", "> #2", "  #3"]
+
+
+@pytest.mark.parametrize("args", [
+    ("search", "--user", "../bob", "x"),
+    ("search", "--user", "alice", "--session", "s1", "--day", "2026-04-08", "x"),
+    ("window", "--user", "alice", "--session", "s1", "99"),
+    ("window", "--user", "alice", "2"),
+    ("search", "--user", "alice", "--day", "2026-4-8", "x"),
+])
+def test_errors_are_one_line_with_status_2(root: Path, capsys: pytest.CaptureFixture[str], args: tuple) -> None:
+    assert run(root, *args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("agentmem-nb: error: ")
+
+
+def test_problems_exit_status_says_whether_lines_were_skipped(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(root, "problems", "--user", "alice") == 0
+    with open(root / "alice" / "sessions" / "s1.jsonl", "ab") as handle:
+        handle.write(b"not json\n")
+    with pytest.warns(Warning):
+        assert run(root, "problems", "--user", "alice") == 1
+    assert "malformed_json" in capsys.readouterr().out
+
+
+def test_help_lists_every_part_and_needs_no_heavy_import() -> None:
+    code = ("import sys; from agentmem_nb.cli import build_parser; h = build_parser().format_help(); "
+            "print(h); print('langchain' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    for command in ("search", "window", "problems", "chat", "seed", "lab", "eval"):
+        assert command in out
