@@ -1,7 +1,7 @@
 """Demo data: a user with several conversations over several days, in English and Chinese, with real tool calls.
 
-The conversations are played through :class:`~agentmem_nb.agent.ChatService` (the offline model by default), so
-every search, window and ``remember_note`` in the seeded files was really made by the agent — the inspector and
+The conversations are played through :class:`~agentmem_nb.agent.ChatService` on the offline model (unless another
+model is passed explicitly, never the configured one), so every search, window and ``remember_note`` in the seeded files was really made by the agent — the inspector and
 the timeline have something true to show the first time they open.
 """
 
@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 from agentmem_nb.timeutil import resolve_zone
 
 if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
     from agentmem_nb.store import MemoryStore
 
 __all__ = ["DEMO_USER", "DEMO_CONVERSATIONS", "DemoConversation", "SteppingClock", "seed_demo"]
@@ -96,16 +98,22 @@ def seed_demo(
     user_id: str = DEMO_USER,
     conversations: tuple[DemoConversation, ...] = DEMO_CONVERSATIONS,
     progress: Callable[[str], None] | None = None,
+    model: BaseChatModel | None = None,
 ) -> int:
     """Play the demo conversations for ``user_id`` into ``store``; returns the number of turns played.
 
     ``store`` should be built with a :class:`SteppingClock` so the turns land on the scripted days; with another
     clock the turns are stamped with that clock's times instead. A conversation that already exists is skipped, so
     seeding twice does not duplicate anything.
-    """
-    from agentmem_nb.agent import ChatService  # the agent layer sits above the store: import only when seeding
 
-    service = ChatService(store)
+    ``model`` is the chat model that plays the turns; ``None`` means :class:`~agentmem_nb.agent.OfflineChatModel`,
+    even when an API key is configured (``AGENTMEM_API_KEY``, ``OPENAI_API_KEY`` or ``config/llm.yaml``): seeding
+    is deterministic, free and needs no network. Pass a real model explicitly to seed through it.
+    """
+    # The agent layer sits above the store: import only when seeding.
+    from agentmem_nb.agent import ChatService, OfflineChatModel
+
+    service = ChatService(store, model=model if model is not None else OfflineChatModel())
     user = store.user(user_id)
     zone = store.zone
     turns = 0
