@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
-from agentmem_nb.errors import InvalidIdentifier
+from agentmem_nb.errors import InvalidIdentifier, StoreError
 from agentmem_nb.identifiers import check_day
 from agentmem_nb.messages import Message
 from agentmem_nb.retrieval import search_messages as ranked_search
@@ -409,7 +409,10 @@ class MemoryTools:
         if len(note) > MAX_NOTE_CHARS:
             raise _BadArgument(f"note is {len(note)} characters long; keep it to one fact of at most "
                                f"{MAX_NOTE_CHARS} characters.")
-        change = self.user.long_term.add_note(note, source=f"remember_note:{self.session_id}")
+        try:
+            change = self.user.long_term.add_note(note, source=f"remember_note:{self.session_id}")
+        except StoreError as exc:  # a note the store refuses (e.g. a lone surrogate): nothing was written
+            raise _BadArgument(f"the note could not be saved: {exc}.") from exc
         if change is None:
             return f"Already in long-term memory: - {note}"
         return f"Saved to long-term memory (memory.md): - {note}"

@@ -86,6 +86,8 @@ BAD_ARGUMENTS = [
     ("remember_note", {"note": ""}, "note is empty"),
     ("remember_note", {"note": 42}, "note must be text"),
     ("remember_note", {"note": "y" * 5000}, "5000 characters long"),
+    ("remember_note", {"note": "Likes \ud800 emoji"}, "the note could not be saved: long-term memory text has an "
+                                                       "unencodable character '\\ud800'"),
 ]
 
 
