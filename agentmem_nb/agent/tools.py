@@ -235,6 +235,21 @@ _AFTER = {"type": "integer", "description": f"Messages after the anchor (0-{WIND
                                             f"{WINDOW_DEFAULT_SIDE}).", "default": WINDOW_DEFAULT_SIDE}
 
 
+class _ArgumentsAsOneDict(StructuredTool):
+    """A tool whose function receives the model's arguments as one dict, never as keyword arguments.
+
+    langchain calls ``self._run(*args, config=..., run_manager=..., **arguments)``: a model-supplied argument
+    named ``self`` would collide with it (a TypeError that fails the turn) and ``config`` or ``run_manager`` would
+    be silently replaced. As one dict they are plain data, and :func:`_check_keys` answers them as unexpected.
+    """
+
+    def _to_args_and_kwargs(self, tool_input: str | dict[str, Any],
+                            tool_call_id: str | None) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        if isinstance(tool_input, dict):
+            return (dict(tool_input),), {}
+        return super()._to_args_and_kwargs(tool_input, tool_call_id)
+
+
 class MemoryTools:
     """The six tools for one ``(user, session)``, plus the per-turn state they share.
 
@@ -287,8 +302,8 @@ class MemoryTools:
         # A JSON-schema args_schema passes the model's arguments through untouched, so the checks below (not
         # pydantic) decide what is wrong and how to say it; handle_tool_error turns _BadArgument into an error
         # ToolMessage the model can read.
-        return StructuredTool.from_function(func=func, name=name, description=description, args_schema=schema,
-                                            handle_tool_error=_explain)
+        return _ArgumentsAsOneDict.from_function(func=func, name=name, description=description, args_schema=schema,
+                                                 handle_tool_error=_explain)
 
     def _scope(self) -> TurnScope:
         if self.turn is None:
@@ -298,7 +313,7 @@ class MemoryTools:
 
     # ------------------------------------------------------------------ searches
 
-    def search_session(self, **args: Any) -> str:
+    def search_session(self, args: dict[str, Any]) -> str:
         """``search_session(keyword)``."""
         _check_keys(args, ("keyword",), ("keyword",))
         keyword = _keyword(args["keyword"])
@@ -312,7 +327,7 @@ class MemoryTools:
         return (f"{len(hits)} message(s) in this conversation contain \"{keyword}\" (oldest first; read around "
                 "one with get_session_window):\n" + "\n".join(lines))
 
-    def search_daily(self, **args: Any) -> str:
+    def search_daily(self, args: dict[str, Any]) -> str:
         """``search_daily(keyword, day="")``: one day or every day."""
         _check_keys(args, ("keyword", "day"), ("keyword",))
         keyword = _keyword(args["keyword"])
@@ -344,7 +359,7 @@ class MemoryTools:
 
     # ------------------------------------------------------------------ windows
 
-    def get_session_window(self, **args: Any) -> str:
+    def get_session_window(self, args: dict[str, Any]) -> str:
         """``get_session_window(message_id, before=3, after=3)``."""
         _check_keys(args, ("message_id", "before", "after"), ("message_id",))
         notes: list[str] = []
@@ -355,7 +370,7 @@ class MemoryTools:
         self._scope().saw(window.messages, "session")
         return _window_text(window, "this conversation", notes, with_day=False)
 
-    def get_daily_window(self, **args: Any) -> str:
+    def get_daily_window(self, args: dict[str, Any]) -> str:
         """``get_daily_window(message_id, before=3, after=3, day="")``; an empty day means the turn's day."""
         _check_keys(args, ("message_id", "before", "after", "day"), ("message_id",))
         notes: list[str] = []
@@ -373,7 +388,7 @@ class MemoryTools:
             notes.append(f"nothing was recorded on {day}; days with messages: {_days_hint(self.user.days())}")
         return _window_text(window, f"the daily log of {day}", notes, with_day=True)
 
-    def get_recent_session(self, **args: Any) -> str:
+    def get_recent_session(self, args: dict[str, Any]) -> str:
         """``get_recent_session(rounds=3)``: the latest rounds, without the message being answered."""
         _check_keys(args, ("rounds",))
         raw = args.get("rounds", 3)
@@ -397,7 +412,7 @@ class MemoryTools:
 
     # ------------------------------------------------------------------ long-term
 
-    def remember_note(self, **args: Any) -> str:
+    def remember_note(self, args: dict[str, Any]) -> str:
         """``remember_note(note)``: append ``- note`` to ``memory.md`` (recorded in its history)."""
         _check_keys(args, ("note",), ("note",))
         raw = args["note"]

@@ -86,6 +86,10 @@ BAD_ARGUMENTS = [
     ("remember_note", {"note": ""}, "note is empty"),
     ("remember_note", {"note": 42}, "note must be text"),
     ("remember_note", {"note": "y" * 5000}, "5000 characters long"),
+    # Names of langchain's own plumbing: they must not collide with it (TypeError) nor be silently swallowed.
+    ("search_session", {"keyword": "a", "self": 1}, "unexpected argument(s) self; this tool takes keyword"),
+    ("get_recent_session", {"config": {}}, "unexpected argument(s) config; this tool takes rounds"),
+    ("search_daily", {"keyword": "a", "run_manager": None}, "unexpected argument(s) run_manager; this tool takes"),
     ("remember_note", {"note": "Likes \ud800 emoji"}, "the note could not be saved: long-term memory text has an "
                                                        "unencodable character '\\ud800'"),
 ]
