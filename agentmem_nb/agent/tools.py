@@ -155,13 +155,34 @@ def _keyword(value: object) -> str:
     return text
 
 
+_HUGE = 2**53
+"""Beyond this a JSON number is no longer exact in most clients (a float's mantissa); no id or count gets there."""
+
+
+def _too_large(value: object) -> bool:
+    """True for a positive number beyond :data:`_HUGE` (an int, a float, infinity, or digit text).
+
+    Checked before :func:`_integer`: ``int(1e300)`` is a 301-digit number that answers would otherwise echo.
+    """
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return value > _HUGE
+    if isinstance(value, float):
+        return value >= _HUGE  # also inf; a float this large is not an exact whole number anyway
+    if isinstance(value, str):
+        digits = value.strip().lstrip("#")
+        return digits.isascii() and digits.isdigit() and (len(digits) > 18 or int(digits) > _HUGE)
+    return False
+
+
 def _integer(value: object) -> int | None:
     """An int from an int, an integral float or digit text (``"12"``, ``"#12"``); ``None`` if not integral."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float) and value.is_integer() and abs(value) < _HUGE:
         return int(value)
     if isinstance(value, str):
         text = value.strip().lstrip("#")
@@ -173,6 +194,9 @@ def _integer(value: object) -> int | None:
 
 
 def _message_id(value: object) -> int:
+    if _too_large(value):
+        raise _BadArgument(f"message_id {_show(value)} is too large: ids are small whole numbers such as 12 (the "
+                           "number after '#' in a search hit).")
     number = _integer(value)
     if number is None or number <= 0:
         raise _BadArgument(f"message_id must be a positive whole number such as 12 (the number after '#' in a "
@@ -181,6 +205,10 @@ def _message_id(value: object) -> int:
 
 
 def _side(name: str, value: object, notes: list[str]) -> int:
+    if _too_large(value):
+        notes.append(f"{name}={_show(value)} is more than {WINDOW_MAX_SIDE}, used {WINDOW_MAX_SIDE}; "
+                     "move the anchor to read further")
+        return WINDOW_MAX_SIDE
     number = _integer(value)
     if number is None:
         raise _BadArgument(f"{name} must be a whole number of messages from 0 to {WINDOW_MAX_SIDE}, "
@@ -392,13 +420,14 @@ class MemoryTools:
         """``get_recent_session(rounds=3)``: the latest rounds, without the message being answered."""
         _check_keys(args, ("rounds",))
         raw = args.get("rounds", 3)
-        rounds = _integer(raw)
+        rounds = MAX_ROUNDS + 1 if _too_large(raw) else _integer(raw)
         if rounds is None or rounds < 1:
             raise _BadArgument(f"rounds must be a whole number from 1 to {MAX_ROUNDS}, "
                                f"got {type(raw).__name__} {_show(raw)}.")
         note = ""
         if rounds > MAX_ROUNDS:
-            note = f" (rounds={rounds} is more than {MAX_ROUNDS}; used {MAX_ROUNDS})"
+            shown = _show(raw) if _too_large(raw) else rounds
+            note = f" (rounds={shown} is more than {MAX_ROUNDS}; used {MAX_ROUNDS})"
             rounds = MAX_ROUNDS
         turn = self._scope()
         layer = self.user.session(self.session_id)

@@ -8,7 +8,7 @@ from langchain_core.messages import ToolMessage
 import agentmem_nb.agent.tools as agent_tools
 from agentmem_nb import MemoryStore, UserMemory
 from agentmem_nb.agent import MemoryTools, SearchScope
-from agentmem_nb.agent.tools import TOOL_NAMES, WINDOW_MAX_SIDE, TurnScope
+from agentmem_nb.agent.tools import MAX_ROUNDS, TOOL_NAMES, WINDOW_MAX_SIDE, TurnScope
 
 
 @pytest.fixture
@@ -72,6 +72,11 @@ BAD_ARGUMENTS = [
     ("get_session_window", {"message_id": -3}, "message_id must be a positive whole number"),
     ("get_session_window", {"message_id": 1.5}, "message_id must be a positive whole number"),
     ("get_session_window", {"message_id": 99999}, "no message #99999"),
+    ("get_session_window", {"message_id": 10**19}, "message_id 10000000000000000000 is too large"),
+    ("get_session_window", {"message_id": "12345678901234567890"}, "message_id '12345678901234567890' is too large"),
+    ("get_session_window", {"message_id": 1e300}, "message_id 1e+300 is too large"),
+    ("get_session_window", {"message_id": 2.0**53}, "message_id 9007199254740992.0 is too large"),
+    ("get_daily_window", {"message_id": float("inf")}, "message_id inf is too large"),
     ("get_session_window", {"message_id": 1, "before": "lots"}, "before must be a whole number"),
     ("get_session_window", {"message_id": 1, "after": {"n": 1}}, "after must be a whole number"),
     ("search_daily", {"keyword": "x", "day": "../../etc/passwd"}, "invalid day"),
@@ -112,6 +117,15 @@ def test_huge_windows_are_clamped_and_say_so(tools: dict) -> None:
     assert f"before=1000000000 is more than {WINDOW_MAX_SIDE}, used {WINDOW_MAX_SIDE}" in head
     assert "after=-4 is negative, used 0" in head
     assert len(lines) == 16 and lines[-1].startswith("#16 ")
+
+
+def test_huge_numbers_are_never_echoed_digit_by_digit(tools: dict) -> None:
+    window = tools["get_session_window"].invoke({"message_id": 16, "before": 1e300, "after": 10**300})
+    head = window.splitlines()[0]
+    assert f"before=1e+300 is more than {WINDOW_MAX_SIDE}" in head and len(head) < 300
+    recent = tools["get_recent_session"].invoke({"rounds": 10**300}).splitlines()[0]
+    assert f"is more than {MAX_ROUNDS}; used {MAX_ROUNDS}" in recent and len(recent) < 200
+    assert f"(rounds=1e+300 is more than {MAX_ROUNDS}" in tools["get_recent_session"].invoke({"rounds": 1e300})
 
 
 def test_lenient_but_unambiguous_values_are_accepted(tools: dict) -> None:
