@@ -8,9 +8,11 @@ import json
 import pytest
 from agentmem_nb.fake_openai import Fault, Reply, Stall, memory_policy, real_config
 
+import agentmem_nb.agent.service as agent_service
 import agentmem_nb.agent.tools as agent_tools
 from agentmem_nb import MemoryStore
 from agentmem_nb.agent import ChatService, OfflineChatModel, TurnResult
+from agentmem_nb.errors import StoreError
 
 QUESTION = "What did I tell you about my sister?"
 
@@ -219,9 +221,6 @@ def test_an_interrupt_is_logged_as_failed_and_re_raised(store: MemoryStore, stre
 @pytest.mark.parametrize("stream", [False, True], ids=["invoke", "stream"])
 def test_a_store_failure_while_building_the_context_ends_the_turn_cleanly(
         svc: ChatService, store: MemoryStore, monkeypatch: pytest.MonkeyPatch, stream: bool) -> None:
-    import agentmem_nb.agent.service as agent_service
-    from agentmem_nb.errors import StoreError
-
     sid, before = _seed(svc)
 
     def unreadable(*args: object, **kwargs: object) -> None:

@@ -95,8 +95,8 @@ BAD_ARGUMENTS = [
     ("search_session", {"keyword": "a", "self": 1}, "unexpected argument(s) self; this tool takes keyword"),
     ("get_recent_session", {"config": {}}, "unexpected argument(s) config; this tool takes rounds"),
     ("search_daily", {"keyword": "a", "run_manager": None}, "unexpected argument(s) run_manager; this tool takes"),
-    ("remember_note", {"note": "Likes \ud800 emoji"}, "the note could not be saved: long-term memory text has an "
-                                                       "unencodable character '\\ud800'"),
+    ("remember_note", {"note": "Likes \ud800 emoji"},
+     "the note could not be saved: long-term memory text has an unencodable character '\\ud800'"),
 ]
 
 
