@@ -27,7 +27,7 @@ from agentmem_nb.retrieval.evaluate import (
 )
 
 DATA = Path(__file__).parent / "data"
-MINI = DATA / "locomo_mini.json"
+MINI = DATA / "synthetic_dialogues.json"  # written for these tests in the LoCoMo format; not LoCoMo data
 CHINESE = DATA / "zh_conversation.json"
 LOCOMO_DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo"
 
@@ -53,7 +53,7 @@ def test_parse_locomo_datetime_names_the_bad_value(text: str) -> None:
 
 def test_load_conversation_reads_sessions_turns_images_and_questions() -> None:
     conversation = load_conversation(MINI)
-    assert conversation.name == "locomo_mini"
+    assert conversation.name == "synthetic_dialogues"
     assert conversation.speakers == ("Ada", "Ben")
     assert [s.number for s in conversation.sessions] == [1, 2, 3]  # session_4 has a date but no turns
     assert conversation.turn_count == 6 + 8 + 6
