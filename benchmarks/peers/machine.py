@@ -6,13 +6,14 @@ import datetime as _dt
 import os
 import platform
 import sqlite3
+import subprocess
 import tempfile
 import time
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-__all__ = ["describe_machine", "load_average", "fsync_latency_us", "PACKAGES"]
+__all__ = ["describe_machine", "code_version", "load_average", "fsync_latency_us", "PACKAGES"]
 
 PACKAGES = ("agentmem_nb", "langchain-community", "langchain-core", "langchain", "langgraph", "langgraph-checkpoint",
             "langgraph-checkpoint-sqlite")
@@ -78,7 +79,19 @@ def _filesystem(folder: Path) -> str:
     return kind
 
 
-def describe_machine(data_folder: Path) -> dict[str, Any]:
+def code_version(repo: Path) -> str:
+    """``git`` commit of ``repo`` and how many files under ``agentmem_nb/`` and ``benchmarks/`` differ from it."""
+    try:
+        commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, timeout=10, check=True).stdout.strip()
+        changed = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--", "agentmem_nb", "benchmarks"],
+                                 capture_output=True, text=True, timeout=10, check=True).stdout.splitlines()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown (not a git checkout)"
+    return f"git {commit}" + (f" + {len(changed)} uncommitted file(s)" if changed else "")
+
+
+def describe_machine(data_folder: Path, *, repo: Path | None = None) -> dict[str, Any]:
     """A JSON-ready description of this machine and software, for the report header."""
     try:
         usable = len(os.sched_getaffinity(0))
@@ -95,6 +108,7 @@ def describe_machine(data_folder: Path) -> dict[str, Any]:
         "sqlite": sqlite3.sqlite_version,
         "packages": {name: _version(name) for name in PACKAGES},
         "data_folder_fs": _filesystem(data_folder),
+        "code": code_version(repo) if repo is not None else "unknown",
     }
 
 

@@ -277,6 +277,8 @@ def _machine_lines(results: Results) -> list[str]:
         f"append+fsync latency on the data disk {c.get('fsync_us_before')} µs at start, "
         f"{c.get('fsync_us_after')} µs at end (other jobs' disk traffic moves the fsync-bound rows).",
         f"- {m['python']}, SQLite {m['sqlite']}.",
+        f"- Code under test: {m.get('code', 'unknown')}, copied before the run (every worker imports the copy, so "
+        "edits to the checkout during the run cannot leak in).",
         f"- Packages: {packages}.",
     ]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -23,7 +24,7 @@ from benchmarks.peers.figures import Figure
 from benchmarks.peers.machine import describe_machine, fsync_latency_us, load_average
 from benchmarks.peers.turn import run_turn_workload
 
-__all__ = ["Plan", "QUICK", "FULL", "Results", "run_plan", "run_worker", "UNCAPPED_PEER"]
+__all__ = ["Plan", "QUICK", "FULL", "Results", "run_plan", "run_worker", "snapshot_code", "UNCAPPED_PEER"]
 
 UNCAPPED_PEER = "agentmem"
 """The only store run beyond ``Plan.peer_max_n`` (the 1M column is agentmem_nb alone)."""
@@ -78,18 +79,31 @@ class Results:
                 "figures": [f.to_dict() for f in self.figures]}
 
 
-def _python_env() -> dict[str, str]:
+def snapshot_code(root: Path) -> Path:
+    """Copy the code under test (``agentmem_nb`` and ``benchmarks``) into ``root/code``.
+
+    Workers import from the copy (it comes first on their ``PYTHONPATH``, ahead of the editable install), so edits
+    made to the checkout while a long run is in progress cannot change the code halfway through it.
+    """
+    target = root / "code"
+    for package in ("agentmem_nb", "benchmarks"):
+        shutil.copytree(_REPO / package, target / package,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "RESULTS*.md"))
+    return target
+
+
+def _python_env(code: Path) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_REPO), env.get("PYTHONPATH", "")]))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(code), env.get("PYTHONPATH", "")]))
     env.setdefault("PYTHONHASHSEED", "0")
     return env
 
 
-def run_worker(args: list[str], out: Path, timeout: float) -> tuple[Any, str]:
+def run_worker(args: list[str], out: Path, timeout: float, *, code: Path = _REPO) -> tuple[Any, str]:
     """Run ``python -m benchmarks.peers.worker ARGS --out OUT``; return (its parsed output or None, error text)."""
     command = [sys.executable, "-m", "benchmarks.peers.worker", *args, "--out", str(out)]
     try:
-        done = subprocess.run(command, cwd=_REPO, env=_python_env(), stdout=subprocess.DEVNULL,
+        done = subprocess.run(command, cwd=code, env=_python_env(code), stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return None, f"worker timed out after {timeout:.0f} s"
@@ -107,13 +121,13 @@ def _not_run(peer_key: str, n: int, plan: Plan) -> list[Figure]:
                                        for label in cls.extra_keyword_rows]
 
 
-def _cold_figures(peer_key: str, n: int, case_dir: Path, plan: Plan) -> Figure:
+def _cold_figures(peer_key: str, n: int, case_dir: Path, plan: Plan, code: Path) -> Figure:
     cls = PEERS[peer_key]
     samples: list[dict[str, float]] = []
     for i in range(max(1, plan.cold_repeats)):
         out = case_dir / f"cold-{i}.json"
         sample, error = run_worker(["cold", "--peer", peer_key, "--n", str(n), "--workdir", str(case_dir)], out,
-                                timeout=max(120.0, plan.append_budget_s))
+                                timeout=max(120.0, plan.append_budget_s), code=code)
         if sample is None:
             return Figure("cold", cls.label, n, "error", note=error)
         samples.append(sample)
@@ -122,7 +136,7 @@ def _cold_figures(peer_key: str, n: int, case_dir: Path, plan: Plan) -> Figure:
     return Figure("cold", cls.label, n, "measured", metrics)
 
 
-def _run_case(peer_key: str, n: int, root: Path, plan: Plan) -> list[Figure]:
+def _run_case(peer_key: str, n: int, root: Path, plan: Plan, code: Path) -> list[Figure]:
     cls = PEERS[peer_key]
     case_dir = root / f"{peer_key}-{n}"
     case_dir.mkdir(parents=True, exist_ok=True)
@@ -132,13 +146,13 @@ def _run_case(peer_key: str, n: int, root: Path, plan: Plan) -> list[Figure]:
                 "--budget", str(plan.budget_s), "--append-budget", str(plan.append_budget_s)]
         # Generous: a run may use its whole append budget per repeat plus read budgets, on a loaded machine.
         timeout = 4 * plan.append_budget_s * max(1, plan.repeats) + 10 * plan.budget_s + 300
-        raw, error = run_worker(args, case_dir / "figures.json", timeout)
+        raw, error = run_worker(args, case_dir / "figures.json", timeout, code=code)
         if raw is None:
             return [Figure(w, cls.label, n, "error", note=error) for w in ("append", "window", "keyword")
                     if w in cls.workloads]
         figures = [Figure.from_dict(item) for item in raw]
         if "cold" in cls.workloads:
-            figures.append(_cold_figures(peer_key, n, case_dir, plan))
+            figures.append(_cold_figures(peer_key, n, case_dir, plan, code))
         return figures
     finally:
         remove_tree(case_dir)
@@ -153,9 +167,10 @@ def run_plan(plan: Plan, *, progress: Callable[[str], None] = lambda line: None)
     """Run every case of ``plan`` and return the figures (workloads 1-5) with the machine description."""
     root = Path(tempfile.mkdtemp(prefix="agentmem-bench-", dir=plan.workdir))
     started = time.monotonic()
-    results = Results(plan=plan, machine=describe_machine(root))
+    results = Results(plan=plan, machine=describe_machine(root, repo=_REPO))
     results.conditions = {"load_before": load_average(), "fsync_us_before": fsync_latency_us(root)}
     try:
+        code = snapshot_code(root)
         for n in plan.sizes:
             for peer_key in plan.peers:
                 cls = PEERS[peer_key]
@@ -164,11 +179,11 @@ def run_plan(plan: Plan, *, progress: Callable[[str], None] = lambda line: None)
                 else:
                     progress(f"{cls.label}: N={n:,} …")
                     t0 = time.monotonic()
-                    results.figures += _run_case(peer_key, n, root, plan)
+                    results.figures += _run_case(peer_key, n, root, plan, code)
                     progress(f"{cls.label}: N={n:,} done in {time.monotonic() - t0:.1f} s")
                 if not cls.persistent:
                     results.figures.append(_in_memory_cold(peer_key, n))
-        results.figures += run_turn_workload(plan, root, progress=progress)
+        results.figures += run_turn_workload(plan, root, code=code, progress=progress)
     finally:
         results.conditions.update({"load_after": load_average(), "fsync_us_after": fsync_latency_us(root),
                                    "duration_s": round(time.monotonic() - started, 1)})

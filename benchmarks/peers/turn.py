@@ -155,7 +155,7 @@ def measure_turns(kind: str, n: int, folder: Path, *, repeats: int, budget_s: fl
     raise ValueError(f"unknown turn workload {kind!r}: use 'agentmem' or 'saver'")
 
 
-def run_turn_workload(plan: Plan, root: Path, *, progress: Callable[[str], None]) -> list[Figure]:
+def run_turn_workload(plan: Plan, root: Path, *, code: Path, progress: Callable[[str], None]) -> list[Figure]:
     """Workload 5 for every thread length of ``plan``, one worker process per (kind, N)."""
     from benchmarks.peers.runner import run_worker
 
@@ -171,7 +171,7 @@ def run_turn_workload(plan: Plan, root: Path, *, progress: Callable[[str], None]
             folder.mkdir(parents=True, exist_ok=True)
             raw, error = run_worker(["turn", "--peer", kind, "--n", str(n), "--workdir", str(folder),
                                      "--repeats-read", str(plan.turn_repeats), "--budget", str(plan.budget_s)],
-                                    folder / "figures.json", timeout=20 * plan.budget_s + 600)
+                                    folder / "figures.json", timeout=20 * plan.budget_s + 600, code=code)
             remove_tree(folder)
             if raw is None:
                 figures += [Figure("turn", label, n, "error", note=error) for label in labels]
