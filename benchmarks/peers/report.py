@@ -20,11 +20,13 @@ __all__ = ["render_markdown", "render_json", "evaluate_targets", "Target", "REFE
 REFERENCE_ROW = "agentmem_nb"
 
 
-def _cost(figure: Figure) -> float | None:
-    """The lower-is-better number a ratio is taken on (seconds)."""
+def _cost(figure: Figure, metric: str | None = None) -> float | None:
+    """The lower-is-better number a ratio is taken on (seconds); ``metric`` picks a ``*_ms`` metric explicitly."""
     m = figure.metrics
     if figure.status not in ("measured", "estimated"):
         return None
+    if metric is not None:
+        return m[metric] / 1e3 if metric in m else None
     if figure.workload == "append" and m.get("msgs_per_s"):
         return 1.0 / m["msgs_per_s"]
     if figure.workload == "window" and "median_us" in m:
@@ -105,6 +107,8 @@ class _Table:
     value: Callable[[Figure], str]
     ratio: bool = True
     reference: str = REFERENCE_ROW
+    metric: str | None = None
+    """The ``*_ms`` metric ratios are taken on, when not the workload's default."""
 
 
 def _append_rate(f: Figure) -> str:
@@ -119,7 +123,17 @@ def _append_ends(f: Figure) -> str:
 
 def _cold_memory(f: Figure) -> str:
     m = f.metrics
-    return f"{m['peak_rss_mb']:.0f} MiB (+{m['rss_growth_mb']:.0f}), import {fmt_seconds(m['import_s'])}"
+
+    def peak(prefix: str) -> str:
+        if f"{prefix}peak_rss_mb" not in m:
+            return "—"
+        return f"{m[prefix + 'peak_rss_mb']:.0f} (+{m[prefix + 'rss_growth_mb']:.0f})"
+
+    return f"{peak('')} / {peak('keyword_')} MiB, import {fmt_seconds(m['import_s'])}"
+
+
+def _ms(metric: str) -> Callable[[Figure], str]:
+    return lambda f: fmt_seconds(f.metrics[metric] / 1e3) if metric in f.metrics else "—"
 
 
 def _turn(f: Figure) -> str:
@@ -132,9 +146,12 @@ _TABLES = (
     _Table("cost per message, first 1% → last 1% of the run (last/first)", "append", _append_ends, ratio=False),
     _Table("median latency", "window", lambda f: fmt_seconds(f.metrics["median_us"] / 1e6)),
     _Table("median latency", "keyword", lambda f: fmt_seconds(f.metrics["median_ms"] / 1e3)),
-    _Table("open + first query (window around the middle message), median", "cold",
-           lambda f: fmt_seconds(f.metrics["open_query_ms"] / 1e3)),
-    _Table("peak RSS of the process (growth from open + query), import time", "cold", _cold_memory, ratio=False),
+    _Table("open + first query = the window around the middle message, median", "cold", _ms("open_query_ms"),
+           metric="open_query_ms"),
+    _Table("open + first query = the keyword lookup, median", "cold", _ms("open_keyword_ms"),
+           metric="open_keyword_ms"),
+    _Table("peak RSS of the process, window first / keyword first (growth from the open + query), import time",
+           "cold", _cold_memory, ratio=False),
 )
 
 
@@ -170,7 +187,7 @@ def _render_table(table: _Table, figures: list[Figure], reference: str) -> list[
             text = table.value(f)
             ref = cells.get((reference, n))
             if table.ratio and not row.startswith(REFERENCE_ROW) and ref is not None:
-                mine, theirs = _cost(ref), _cost(f)
+                mine, theirs = _cost(ref, table.metric), _cost(f, table.metric)
                 if mine and theirs:
                     text += f" · **{'≈' if f.status == 'estimated' else ''}{fmt_ratio(theirs / mine)}**"
             text += notes.mark(f.note)
@@ -253,11 +270,16 @@ def evaluate_targets(figures: list[Figure]) -> list[Target]:
     targets.append(_on_par(figures, "keyword", "keyword (vs. raw SQL, beyond the target)",
                            "LangGraph SqliteStore, raw SQL LIKE", 100_000))
     cold = _find(figures, "cold", REFERENCE_ROW, 100_000)
-    name = "cold open + first query of a 100k-message user < 1 s"
+    name = "cold open + first query of a 100k-message user < 1 s (whichever query comes first)"
     if cold:
-        seconds = cold.metrics["open_query_ms"] / 1e3
-        targets.append(Target(name, f"{fmt_seconds(seconds)} (peak RSS {cold.metrics['peak_rss_mb']:.0f} MiB)",
-                              "met" if seconds < 1 else "not met"))
+        m = cold.metrics
+        firsts = {"window": m.get("open_query_ms"), "keyword lookup": m.get("open_keyword_ms")}
+        measured = "; ".join(f"{fmt_seconds(ms / 1e3)} with a {what} first" for what, ms in firsts.items()
+                             if ms is not None)
+        worst = max(ms for ms in firsts.values() if ms is not None) / 1e3
+        targets.append(Target(name, f"{measured} (peak RSS {m['peak_rss_mb']:.0f} MiB window first, "
+                                    f"{m.get('keyword_peak_rss_mb', float('nan')):.0f} MiB keyword first)",
+                              "met" if worst < 1 else "not met"))
     else:
         targets.append(Target(name, "no figure at N=100k", "not measured"))
     return targets
@@ -321,8 +343,9 @@ def render_markdown(results: Results) -> str:
         "- Durability differs: agentmem_nb (default) and FileChatMessageHistory hand each write to the OS without "
         "fsync; SqliteStore commits every `put` in its own transaction with SQLite's default `synchronous=FULL` "
         "(fsync per put). The *durability='fsync'* row is the like-for-like comparison with SqliteStore.",
-        "- Cold open: a fresh Python process per sample (imports timed separately); the OS page cache is warm "
-        "because the data was just written (dropping it needs root).",
+        "- Cold open: a fresh Python process per sample, with either a window or a keyword lookup as the first "
+        "query (stores may defer work to the first query that needs it; imports are timed separately). The OS "
+        "page cache is warm because the data was just written (dropping it needs root).",
         "",
         "## Targets",
         "",

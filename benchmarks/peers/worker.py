@@ -46,7 +46,7 @@ def _run(args: argparse.Namespace) -> list[dict[str, object]]:
 
 
 def _cold(args: argparse.Namespace) -> dict[str, float]:
-    return cold_open(peer_class(args.peer), args.n, Path(args.workdir) / "data")
+    return cold_open(peer_class(args.peer), args.n, Path(args.workdir) / "data", first=args.first)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, required=True)
     parser.add_argument("--workdir", required=True)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--first", choices=("window", "keyword"), default="window", help="cold mode: first query")
     parser.add_argument("--repeats", type=int, default=3, help="full append runs (median)")
     parser.add_argument("--repeats-read", type=int, default=20, help="keyword lookups (median)")
     parser.add_argument("--calls", type=int, default=200, help="window calls (median)")
