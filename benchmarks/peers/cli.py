@@ -59,6 +59,8 @@ def configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--append-budget", type=float, default=None,
                         help="seconds of append runs per case before repeats stop (and the extrapolation threshold)")
     parser.add_argument("--turn-sizes", type=_sizes, default=None, help="thread lengths for the chat-turn workload")
+    parser.add_argument("--from-json", type=Path, default=None, metavar="PATH",
+                        help="measure nothing: re-render the Markdown (and JSON) of a run saved with --json")
     parser.add_argument("--workdir", type=Path, default=None,
                         help="folder for the temporary data (default: the system temp dir; it must be on disk)")
     return parser
@@ -80,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     """
     # Imported here so that mounting the subcommand (every `agentmem-nb` start) stays cheap.
     from benchmarks.peers.report import render_json, render_markdown
-    from benchmarks.peers.runner import FULL, QUICK, run_plan
+    from benchmarks.peers.runner import FULL, QUICK, Results, run_plan
 
     plan = (QUICK if args.quick else FULL).with_overrides(
         sizes=args.sizes, peers=args.peers, peer_max_n=args.peer_max_n, repeats=args.repeats,
@@ -89,7 +91,19 @@ def run(args: argparse.Namespace) -> int:
     def progress(line: str) -> None:
         print(f"[bench] {line}", file=sys.stderr, flush=True)
 
-    results = run_plan(plan, progress=progress)
+    if args.from_json is not None:
+        import json
+
+        try:
+            raw = json.loads(args.from_json.read_text(encoding="utf-8"))
+            results = Results.from_dict(raw, source=str(args.from_json))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            print(f"benchmarks: cannot read a run from {args.from_json}: {exc} (give the output of a --json run)",
+                  file=sys.stderr)
+            return 2
+        plan = results.plan
+    else:
+        results = run_plan(plan, progress=progress)
     markdown = render_markdown(results)
     output = args.output if args.output is not None else (None if plan.quick else DEFAULT_OUTPUT)
     if output is not None:

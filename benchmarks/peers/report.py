@@ -314,7 +314,9 @@ def render_markdown(results: Results) -> str:
         "# agentmem_nb vs. the stores users would otherwise pick",
         "",
         f"Written by `python -m benchmarks` ({mode} mode; `agentmem-nb bench` runs the same code). "
-        "Every figure comes from this one run on this one machine.",
+        "Every figure comes from this one run on this one machine."
+        + (" This page was re-rendered from the run's saved JSON (`--from-json`): the figures are the run's, only "
+           "the surrounding text may be newer." if results.rendered_from else ""),
         "",
         "## Machine",
         "",
@@ -340,6 +342,13 @@ def render_markdown(results: Results) -> str:
         "and `query=` is semantic search that needs an embedding index. The *raw SQL LIKE* row shows the best a "
         "SqliteStore user could do by leaving the Store API. agentmem_nb's append writes two files (the session "
         "and the day), as the agent does.",
+        "- Keyword lookup means the last 20 messages containing the term, oldest first (what the agent's "
+        "`search_session` asks for). agentmem_nb walks back from the newest message and stops at the 20th hit, so "
+        "with one hit per 1,000 messages it scans about the last 20,000 messages whatever N is (all of them below "
+        "N=20k): that is why its time stops growing past 100k. The raw-SQL row can stop early the same way "
+        "(`ORDER BY rowid DESC LIMIT 20`); the Store API rows cannot, as `search` has no order to walk back in "
+        "(SqliteStore sorts by `updated_at`, which has one-second resolution; InMemoryStore returns insertion "
+        "order, oldest first), nor can FileChatMessageHistory (it parses the whole file).",
         "- Durability differs: agentmem_nb (default) and FileChatMessageHistory hand each write to the OS without "
         "fsync; SqliteStore commits every `put` in its own transaction with SQLite's default `synchronous=FULL` "
         "(fsync per put). The *durability='fsync'* row is the like-for-like comparison with SqliteStore.",

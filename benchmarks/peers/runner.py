@@ -71,6 +71,20 @@ class Results:
     figures: list[Figure] = field(default_factory=list)
     conditions: dict[str, Any] = field(default_factory=dict)
 
+    rendered_from: str = ""
+    """Set when these results were read back from a JSON file rather than measured by this process."""
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any], *, source: str = "") -> Results:
+        """Inverse of :meth:`to_dict` (``--from-json`` re-renders a run without measuring again)."""
+        fields = dict(raw["plan"])
+        for name in ("sizes", "peers", "turn_sizes"):
+            fields[name] = tuple(fields[name])
+        fields["workdir"] = Path(fields["workdir"]) if fields.get("workdir") else None
+        return cls(plan=Plan(**fields), machine=dict(raw["machine"]),
+                   figures=[Figure.from_dict(f) for f in raw["figures"]], conditions=dict(raw.get("conditions", {})),
+                   rendered_from=source)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (``--json``)."""
         plan = {name: getattr(self.plan, name) for name in Plan.__slots__}  # type: ignore[attr-defined]

@@ -101,3 +101,18 @@ def test_json_has_every_cell_and_measured_cells_have_numbers(quick_run: tuple[st
         else:
             assert f["note"], f"{f['status']} without a reason: {f}"
     assert {t["verdict"] for t in document["targets"]} <= {"met", "not met", "not measured"}
+
+
+@pytest.mark.slow
+def test_from_json_re_renders_the_same_figures(quick_run: tuple[str, dict, str], tmp_path: Path) -> None:
+    markdown, document, _ = quick_run
+    saved = tmp_path / "run.json"
+    saved.write_text(json.dumps(document), encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "-m", "benchmarks", "--from-json", str(saved)], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    again = done.stdout.rstrip("\n")
+    assert "re-rendered from the run's saved JSON" in again
+    # Everything but the header sentence is identical: the figures are the run's, not re-measured.
+    assert again.splitlines()[3:] == markdown.rstrip("\n").splitlines()[3:]
