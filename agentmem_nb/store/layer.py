@@ -98,6 +98,7 @@ class MessageFile(JsonlFile):
         durability: Durability = "flush",
     ) -> None:
         self.kind = kind
+        self._want_text = False
         self.key = key  # the session id or the day
         self.zone = zone
         super().__init__(path, durability=durability)
@@ -107,7 +108,8 @@ class MessageFile(JsonlFile):
     def _on_reset(self) -> None:
         # Casefolded content of every record, NUL-separated, with where each record starts. Built on the first
         # search, not while indexing: a window or a tail (the agent's context, a cold open) never pays for it.
-        self._text: bytearray | None = None
+        # Once searched, the text is kept through index rebuilds and filled by the same pass that builds the index.
+        self._text: bytearray | None = bytearray() if getattr(self, "_want_text", False) else None
         self._text_starts = array("q")
         self._last_good_ts: object = None  # the raw ts of the last readable line; parsed only when a bad one needs it
         # id -> time to show for a line whose ts is unreadable (the last good one before it), so a window or a search
@@ -216,6 +218,11 @@ class MessageFile(JsonlFile):
         in chronological order. An empty keyword returns the last ``limit`` messages.
         """
         limit = _clamp(int(limit), 0, MAX_SEARCH_LIMIT)
+        with self._lock:
+            if not self._want_text:
+                self._want_text = True
+                if self._inode is None and self._text is None:
+                    self._text = bytearray()  # never indexed: let the one indexing pass fill the search text too
         self.sync()
         needle = _folded(keyword)
         if not needle.strip():
