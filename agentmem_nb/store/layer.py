@@ -109,7 +109,7 @@ class MessageFile(JsonlFile):
         # Casefolded content of every record, NUL-separated, with where each record starts. Built on the first
         # search, not while indexing: a window or a tail (the agent's context, a cold open) never pays for it.
         # Once searched, the text is kept through index rebuilds and filled by the same pass that builds the index.
-        self._text: bytearray | None = bytearray() if getattr(self, "_want_text", False) else None
+        self._text: bytearray | None = bytearray() if self._want_text else None
         self._text_starts = array("q")
         self._last_good_ts: object = None  # the raw ts of the last readable line; parsed only when a bad one needs it
         # id -> time to show for a line whose ts is unreadable (the last good one before it), so a window or a search
