@@ -30,7 +30,19 @@ from zoneinfo import ZoneInfo
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from store_testlib import Model, add_bytes, line, model_of, quarantine_entries, search_model, window_model
+from store_testlib import (
+    LEGACY_KINDS,
+    TS,
+    Legacy,
+    Model,
+    add_bytes,
+    legacy_bytes,
+    line,
+    model_of,
+    quarantine_entries,
+    search_model,
+    window_model,
+)
 
 from agentmem_nb import MemoryDataWarning, MemoryStore
 from agentmem_nb.messages import EPOCH
@@ -65,14 +77,6 @@ class Append:
 
 
 @dataclass(frozen=True)
-class Legacy:
-    kind: str
-    content: str
-    delta: int  # for explicit ids: how far above the running next id
-    ts: str  # "aware" | "naive" | "missing" | "garbage"
-
-
-@dataclass(frozen=True)
 class Torn:
     """A last line cut short (no newline), then an append that must quarantine it."""
 
@@ -95,12 +99,6 @@ class Unterminated:
 class Read:
     """The long-lived store reads the file (its next append takes the warm path)."""
 
-
-LEGACY_KINDS = [
-    "no_id", "id_abc", "id_neg3", "id_zero", "id_null", "id_str", "id_int", "id_bool", "id_float", "id_huge",
-    "content_dict", "content_list", "content_number", "content_null", "crlf", "bom",
-    "json_list", "json_scalar", "malformed", "invalid_utf8", "blank", "blank_spaces", "blank_cr",
-]
 
 appends = st.builds(Append, roles, texts, st.booleans())
 legacies = st.builds(
@@ -125,46 +123,6 @@ operations = st.one_of(
     st.builds(Unterminated, texts, st.booleans(), st.booleans(), appends),
     st.just(Read()),
 )
-
-TS = {"aware": "2026-04-07T23:30:00+00:00", "naive": "2026-04-08T09:15:00", "garbage": "yesterday-ish"}
-
-
-def legacy_bytes(op: Legacy, next_id: int) -> bytes:
-    """The bytes of one hand-written line, given the running next id of the file so far."""
-    record: dict[str, object] = {"role": "user", "content": op.content, "tags": ["session"], "meta": {}}
-    if op.ts != "missing":
-        record["ts"] = TS[op.ts]
-    ids = {
-        "id_abc": "abc", "id_neg3": -3, "id_zero": 0, "id_null": None, "id_str": str(next_id + op.delta),
-        "id_int": next_id + op.delta, "id_bool": True, "id_float": float(next_id + op.delta), "id_huge": 10**20,
-        "crlf": next_id + op.delta, "bom": next_id + op.delta,
-    }
-    if op.kind in ids:
-        record["message_id"] = ids[op.kind]
-    contents = {"content_dict": {"k": op.content}, "content_list": [op.content, 1], "content_number": 7.5,
-                "content_null": None}
-    if op.kind in contents:
-        record["content"] = contents[op.kind]
-    if op.kind == "crlf":
-        return line(record)[:-1] + b"\r\n"
-    if op.kind == "bom":
-        return b"\xef\xbb\xbf" + line(record)
-    if op.kind == "json_list":
-        return json.dumps([op.content, 1], ensure_ascii=False).encode("utf-8") + b"\n"
-    if op.kind == "json_scalar":
-        return b"42\n"
-    if op.kind == "malformed":
-        return b'{"content": ' + json.dumps(op.content, ensure_ascii=False).encode("utf-8") + b", \n"
-    if op.kind == "invalid_utf8":
-        return b'{"content": "\xe8\x93", "message_id": ' + str(next_id + op.delta).encode() + b"}\n"
-    if op.kind == "blank":
-        return b"\n"
-    if op.kind == "blank_spaces":
-        return b"   \t \n"
-    if op.kind == "blank_cr":
-        return b"\r\n"
-    return line(record)
-
 
 def expected_ts(model: Model) -> list[_dt.datetime]:
     """Timestamps as documented: aware kept (same instant), naive = local time of the zone, unreadable = previous."""
