@@ -66,12 +66,34 @@ def build_context(
     history = tuple(m for m in tail if m.message_id != current.session.message_id)[-2 * rounds:] if rounds else ()
     daily: tuple[Message, ...] = ()
     if daily_limit > 0 and current.daily.day:
-        # Messages of this session are already in the history (or reachable by search); the daily section is
-        # for what was said *elsewhere* today, so over-read by the session's share and filter.
-        pool = user.daily(current.daily.day).tail(daily_limit + 2 * rounds + 1)
-        daily = tuple(m for m in pool
-                      if m.message_id != current.daily.message_id and m.session_id != session_id)[-daily_limit:]
+        daily = _daily_from_other_sessions(user, current.daily.day, session_id, daily_limit, 2 * rounds + 1)
     return TurnContext(history=history, daily=daily, long_term=user.long_term.read())
+
+
+DAILY_SCAN_MAX = 2000
+"""At most this many messages (beyond ``daily_limit``) are read back from the end of the day file when looking for
+other sessions' messages: a day that this session alone filled for longer than that gives an empty daily section
+rather than a read of the whole file on every turn."""
+
+
+def _daily_from_other_sessions(user: UserMemory, day: str, session_id: str, limit: int,
+                               first_read: int) -> tuple[Message, ...]:
+    """The last ``limit`` messages of ``day`` written by *other* sessions, read backwards from the end of the file.
+
+    This session's own messages are already in the history (or reachable with its tools); the daily section is for
+    what was said elsewhere today. When this session wrote the tail of the day, its messages crowd the first read,
+    so the read widens (x4 each time) until it holds ``limit`` others, reaches the start of the file, or covers
+    :data:`DAILY_SCAN_MAX` messages more than asked for.
+    """
+    day_file = user.daily(day)
+    cap = limit + max(0, DAILY_SCAN_MAX)
+    want = min(max(limit + first_read, 1), cap)
+    while True:
+        pool = day_file.tail(want)
+        others = [m for m in pool if m.session_id != session_id]
+        if len(others) >= limit or len(pool) < want or want >= cap:
+            return tuple(others[-limit:])
+        want = min(cap, want * 4)
 
 
 def long_term_lines_used(long_term: str, reply: str) -> tuple[str, ...]:

@@ -1,0 +1,89 @@
+"""The daily section of the context (``daily_limit > 0``): today's messages from *other* sessions, found even when
+this session wrote the tail of the day file, and read backwards a bounded amount."""
+
+from __future__ import annotations
+
+import pytest
+
+import agentmem_nb.agent.context as agent_context
+from agentmem_nb import MemoryStore
+from agentmem_nb.agent import ChatService, OfflineChatModel
+from agentmem_nb.agent.context import build_context
+
+
+def _fill(store: MemoryStore, sid: str, count: int) -> None:
+    mem = store.user("u1")
+    for i in range(count):
+        mem.append(sid, "user" if i % 2 == 0 else "assistant", f"{sid} line {i}")
+
+
+def test_daily_context_finds_other_sessions_behind_a_busy_session(store: MemoryStore) -> None:
+    mem = store.user("u1")
+    mem.append("elsewhere", "user", "Lunch was ramen today.")
+    mem.append("elsewhere", "assistant", "Sounds tasty.")
+    mem.append("third", "user", "The train leaves at six.")
+    _fill(store, "here", 40)  # this session alone wrote the last 40 lines of the day
+
+    current = mem.append("here", "user", "What did I eat?")
+    context = build_context(mem, "here", current, recent_rounds=3, daily_limit=2)
+
+    assert [m.content for m in context.daily] == ["Sounds tasty.", "The train leaves at six."]
+    assert all(m.session_id != "here" for m in context.daily)
+
+
+def test_daily_context_returns_up_to_the_limit_oldest_first(store: MemoryStore) -> None:
+    mem = store.user("u1")
+    for i in range(6):
+        mem.append("elsewhere", "user", f"elsewhere {i}")
+        _fill(store, "here", 10)
+    current = mem.append("here", "user", "now")
+
+    context = build_context(mem, "here", current, recent_rounds=3, daily_limit=4)
+
+    assert [m.content for m in context.daily] == [f"elsewhere {i}" for i in range(2, 6)]
+
+
+def test_daily_context_through_a_turn(store: MemoryStore) -> None:
+    svc = ChatService(store, model=OfflineChatModel(), daily_limit=3)
+    svc.turn("u1", "elsewhere", "Lunch was ramen today.")
+    for i in range(12):
+        svc.turn("u1", "here", f"filler {i}")
+
+    context = svc.turn("u1", "here", "and now?").memory_context
+
+    daily_part = context.split("[DAILY]\n")[1].split("[LONG_TERM]")[0]
+    assert "user: Lunch was ramen today." in daily_part
+    assert "filler" not in daily_part and "and now?" not in daily_part
+
+
+def _bytes_read_for_daily(store: MemoryStore, user_id: str, fillers: int) -> tuple[int, int]:
+    mem = store.user(user_id)
+    mem.append("elsewhere", "user", "Too far back to be read.")
+    for i in range(fillers):
+        mem.append("here", "user", f"here line {i:06d}")
+    current = mem.append("here", "user", "now")
+    day = mem.daily(current.daily.day)
+    read_before = day.stats.bytes_read
+    context = build_context(mem, "here", current, recent_rounds=3, daily_limit=2)
+    assert context.daily == (), "the other session's message lies beyond the scan limit"
+    return day.stats.bytes_read - read_before, day.path.stat().st_size
+
+
+def test_the_backwards_read_is_bounded(store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(agent_context, "DAILY_SCAN_MAX", 50)
+    small, small_size = _bytes_read_for_daily(store, "u1", 200)
+    large, large_size = _bytes_read_for_daily(store, "u2", 2000)
+
+    assert large_size > 9 * small_size
+    # the same number of lines is read however long the day is (ids have one more digit in the large file)
+    assert 0 < small <= large <= small * 1.05
+    per_line = large_size / 2002
+    assert large <= (50 + 2) * per_line * 7 / 3 + 4096, "the final read of the cap plus the smaller ones before it"
+
+
+def test_no_daily_context_by_default(store: MemoryStore) -> None:
+    mem = store.user("u1")
+    mem.append("elsewhere", "user", "Lunch was ramen today.")
+    current = mem.append("here", "user", "now")
+    assert build_context(mem, "here", current).daily == ()
+    assert build_context(mem, "here", current, daily_limit=1).daily[0].content == "Lunch was ramen today."
