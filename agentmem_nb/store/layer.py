@@ -95,6 +95,30 @@ def _all_plainly_readable(raw: list[object]) -> bool:
 _YEAR = attrgetter("year")
 
 
+def _fold_block(records: list[dict[str, Any]], text: bytearray, starts: array) -> bool:
+    """Append the searchable form (:func:`_folded` + separator) of every record's content to ``text``, and where
+    each starts to ``starts``, in one pass; return ``False`` having appended nothing when some content is not a
+    string or holds a NUL (the per-record path handles those)."""
+    contents = list(map(dict.get, records, repeat("content")))
+    if set(map(type, contents)) != {str}:
+        return False
+    # Each content folded on its own (casefold sizes its work buffer for the worst case, so one call on a megabyte
+    # of text would allocate and fault in tens of megabytes). casefold works character by character, never makes
+    # or removes a NUL, and NUL (the separator) is the only character that encodes to a zero byte.
+    joined = "\x00".join(map(str.casefold, contents))
+    if joined.count("\x00") != len(contents) - 1:  # a NUL inside some content: _folded's replacement needed
+        return False
+    folded = joined.encode("utf-8", errors="surrogatepass") + _SEPARATOR
+    base = len(text)
+    starts.append(base)
+    at = folded.find(_SEPARATOR)
+    while at + 1 < len(folded):  # one find() per record: C-speed search, no Python work per byte
+        starts.append(base + at + 1)
+        at = folded.find(_SEPARATOR, at + 1)
+    text += folded
+    return True
+
+
 def _clamp(value: int, low: int, high: int) -> int:
     return max(low, min(high, value))
 
@@ -150,24 +174,8 @@ class MessageFile(JsonlFile):
         raw_ts = list(map(dict.get, records, repeat("ts")))
         if not _all_plainly_readable(raw_ts):
             return False
-        if self._text is not None:
-            contents = list(map(dict.get, records, repeat("content")))
-            if set(map(type, contents)) != {str}:
-                return False
-            # Each content folded on its own (casefold sizes its work buffer for the worst case, so one call on a
-            # megabyte of text would allocate and fault in tens of megabytes). NUL, the separator, is the only
-            # character that encodes to a zero byte, and casefold never makes or removes one.
-            joined = "\x00".join(map(str.casefold, contents))
-            if joined.count("\x00") != len(contents) - 1:  # a NUL inside some content: _folded's replacement needed
-                return False
-            folded = joined.encode("utf-8", errors="surrogatepass") + _SEPARATOR
-            base = len(self._text)
-            self._text_starts.append(base)
-            at = folded.find(_SEPARATOR)
-            while at + 1 < len(folded):  # one find() per record: C-speed search, no Python work per byte
-                self._text_starts.append(base + at + 1)
-                at = folded.find(_SEPARATOR, at + 1)
-            self._text += folded
+        if self._text is not None and not _fold_block(records, self._text, self._text_starts):
+            return False
         self._last_good_ts = raw_ts[-1]
         return True
 
@@ -189,8 +197,10 @@ class MessageFile(JsonlFile):
             self._text_starts = array("q")
             total = len(self._ids)
             for start in range(0, total, 4096):
-                for _mid, record in self.read_records(start, min(total, start + 4096)):
-                    self._add_text(text, record)
+                records = [record for _mid, record in self.read_records(start, min(total, start + 4096))]
+                if not _fold_block(records, text, self._text_starts):
+                    for record in records:
+                        self._add_text(text, record)
             self._text = text
         return self._text, self._text_starts
 
