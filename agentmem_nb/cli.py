@@ -101,6 +101,19 @@ def _optional(module: str) -> Callable[[argparse._SubParsersAction], None] | Non
         raise
 
 
+def _find_checkout_benchmarks() -> None:
+    """Make ``benchmarks`` importable when this package runs from a source checkout (an editable install).
+
+    The benchmarks are not part of the installed package (they need the dev extra's peers), and the console script
+    does not have the checkout on ``sys.path``; a checkout's root is the folder above this package's folder.
+    """
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    if (root / "benchmarks" / "peers" / "cli.py").is_file() and str(root) not in sys.path:
+        sys.path.append(str(root))  # appended: anything the user put on the path first still wins
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for tests and documentation)."""
     parser = argparse.ArgumentParser(
@@ -140,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     # Subcommands that live beside the parts they drive (chat/seed with the agent, eval with retrieval, bench in
     # the benchmarks folder of a source checkout); each is listed only where its module is importable.
+    _find_checkout_benchmarks()
     for module in ("agentmem_nb.cli_agent", "agentmem_nb.cli_lab", "agentmem_nb.retrieval.evaluate", "benchmarks"):
         add = _optional(module)
         if add is not None:

@@ -71,3 +71,14 @@ def test_help_lists_every_part_and_needs_no_heavy_import() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     for command in ("search", "window", "problems", "chat", "seed", "lab", "eval"):
         assert command in out
+
+
+def test_the_console_script_offers_bench_from_any_folder_of_a_checkout(tmp_path: Path) -> None:
+    """The installed ``agentmem-nb`` finds the checkout's benchmarks even when run from elsewhere (its own folder,
+    not the checkout, is on its path)."""
+    script = Path(sys.executable).with_name("agentmem-nb")
+    if not script.exists():
+        pytest.skip(f"no console script beside {sys.executable} (package not installed with pip install -e)")
+    out = subprocess.run([str(script), "bench", "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "--quick" in out.stdout and "--from-json" in out.stdout
