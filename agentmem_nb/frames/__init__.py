@@ -13,7 +13,9 @@
     frames.long_term(mem), frames.long_term_history(mem), frames.conversations(mem)
     frames.dialogue_log(mem), frames.problems(mem)
 
-Datetime columns are timezone-aware, in the store's zone (the machine's local zone when the store has none). Rows
+Datetime columns are timezone-aware, in the store's zone (the machine's local zone when the store has none). Text
+columns have pandas' ``"str"`` dtype; one that holds a lone surrogate (a JSON escape such as ``\\ud800`` the store kept)
+is stored by Python instead of pyarrow, so the text is never dropped or altered (see ``_text``). Rows
 are what the store reads — the same skipped lines, the same normalised legacy ids — read in bulk through the store's
 line index (see ``_read``), so a million messages load in seconds. :class:`LayerFollower` keeps frames up to date
 by reading only what was appended. The store never imports this package.

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from agentmem_nb.frames._text import text_array
 from agentmem_nb.frames._time import TimeBound, datetimes_to_series, frame_zone
 from agentmem_nb.frames.messages import _as_list, contains_casefold, time_mask
 from agentmem_nb.store import DialogueEntry, MemoryVersion, UserMemory
@@ -79,11 +80,11 @@ def long_term(mem: UserMemory) -> pd.DataFrame:
     zone = frame_zone(mem.store.zone)
     return pd.DataFrame({
         "line_no": np.asarray([r[0] for r in rows], dtype=np.int64),
-        "text": pd.array([r[1] for r in rows], dtype="str"),
-        "section": pd.array([r[2] for r in rows], dtype="str"),
+        "text": text_array([r[1] for r in rows]),
+        "section": text_array([r[2] for r in rows]),
         "added_at": datetimes_to_series([r[3].ts if r[3] else None for r in rows], zone).array,
         "version": pd.array([r[3].version if r[3] else None for r in rows], dtype="Int64"),
-        "source": pd.array([r[3].source if r[3] else None for r in rows], dtype="str"),
+        "source": text_array([r[3].source if r[3] else None for r in rows]),
     })
 
 
@@ -95,11 +96,11 @@ def long_term_history(mem: UserMemory) -> pd.DataFrame:
     return pd.DataFrame({
         "version": np.asarray([v.version for v in history], dtype=np.int64),
         "ts": datetimes_to_series([v.ts for v in history], zone).array,
-        "source": pd.array([v.source for v in history], dtype="str"),
-        "added": pd.array(["\n".join(a) for a, _ in changes], dtype="str"),
-        "removed": pd.array(["\n".join(r) for _, r in changes], dtype="str"),
-        "before": pd.array([v.before for v in history], dtype="str"),
-        "after": pd.array([v.after for v in history], dtype="str"),
+        "source": text_array([v.source for v in history]),
+        "added": text_array(["\n".join(a) for a, _ in changes]),
+        "removed": text_array(["\n".join(r) for _, r in changes]),
+        "before": text_array([v.before for v in history]),
+        "after": text_array([v.after for v in history]),
     })
 
 
@@ -112,8 +113,8 @@ def conversations(mem: UserMemory, *, with_counts: bool = True) -> pd.DataFrame:
     counts = [len(mem.session(c.session_id)) if c.session_id in on_disk else (0 if with_counts else None)
               for c in items]
     return pd.DataFrame({
-        "session_id": pd.array([c.session_id for c in items], dtype="str"),
-        "title": pd.array([c.title for c in items], dtype="str"),
+        "session_id": text_array([c.session_id for c in items]),
+        "title": text_array([c.title for c in items]),
         "created_at": datetimes_to_series([c.created_at for c in items], zone).array,
         "updated_at": datetimes_to_series([c.updated_at for c in items], zone).array,
         "messages": pd.array(counts, dtype="Int64"),
@@ -128,14 +129,14 @@ def log_frame(entries: Iterable[DialogueEntry], *, zone: _dt.tzinfo) -> pd.DataF
     return pd.DataFrame({
         "entry_id": np.asarray([e.entry_id for e in entries], dtype=np.int64),
         "ts": datetimes_to_series([e.ts for e in entries], zone).array,
-        "session_id": pd.array([e.session_id for e in entries], dtype="str"),
-        "user_message": pd.array([e.user_message for e in entries], dtype="str"),
-        "assistant_reply": pd.array([e.assistant_reply for e in entries], dtype="str"),
-        "memory_context": pd.array([e.memory_context for e in entries], dtype="str"),
+        "session_id": text_array([e.session_id for e in entries]),
+        "user_message": text_array([e.user_message for e in entries]),
+        "assistant_reply": text_array([e.assistant_reply for e in entries]),
+        "memory_context": text_array([e.memory_context for e in entries]),
         "n_tool_calls": np.asarray([len(e.tool_calls) for e in entries], dtype=np.int64),
-        "tools": pd.array([", ".join(c.name for c in e.tool_calls) for e in entries], dtype="str"),
-        "error": pd.array([e.error for e in entries], dtype="str"),
-        "model": pd.array([e.model for e in entries], dtype="str"),
+        "tools": text_array([", ".join(c.name for c in e.tool_calls) for e in entries]),
+        "error": text_array([e.error for e in entries]),
+        "model": text_array([e.model for e in entries]),
         "assistant_message_id": pd.array([e.assistant_message_id for e in entries], dtype="Int64"),
         "timings_ms": timings,
     })
@@ -189,10 +190,10 @@ def problems(mem: UserMemory) -> pd.DataFrame:
             return path
 
     return pd.DataFrame({
-        "file": pd.array([relative(p.path) for p in found], dtype="str"),
-        "kind": pd.array([p.kind.value for p in found], dtype="str"),
+        "file": text_array([relative(p.path) for p in found]),
+        "kind": text_array([p.kind.value for p in found]),
         "line": np.asarray([p.line for p in found], dtype=np.int64),
-        "detail": pd.array([p.detail for p in found], dtype="str"),
+        "detail": text_array([p.detail for p in found]),
         "count": np.asarray([p.count for p in found], dtype=np.int64),
-        "path": pd.array([p.path for p in found], dtype="str"),
+        "path": text_array([p.path for p in found]),
     })

@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from agentmem_nb.frames._read import ReadStats
+from agentmem_nb.frames._text import concat_frames
 from agentmem_nb.frames._time import frame_zone
 from agentmem_nb.frames.documents import log_frame
 from agentmem_nb.frames.messages import _Columns, _file_frame, _to_frame
@@ -43,7 +44,7 @@ def _concat(frames: list[pd.DataFrame], empty: pd.DataFrame) -> pd.DataFrame:
         return empty
     if len(frames) == 1:
         return frames[0]
-    return pd.concat(frames, ignore_index=True)
+    return concat_frames(frames)
 
 
 class LayerFollower:

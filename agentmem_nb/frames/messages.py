@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from agentmem_nb.frames._read import ReadStats, record_chunks
+from agentmem_nb.frames._text import text_array
 from agentmem_nb.frames._time import (
     TimeBound,
     fill_missing_us,
@@ -216,12 +217,12 @@ def _to_frame(cols: _Columns, *, user_id: str, zone: _dt.tzinfo) -> pd.DataFrame
     ids = np.concatenate(cols.message_id) if cols.message_id else np.empty(0, np.int64)
     data: dict[str, Any] = {
         "ts": us_to_series(ts, zone).array,
-        "user_id": pd.array([user_id] * len(cols), dtype="str"),
-        "session_id": pd.array(cols.session_id, dtype="str"),
-        "day": pd.array(cols.day, dtype="str"),
+        "user_id": text_array([user_id] * len(cols)),
+        "session_id": text_array(cols.session_id),
+        "day": text_array(cols.day),
         "message_id": ids,
-        "role": pd.array(cols.role, dtype="str"),
-        "content": pd.array(cols.content, dtype="str"),
+        "role": text_array(cols.role),
+        "content": text_array(cols.content),
         "n_tool_calls": np.asarray(cols.n_tool_calls, dtype=np.int64),
         "tags": _object_array(cols.tags),
     }

@@ -28,6 +28,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from agentmem_nb.frames._text import text_array
 from agentmem_nb.frames._time import NAT_US, TimeBound, frame_zone, timestamp_us, us_to_series
 from agentmem_nb.frames.messages import _as_list, _load, _session_ids, contains_casefold, time_mask
 from agentmem_nb.messages import ToolCall
@@ -63,20 +64,20 @@ def _frame(rows: list[_Row], *, user_id: str, zone: _dt.tzinfo, source: str) -> 
     inputs[:] = [c.input for c in calls]
     return pd.DataFrame({
         "ts": us_to_series([r[0] for r in rows], zone).array,
-        "user_id": pd.array([user_id] * len(rows), dtype="str"),
-        "session_id": pd.array([r[1] for r in rows], dtype="str"),
+        "user_id": text_array([user_id] * len(rows)),
+        "session_id": text_array([r[1] for r in rows]),
         "message_id": pd.array([r[2] for r in rows], dtype="Int64"),
         "turn": np.asarray([r[3] for r in rows], dtype=np.int64),
         "call_index": np.asarray([r[4] for r in rows], dtype=np.int64),
-        "tool": pd.array([c.name for c in calls], dtype="str"),
-        "call_id": pd.array([c.id for c in calls], dtype="str"),
+        "tool": text_array([c.name for c in calls]),
+        "call_id": text_array([c.id for c in calls]),
         "input": inputs,
-        "input_text": pd.array([input_text(c) for c in calls], dtype="str"),
-        "output": pd.array([c.output for c in calls], dtype="str"),
+        "input_text": text_array([input_text(c) for c in calls]),
+        "output": text_array([c.output for c in calls]),
         "output_len": np.asarray([len(c.output) for c in calls], dtype=np.int64),
-        "status": pd.array([c.status for c in calls], dtype="str"),
+        "status": text_array([c.status for c in calls]),
         "duration_ms": np.asarray([np.nan if c.duration_ms is None else c.duration_ms for c in calls], dtype=float),
-        "source": pd.array([source] * len(rows), dtype="str"),
+        "source": text_array([source] * len(rows)),
     })
 
 
