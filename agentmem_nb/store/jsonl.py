@@ -80,6 +80,15 @@ def _tail_id(raw: bytes) -> int | None | object:
     return _usable_id(record.get("message_id"))
 
 
+def _loads_record(raw: bytes) -> Any:
+    """Parse a line the index accepted, the way it accepted it: orjson first, the standard parser for what orjson
+    refuses (NaN, integers beyond 64 bits, escaped lone surrogates)."""
+    try:
+        return _fast_loads(raw)
+    except _FAST_ERRORS:
+        return json.loads(raw.decode("utf-8"))
+
+
 def _usable_id(raw: object) -> int | None:
     """``parse_message_id``, but an id too large for the index counts as junk (like ``"abc"``): storing it would
     raise OverflowError and make every read of the file fail."""
@@ -416,7 +425,7 @@ class JsonlFile:
             # and parsing them along with the record would make the read raise.
             newline = blob.find(b"\n", offset - first, end)
             line = blob[offset - first : newline if newline >= 0 else end]
-            out.append((mid, json.loads(line)))
+            out.append((mid, _loads_record(line)))
         return out
 
     def _read_at_once(self, positions: list[int]) -> list[tuple[int, dict[str, Any]]]:
@@ -431,7 +440,7 @@ class JsonlFile:
                 handle.seek(offset)
                 line = handle.readline()
                 self._count_read(len(line))
-                out.append((mid, json.loads(line)))
+                out.append((mid, _loads_record(line)))
         return out
 
     def iter_records(self) -> Iterator[tuple[int, dict[str, Any]]]:
