@@ -69,17 +69,17 @@ def memory_policy(keyword: str) -> Policy:
                 return Reply(tool_calls=(("search_session", json.dumps({"keyword": keyword}, ensure_ascii=False)),))
             return Reply(content="Noted.")
         if last["role"] == "tool":
-            calls = {c["id"]: c["function"]["name"] for m in messages if m["role"] == "assistant"
-                     for c in m.get("tool_calls") or []}
-            name = calls.get(last["tool_call_id"])
+            # The call being answered is in the latest assistant message (ids may repeat across steps).
+            issued = next(m for m in reversed(messages) if m["role"] == "assistant")
+            call = next((c for c in issued.get("tool_calls") or [] if c["id"] == last["tool_call_id"]), None)
+            name = call["function"]["name"] if call else None
             hits = re.findall(r"^#(\d+) \[[^\]]*\] (\w+): (.*)$", str(last["content"]), flags=re.M)
             if name == "search_session" and hits:
                 anchor = next((h for h in hits if h[1] == "user"), hits[0])
                 args = {"message_id": int(anchor[0]), "before": 1, "after": 1}
                 return Reply(tool_calls=(("get_session_window", json.dumps(args)),))
             if name == "get_session_window" and hits:
-                wanted = json.loads(next(c["function"]["arguments"] for m in messages if m["role"] == "assistant"
-                                         for c in m.get("tool_calls") or [] if c["id"] == last["tool_call_id"]))
+                wanted = json.loads(call["function"]["arguments"])
                 anchor = next(h for h in hits if int(h[0]) == wanted["message_id"])
                 return Reply(content=f"You told me (#{anchor[0]}): {anchor[2]}")
             return Reply(content="I found nothing about that.")
@@ -90,13 +90,18 @@ def memory_policy(keyword: str) -> Policy:
 
 @dataclass
 class FakeOpenAI:
-    """The server state; ``url`` is the ``base_url`` to give the client."""
+    """The server state; ``url`` is the ``base_url`` to give the client.
+
+    ``reuse_ids=True`` numbers tool calls per response (``call_0``, ``call_1``, ... in every model step), as some
+    OpenAI-compatible servers do, instead of ids unique across the conversation.
+    """
 
     policy: Policy = chat_policy
     requests: list[dict[str, Any]] = field(default_factory=list)
     overrides: deque[Reply | Fault | Stall] = field(default_factory=deque)
     stop: threading.Event = field(default_factory=threading.Event)
     url: str = ""
+    reuse_ids: bool = False
     _counter: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -108,7 +113,10 @@ class FakeOpenAI:
                 return self.overrides.popleft()
         return self.policy(body)
 
-    def new_id(self) -> str:
+    def new_id(self, index: int = 0) -> str:
+        """The id of the ``index``-th tool call of a response."""
+        if self.reuse_ids:
+            return f"call_{index}"
         with self._lock:
             self._counter += 1
             return f"call_{self._counter}"
@@ -117,8 +125,9 @@ class FakeOpenAI:
 def _completion(reply: Reply, server: FakeOpenAI, model: str) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.content}
     if reply.tool_calls:
-        message["tool_calls"] = [{"id": server.new_id(), "type": "function",
-                                  "function": {"name": name, "arguments": args}} for name, args in reply.tool_calls]
+        message["tool_calls"] = [{"id": server.new_id(index), "type": "function",
+                                  "function": {"name": name, "arguments": args}}
+                                 for index, (name, args) in enumerate(reply.tool_calls)]
     return {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": model,
             "choices": [{"index": 0, "message": message,
                          "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
@@ -132,7 +141,7 @@ def _chunks(reply: Reply, server: FakeOpenAI, model: str) -> list[dict[str, Any]
 
     out = [chunk({"role": "assistant", "content": ""})]
     for index, (name, args) in enumerate(reply.tool_calls):
-        out.append(chunk({"tool_calls": [{"index": index, "id": server.new_id(), "type": "function",
+        out.append(chunk({"tool_calls": [{"index": index, "id": server.new_id(index), "type": "function",
                                           "function": {"name": name, "arguments": ""}}]}))
         for start in range(0, len(args), 7):  # arguments arrive in pieces, as real servers send them
             out.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": args[start:start + 7]}}]}))

@@ -1,7 +1,8 @@
 """The one-turn pipeline: :class:`ChatService`.
 
 A turn (DESIGN §3): (1) persist the user message to session + daily, (2) build the context, (3) run the agent,
-(4) collect the reply and the tool trace (calls matched to results by ``tool_call_id``), (5) persist the assistant
+(4) collect the reply and the tool trace (each result matched to its call by ``tool_call_id`` within the model
+step that issued it: some servers reuse ids across steps), (5) persist the assistant
 message with ``meta.tool_calls``, (6) append the dialogue log line, (7) update ``conversations.json``.
 
 The agent graph (``langchain.agents.create_agent``) is built once per ``(user, session)`` and cached: the tools are
@@ -244,14 +245,38 @@ def _check_tool_arguments(message: AIMessage, streamed: list[dict[str, str]]) ->
 
 
 @dataclass(slots=True)
+class _ToolRun:
+    """One tool execution as the middleware saw it: which model step asked for it, how long it took, how it failed."""
+
+    step: int
+    call_id: str
+    name: str
+    args: Any
+    ms: float = 0.0
+    error: str | None = None
+    claimed: bool = False
+
+
+@dataclass(slots=True)
 class _TurnRecord:
     """What the middleware learns during one turn."""
 
     system_prompt: str
     model_ms: float = 0.0
-    tool_ms: dict[str, float] = field(default_factory=dict)
-    tool_errors: dict[str, str] = field(default_factory=dict)
+    model_calls: int = 0
+    """Model calls so far: the tools run between call n and n+1 answer the AIMessage of step n."""
+    tool_runs: list[_ToolRun] = field(default_factory=list)
     streamed: _StreamedToolArguments = field(default_factory=_StreamedToolArguments)
+
+    def claim_run(self, step: int, call: ToolCall) -> _ToolRun | None:
+        """The run of ``call`` (issued at ``step``), each run claimed once: ids alone are not enough, some
+        servers reuse them (``call_0`` in every step, or even twice in one step)."""
+        candidates = [r for r in self.tool_runs
+                      if not r.claimed and r.step == step and r.call_id == (call.id or "") and r.name == call.name]
+        run = next((r for r in candidates if r.args == call.input), candidates[0] if candidates else None)
+        if run is not None:
+            run.claimed = True
+        return run
 
 
 class _Recorder(AgentMiddleware):
@@ -266,6 +291,7 @@ class _Recorder(AgentMiddleware):
         if record is not None:
             request = request.override(system_message=SystemMessage(content=record.system_prompt))
             record.streamed.calls.clear()
+            record.model_calls += 1
         started = time.perf_counter()
         try:
             response = handler(request)
@@ -280,19 +306,21 @@ class _Recorder(AgentMiddleware):
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         record = self.record
-        call_id = str(request.tool_call.get("id") or "")
+        call = request.tool_call
+        run = _ToolRun(step=record.model_calls if record is not None else 0, call_id=str(call.get("id") or ""),
+                       name=str(call.get("name")), args=dict(call.get("args") or {}))
+        if record is not None:
+            record.tool_runs.append(run)  # list.append is atomic: parallel calls of one step may run in threads
         started = time.perf_counter()
         try:
             return handler(request)
         except GraphBubbleUp:  # langgraph control flow (interrupts), not a failure
             raise
         except Exception as exc:
-            if record is not None:
-                record.tool_errors[call_id] = f"Error: {type(exc).__name__}: {exc}"
-            raise _ToolFailed(str(request.tool_call.get("name")), exc) from exc
+            run.error = f"Error: {type(exc).__name__}: {exc}"
+            raise _ToolFailed(run.name, exc) from exc
         finally:
-            if record is not None:
-                record.tool_ms[call_id] = (time.perf_counter() - started) * 1000
+            run.ms = (time.perf_counter() - started) * 1000
 
 
 class _SessionAgent:
@@ -308,6 +336,15 @@ class _SessionAgent:
 # ---------------------------------------------------------------------------------------------- one turn
 
 
+@dataclass(slots=True)
+class _IssuedCall:
+    """A tool call as the model issued it: the step (the AIMessage) it came from, and its outcome once known."""
+
+    step: int
+    call: ToolCall
+    finished: ToolCall | None = None
+
+
 class _Turn:
     """The seven steps of one turn, as a generator of events."""
 
@@ -320,8 +357,8 @@ class _Turn:
         self.agent = agent
         self.timings: dict[str, float] = {}
         self.produced: list[BaseMessage] = []
-        self.calls: list[ToolCall] = []  # every call the model made, in order
-        self.started: dict[str, ToolCall] = {}  # the same, by tool_call_id
+        self.calls: list[_IssuedCall] = []  # every call the model made, in order
+        self.step = 0  # AIMessages seen: the step that issued the calls now running
         self.error: str | None = None
         self.rejected: list[ToolCall] = []
         self.record = _TurnRecord(system_prompt="")
@@ -370,7 +407,7 @@ class _Turn:
             self.agent.recorder.record = None
             tick = self._time("agent", tick)
             self.timings["model"] = round(self.record.model_ms, 3)
-            self.timings["tools"] = round(sum(self.record.tool_ms.values()), 3)
+            self.timings["tools"] = round(sum(run.ms for run in self.record.tool_runs), 3)
             result = self._finish(appended, context, scope, day, tick, t0)  # (4)-(7)
         if abandoned:
             return
@@ -416,39 +453,51 @@ class _Turn:
     def _observe(self, msg: BaseMessage) -> Iterator[TurnEvent]:
         self.produced.append(msg)
         if isinstance(msg, AIMessage):
+            self.step += 1
             for call in msg.tool_calls:
                 started = ToolCall(name=call["name"], input=dict(call.get("args") or {}), id=call.get("id"),
                                    status="running")
-                self.calls.append(started)
-                self.started[call.get("id") or ""] = started
+                self.calls.append(_IssuedCall(self.step, started))
                 yield TurnEvent("tool_started", tool_call=started)
         elif isinstance(msg, ToolMessage):
-            call = self.started.get(msg.tool_call_id)
-            if call is not None:
-                finished = self._finished(call, msg)
-                yield TurnEvent("tool_finished", tool_call=finished)
+            issued = self._issuer_of(msg)
+            if issued is not None:
+                issued.finished = self._finished(issued, msg)
+                yield TurnEvent("tool_finished", tool_call=issued.finished)
+
+    def _issuer_of(self, msg: ToolMessage) -> _IssuedCall | None:
+        """The call a tool result answers: among the unanswered calls of the latest step (the AIMessage that the
+        tools are running for), the one with its id, preferring the same tool name, then the first in order.
+
+        Ids alone are ambiguous: some OpenAI-compatible servers number calls per response (``call_0`` in every step).
+        """
+        open_calls = [c for c in self.calls if c.step == self.step and c.finished is None]
+        same_id = [c for c in open_calls if (c.call.id or "") == (msg.tool_call_id or "")]
+        same_name = [c for c in same_id if c.call.name == msg.name]
+        return (same_name or same_id or [None])[0]
 
     def _final(self) -> AIMessage | None:
         return next((m for m in reversed(self.produced) if isinstance(m, AIMessage)), None)
 
     # ------------------------------------------------------------------ (4) the trace
 
-    def _finished(self, call: ToolCall, result: ToolMessage | None) -> ToolCall:
-        """The call with its outcome: matched by ``tool_call_id``, never by tool name."""
-        call_id = call.id or ""
-        duration = self.record.tool_ms.get(call_id)
-        duration = round(duration, 3) if duration is not None else None  # as written to disk, so replays compare equal
+    def _finished(self, issued: _IssuedCall, result: ToolMessage | None) -> ToolCall:
+        """The call with its outcome (``result`` is the ToolMessage that :meth:`_issuer_of` matched to it)."""
+        call = issued.call
+        run = self.record.claim_run(issued.step, call)
+        duration = round(run.ms, 3) if run is not None else None  # as written to disk, so replays compare equal
         if result is not None:
             return ToolCall(name=call.name, input=call.input, output=result.text, id=call.id,
                             status="error" if result.status == "error" else "success", duration_ms=duration)
-        output = self.record.tool_errors.get(call_id, "(not run: the turn ended first)")
+        output = run.error if run is not None and run.error else "(not run: the turn ended first)"
         return ToolCall(name=call.name, input=call.input, output=output, id=call.id, status="error",
                         duration_ms=duration)
 
     def _trace(self) -> tuple[ToolCall, ...]:
-        results = {m.tool_call_id: m for m in self.produced if isinstance(m, ToolMessage)}
-        trace = [self._finished(call, results.get(call.id or "")) for call in self.calls]
-        return tuple(trace + self.rejected)
+        for issued in self.calls:
+            if issued.finished is None:  # no result came back: it failed, or the turn ended before it ran
+                issued.finished = self._finished(issued, None)
+        return tuple([issued.finished for issued in self.calls if issued.finished is not None] + self.rejected)
 
     # ------------------------------------------------------------------ (5)-(7) persist
 
