@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -94,7 +95,11 @@ class ChatService:
         self.recent_rounds = max(0, int(recent_rounds))
         self.max_steps = max(2, int(max_steps))
         self._agents: OrderedDict[tuple[str, str], _SessionAgent] = OrderedDict()
-        self._session_locks: dict[tuple[str, str], threading.Lock] = {}
+        # One slot per (user, session) with a turn running, waiting or paused: each of those holds a strong
+        # reference, so while any turn needs it every caller finds the same lock, and once none does the entry goes
+        # away by itself (a long-lived kernel serving many sessions keeps no lock per session it ever saw).
+        self._session_locks: weakref.WeakValueDictionary[tuple[str, str], _SessionSlot] = (
+            weakref.WeakValueDictionary())
         self._lock = threading.Lock()
         self.graphs_built = 0
         """How many agent graphs this service has built (one per session it served, barring cache eviction)."""
@@ -163,17 +168,24 @@ class ChatService:
             if agent is not None:
                 self._agents.move_to_end(key)
                 return agent
-            lock = self._session_locks.setdefault(key, threading.Lock())
-            agent = _SessionAgent(user, session_id, self.model, lock)
+            agent = _SessionAgent(user, session_id, self.model)
             self.graphs_built += 1
             self._agents[key] = agent
             while len(self._agents) > MAX_CACHED_GRAPHS:
                 self._agents.popitem(last=False)
             return agent
 
+    def _slot(self, key: tuple[str, str]) -> _SessionSlot:
+        with self._lock:
+            slot = self._session_locks.get(key)
+            if slot is None:
+                slot = self._session_locks[key] = _SessionSlot()
+            return slot
+
     def _events(self, user: UserMemory, session_id: str, message: str, *, stream_tokens: bool) -> Iterator[TurnEvent]:
-        agent = self._agent(user, session_id)
-        with agent.lock:
+        slot = self._slot((user.user_id, session_id))  # a local: keeps the slot alive while this turn needs it
+        with slot.lock:  # turns of one session run one at a time (they share the session's agent and its files)
+            agent = self._agent(user, session_id)
             yield from _Turn(self, user, session_id, message, agent).run(stream_tokens=stream_tokens)
 
 
@@ -323,13 +335,19 @@ class _Recorder(AgentMiddleware):
             run.ms = (time.perf_counter() - started) * 1000
 
 
-class _SessionAgent:
-    """The graph, tools and middleware of one ``(user, session)``; one turn at a time (``lock``)."""
+@dataclass(eq=False, slots=True, weakref_slot=True)
+class _SessionSlot:
+    """What serialises the turns of one ``(user, session)`` (see ``ChatService._session_locks``)."""
 
-    def __init__(self, user: UserMemory, session_id: str, model: BaseChatModel, lock: threading.Lock) -> None:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class _SessionAgent:
+    """The graph, tools and middleware of one ``(user, session)``; used by one turn at a time (its session's slot)."""
+
+    def __init__(self, user: UserMemory, session_id: str, model: BaseChatModel) -> None:
         self.tools = MemoryTools(user, session_id)
         self.recorder = _Recorder()
-        self.lock = lock
         self.graph = create_agent(model, self.tools.tools, system_prompt=SYSTEM_PROMPT, middleware=[self.recorder])
 
 
