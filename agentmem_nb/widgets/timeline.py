@@ -513,7 +513,9 @@ def _empty_calls() -> pd.DataFrame:
 
 
 _STYLE = """<style>
-.amn-timeline-root { font-size: 13px; }
+/* line-height as the inspector's: ipywidgets' HTML content inherits the 28 px control height, so each row summary,
+   wrapped output line and error line would otherwise be 28 px tall */
+.amn-timeline-root { font-size: 13px; line-height: 1.4; }
 .amn-timeline-root.amn-timeline-scroll { overflow-x: auto; }
 .amn-timeline-svg .amn-lane-line { stroke: var(--jp-border-color2, #ddd); }
 .amn-timeline-svg .amn-axis { stroke: var(--jp-ui-font-color2, #888); }
