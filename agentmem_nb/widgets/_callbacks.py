@@ -106,17 +106,44 @@ class CallbackErrors:
         finally:
             self._syncing = previous
 
-    def _show_error(self, action: str, exc: BaseException | None, *, message: str = "") -> None:
+    def _show_error(self, action: str, exc: BaseException | None, *, message: str = "", keep_shown: bool = False
+                    ) -> None:
         """Record the error in :attr:`errors` and show it: escaped text, the traceback folded in ``<details>``.
-        ``message`` replaces the exception's text (and is needed when ``exc`` is ``None``)."""
+        ``message`` replaces the exception's text (and is needed when ``exc`` is ``None``); ``keep_shown`` adds the
+        box under the errors already shown instead of replacing them (a failed turn and a failing ``on_turn``
+        callback are both worth seeing)."""
         text = message or f"{type(exc).__name__}: {exc}"
         trace = "".join(traceback.format_exception(exc)) if exc is not None else ""
         self.errors.append(WidgetError(action, text, exc, trace))
         details = f"<details><summary>traceback</summary><pre>{escape(trace)}</pre></details>" if trace else ""
-        self.error_area.value = (f'<div class="{self._css_root} amn-error-box"><b>Error while {escape(action)}:</b> '
-                                 f"{escape(text)}{details}</div>")
+        box = (f'<div class="{self._css_root} amn-error-box"><b>Error while {escape(action)}:</b> '
+               f"{escape(text)}{details}</div>")
+        self.error_area.value = (self.error_area.value + box) if keep_shown else box
         self._after_error()
+
+    def close(self) -> None:
+        """Close the widget and every widget it is made of (children, their layouts and styles).
+
+        ipywidgets keeps each open widget in a registry until it is closed, and the controls' handlers refer back
+        to this widget: closing only the outer box would leave it reachable, and alive, for the rest of the
+        session."""
+        for part in _parts(self):  # type: ignore[arg-type]
+            part.close()
+        super().close()  # type: ignore[misc]
 
     def _after_error(self) -> None:
         """Hook run after an error is shown. The inspector and the timeline re-sync their controls here: a control
         may have moved ahead of the state (an unknown user typed), and should show the state again."""
+
+
+def _parts(root: widgets.Widget) -> list[widgets.Widget]:
+    """Every widget inside ``root`` (not ``root`` itself), innermost first."""
+    found: list[widgets.Widget] = []
+    for child in getattr(root, "children", ()):
+        found += _parts(child)
+        found.append(child)
+    for name in ("layout", "style"):
+        part = getattr(root, name, None)
+        if isinstance(part, widgets.Widget):
+            found.append(part)
+    return found

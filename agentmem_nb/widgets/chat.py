@@ -23,6 +23,10 @@ turn renders only the new messages.
 >>> # from agentmem_nb.agent import ChatService
 >>> # chat = ChatWidget(ChatService(store), user_id="alice"); chat           # display in a cell
 >>> # result = chat.send("Where did I move last year?")                      # drive it from code
+>>> # handle = chat.on_turn(print)   # called with a ChatEvent after every turn and every switch; handle.close()
+
+Other widgets follow the chat through :meth:`ChatWidget.on_turn`: ``MemoryInspector(store).follow(chat)`` and
+``ToolTimeline(store).follow(chat)`` refresh themselves after each turn (see :mod:`agentmem_nb.widgets._follow`).
 """
 
 from __future__ import annotations
@@ -37,12 +41,19 @@ import ipywidgets as widgets
 from agentmem_nb.identifiers import check_session_id, check_user_id
 from agentmem_nb.messages import Message, ToolCall
 from agentmem_nb.widgets._callbacks import CallbackErrors, WidgetError
+from agentmem_nb.widgets._turns import (
+    ChatEvent,
+    TurnCallback,
+    TurnObservers,
+    TurnSubscription,
+    callback_name,
+)
 from agentmem_nb.widgets.html import escape, pretty_json, safe_markdown
 
 if TYPE_CHECKING:
     from agentmem_nb.store import MemoryStore, MessageFile
 
-__all__ = ["ChatWidget", "ChatError", "OFFLINE_HINT"]
+__all__ = ["ChatWidget", "ChatError", "ChatEvent", "TurnSubscription", "OFFLINE_HINT"]
 
 OFFLINE_HINT = (
     "Offline model in use: replies come from a deterministic scripted model that still calls the real memory "
@@ -109,6 +120,8 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         page_size: int = 200,
         stream_interval: float = 0.05,
     ) -> None:
+        # first: Widget.__del__ calls close(), which needs it, even when a check below rejects the arguments
+        self._observers = TurnObservers()
         store = store if store is not None else getattr(service, "store", None)
         if store is None:
             raise TypeError(f"ChatWidget needs the MemoryStore the service writes to: {type(service).__name__} has "
@@ -205,13 +218,34 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         """Send ``text`` as the user, update the widget while the turn runs, and return the ``TurnResult``.
 
         Errors raised by the service are shown in the widget's error area *and* re-raised; a turn that failed inside
-        the service (``result.error``) is shown and returned.
+        the service (``result.error``) is shown and returned. Either way the :meth:`on_turn` callbacks run last.
         """
-        try:
-            return self._chat_send(text)
-        except Exception as exc:
-            self._show_error("send", exc)
-            raise
+        return self._send_turn(text)
+
+    def on_turn(self, callback: TurnCallback, *, weak: bool = False) -> TurnSubscription:
+        """Call ``callback(event)`` with a :class:`~agentmem_nb.widgets._turns.ChatEvent` after every turn this
+        widget runs and every switch of conversation or user; returns the subscription (``.close()`` ends it).
+
+        A turn's event comes once the service is done and the history is shown — also for a failed turn
+        (``event.error``), whose user message and log line the service may already have written; a turn stopped by
+        ``KeyboardInterrupt`` sends none. Callbacks run in subscription order; one that raises is shown in this
+        widget's error area (under the turn's own error, if any) and the others still run. ``weak=True`` holds the
+        callback weakly (a bound method: its object), so subscribing does not keep a closed widget alive.
+
+        >>> # handle = chat.on_turn(lambda event: print(event.kind, event.session_id, event.error))
+        >>> # handle.close()
+        """
+        return self._observers.add(callback, weak=weak)
+
+    @property
+    def observer_count(self) -> int:
+        """How many :meth:`on_turn` callbacks are subscribed and alive."""
+        return len(self._observers)
+
+    def close(self) -> None:
+        """Drop every :meth:`on_turn` subscription, then close the widget and its parts."""
+        self._observers.clear()
+        super().close()
 
     def refresh(self) -> None:
         """Pick up messages and conversations written by someone else (another cell, another process)."""
@@ -228,45 +262,82 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         """Open another conversation of the current user."""
         session_id = check_session_id(session_id)
         if session_id != self.session_id:
+            before = (self.user_id, self.session_id)
             self._open(session_id)
+            self._notify_switch(*before)
 
     def new_conversation(self, title: str = "") -> str:
         """Start a conversation (registered in ``conversations.json`` now) and open it; returns its id."""
+        before = (self.user_id, self.session_id)
         session_id = self.service.new_conversation(self.user_id, title=title)
         self._open(session_id)
+        self._notify_switch(*before)
         return session_id
 
     def switch_user(self, user_id: str, session_id: str | None = None) -> None:
         """Talk as another user: opens ``session_id`` or that user's most recent conversation (a new one if none)."""
         user_id = check_user_id(user_id)
+        before = (self.user_id, self.session_id)
         self.user_id = user_id
         self._open(session_id)
+        self._notify_switch(*before)
 
     # ------------------------------------------------------------------ a turn
 
-    def _chat_send(self, text: str) -> Any:
+    def _send_turn(self, text: str) -> Any:
+        """Run one turn and show its outcome (an error raised is shown, then re-raised); observers are told last, so
+        their errors show under the turn's and their refreshes see everything the turn wrote."""
         text = str(text)
-        if not text.strip():
-            raise ValueError("cannot send an empty message: type some text first")
+        event: ChatEvent | None = None
+        user_id, session_id = self.user_id, self.session_id
+        try:
+            if not text.strip():
+                raise ValueError("cannot send an empty message: type some text first")  # nothing sent, nobody told
+            try:
+                result = self._chat_send(text)
+            except Exception as exc:
+                # the service may have written the user's message and the log line before it raised
+                event = ChatEvent("turn", user_id, session_id, error=f"{type(exc).__name__}: {exc}")
+                raise
+            error = getattr(result, "error", None)
+            event = ChatEvent("turn", user_id, session_id, result=result, error=str(error or ""))
+            if error:
+                # the service kept the user's message and logged the failure; its visible reply is not persisted,
+                # so this is the only place the person sees it
+                reply = str(getattr(result, "reply", "") or "")
+                shown = f"the turn failed: {error}" + (f" — {reply}" if reply and str(error) not in reply else "")
+                self._show_error("send", None, message=shown)
+            return result
+        except Exception as exc:
+            self._show_error("send", exc)
+            raise
+        finally:
+            if event is not None:
+                self._notify(event)
+
+    def _chat_send(self, text: str) -> Any:
         self.clear_error()
         self._set_busy(True)
         live = _LiveTurn(text, self._push_live, interval=self.stream_interval)
         live.push(force=True)
         try:
-            result = self._run_turn(text, live)
+            return self._run_turn(text, live)
         finally:
             self._set_busy(False)
             self.live.value = ""
             self._sync_history()
             self._refresh_conversations()
-        error = getattr(result, "error", None)
-        if error:
-            # the service kept the user's message and logged the failure; its visible reply is not persisted, so
-            # this is the only place the person sees it
-            reply = str(getattr(result, "reply", "") or "")
-            shown = f"the turn failed: {error}" + (f" — {reply}" if reply and str(error) not in reply else "")
-            self._show_error("send", None, message=shown)
-        return result
+
+    def _notify(self, event: ChatEvent) -> None:
+        for callback in self._observers.callbacks():
+            try:
+                callback(event)
+            except Exception as exc:  # noqa: BLE001 - a subscriber's bug must not break the chat or the others
+                self._show_error(f"running the on_turn callback {callback_name(callback)}", exc, keep_shown=True)
+
+    def _notify_switch(self, previous_user_id: str, previous_session_id: str) -> None:
+        self._notify(ChatEvent("switch", self.user_id, self.session_id, previous_user_id=previous_user_id,
+                               previous_session_id=previous_session_id))
 
     def _run_turn(self, text: str, live: _LiveTurn) -> Any:
         stream = getattr(self.service, "stream_turn", None)
@@ -300,9 +371,8 @@ class ChatWidget(CallbackErrors, widgets.VBox):
             return
         self.input.value = ""
         try:
-            self._chat_send(text)
-        except Exception as exc:
-            self._show_error("send", exc)
+            self._send_turn(text)
+        except Exception:  # noqa: BLE001 - _send has shown it in the error area
             if not self.input.value:
                 self.input.value = text  # give the draft back so it can be retried
         finally:
