@@ -24,6 +24,7 @@ Driven from code (what the tests do)::
     window = inspector.select_hit(0)        # anchor ± 2 messages
     inspector.widen(before=1, after=3)      # step the window
     inspector.frame, inspector.window.frame # the DataFrames behind the tables
+    inspector.follow(chat)                  # refresh after each of the chat's turns (search and hit kept)
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ from agentmem_nb import frames
 from agentmem_nb.identifiers import check_day, check_session_id, check_user_id
 from agentmem_nb.messages import Message
 from agentmem_nb.store import MAX_WINDOW_SIDE
-from agentmem_nb.widgets._callbacks import CallbackErrors, WidgetError
+from agentmem_nb.widgets._callbacks import WidgetError
+from agentmem_nb.widgets._follow import FollowsChat
 from agentmem_nb.widgets.html import escape
 
 if TYPE_CHECKING:
@@ -138,7 +140,7 @@ def _retrieval() -> Any | None:
         return None
 
 
-class MemoryInspector(CallbackErrors, widgets.VBox):
+class MemoryInspector(FollowsChat, widgets.VBox):
     """Browse one user's memory layer by layer, search it, and step through anchor windows.
 
     Args:
@@ -150,6 +152,9 @@ class MemoryInspector(CallbackErrors, widgets.VBox):
         max_rows: rows shown in the table (the newest); the DataFrame in :attr:`frame` has them all.
         hit_limit: how many hits a search lists.
         before, after: the initial window around a chosen hit.
+
+    :meth:`follow` links it to a :class:`~agentmem_nb.widgets.ChatWidget`: after each turn it refreshes itself,
+    reading only the appended lines, and keeps its user, layer, scope, search, chosen hit and window sides.
     """
 
     _css_root = "amn-inspector-root"
@@ -167,6 +172,7 @@ class MemoryInspector(CallbackErrors, widgets.VBox):
         before: int = 2,
         after: int = 2,
     ) -> None:
+        self._init_follow()  # first: Widget.__del__ calls close(), which needs it, even after a rejected argument
         if max_rows < 1 or hit_limit < 1:
             raise ValueError(f"max_rows and hit_limit must be >= 1, got {max_rows!r} and {hit_limit!r}")
         self.store = store
@@ -311,8 +317,17 @@ class MemoryInspector(CallbackErrors, widgets.VBox):
 
     def refresh(self) -> None:
         """Pick up what was written since the last look (reads only appended lines); the search is run again and
-        the chosen window re-read, so new neighbours and hits appear."""
+        the chosen window re-read, so new neighbours and hits appear and the chosen hit stays chosen (found again
+        by its message, or by its row's identity in the other layers, when new rows moved it)."""
         self._load(keep_search=True)
+
+    @property
+    def selected_hit(self) -> int | None:
+        """Position in :attr:`hits` of the hit whose window is shown (``None``: no window, or its hit is no longer
+        among the hits — the window still shows it)."""
+        if self.window is None:
+            return None
+        return next((i for i, hit in enumerate(self.hits) if hit == self.window.hit), None)
 
     def search(self, text: str) -> list[InspectorHit]:
         """Search the current layer (scope applied) and list the hits.
@@ -405,14 +420,34 @@ class MemoryInspector(CallbackErrors, widgets.VBox):
         return frames.conversations(mem)
 
     def _load(self, *, keep_search: bool = False) -> None:
+        chosen = self.window.hit if self.window is not None else None
+        identity = self._hit_identity(chosen) if keep_search and chosen is not None else None
         self.frame = self._layer_frame()
         self._sync_controls()
         if keep_search and self.query.strip():
-            chosen = self.window.hit if self.window is not None else None
             self.hits = self._find(self.query)
             if chosen is not None:
-                self.window = self._window_for(chosen)
+                self.window = self._window_for(self._same_hit(chosen, identity))
         self._render_all()
+
+    def _hit_identity(self, hit: InspectorHit) -> tuple[Any, ...] | None:
+        """What a row hit points at, independent of its position (which moves: conversations are newest first)."""
+        if hit.layer in _MESSAGE_LAYERS or hit.anchor >= len(self.frame):
+            return None
+        return _row_identity(self.frame, hit.anchor, self._view())
+
+    def _same_hit(self, chosen: InspectorHit, identity: tuple[Any, ...] | None) -> InspectorHit:
+        """``chosen`` as the fresh search lists it (new rank and label), or re-anchored on its row's new position
+        when it is not listed any more; ``chosen`` itself if its row is gone."""
+        if chosen.layer in _MESSAGE_LAYERS:
+            return next((h for h in self.hits if (h.layer, h.key, h.anchor) == (chosen.layer, chosen.key,
+                                                                                chosen.anchor)), chosen)
+        if identity is None:
+            return chosen
+        position = _find_row(self.frame, identity, self._view(), hint=chosen.anchor)
+        if position is None:
+            return chosen
+        return next((h for h in self.hits if h.anchor == position), None) or self._row_hit(chosen.rank, position)
 
     def _clear_search(self) -> None:
         self.query = ""
@@ -668,6 +703,40 @@ def frame_html(
         rows.append(f"<tr{attrs}>{''.join(cells)}</tr>")
     return (f'<div class="amn-inspector-root amn-scroll"><table class="{escape(table_class)}"><thead><tr>{head}</tr>'
             f"</thead><tbody>{''.join(rows)}</tbody></table></div>")
+
+
+_ROW_KEYS: dict[str, tuple[str, ...]] = {
+    "long_term": ("section", "text"),
+    "long_term/history": ("version",),
+    "log": ("entry_id",),
+    "tool_calls": ("session_id", "turn", "call_index"),
+    "problems": ("file", "line", "kind"),
+    "conversations": ("session_id",),
+}
+"""Columns that name a row of a non-message layer (its position moves when rows are added before it)."""
+
+
+def _row_identity(frame: pd.DataFrame, position: int, view: str) -> tuple[Any, ...] | None:
+    columns = [c for c in _ROW_KEYS.get(view, ()) if c in frame.columns]
+    if not columns:
+        return None
+    return tuple(frame[c].iloc[position] for c in columns)
+
+
+def _find_row(frame: pd.DataFrame, identity: tuple[Any, ...], view: str, *, hint: int) -> int | None:
+    """Where the row named ``identity`` is now: ``hint`` (its old position) when it has not moved — the usual case,
+    rows are appended — else the first match, compared column by column without a Python loop over the rows."""
+    columns = [c for c in _ROW_KEYS.get(view, ()) if c in frame.columns]
+    if len(columns) != len(identity) or not len(frame) or any(pd.isna(v) for v in identity):
+        return None  # a missing value names nothing (and pd.NA cannot even be compared)
+    if hint < len(frame) and all(not pd.isna(v := frame[c].iloc[hint]) and bool(v == w)
+                                 for c, w in zip(columns, identity)):
+        return hint
+    mask = np.ones(len(frame), dtype=bool)
+    for column, wanted in zip(columns, identity):
+        mask &= (frame[column] == wanted).to_numpy(dtype=bool, na_value=False)
+    found = np.flatnonzero(mask)
+    return int(found[0]) if len(found) else None
 
 
 def _clamp(value: int) -> int:

@@ -23,6 +23,7 @@ Driven from code::
     timeline.filter(tools=["search_session"], keyword="lyon", start="2026-04-01")
     timeline.frame                     # the filtered calls
     timeline.select(0)                 # show the first one in full
+    timeline.follow(chat)              # refresh after each of the chat's turns (filters and chosen call kept)
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ import pandas as pd
 from agentmem_nb import frames
 from agentmem_nb.frames.tools import tool_calls_from_log
 from agentmem_nb.identifiers import check_user_id
-from agentmem_nb.widgets._callbacks import CallbackErrors, WidgetError
+from agentmem_nb.widgets._callbacks import WidgetError
+from agentmem_nb.widgets._follow import FollowsChat
 from agentmem_nb.widgets.html import escape, pretty_json
 from agentmem_nb.widgets.inspector import cell_text
 
@@ -77,7 +79,7 @@ TimelineError = WidgetError
 """The timeline's name for :class:`~agentmem_nb.widgets._callbacks.WidgetError` (kept for existing code)."""
 
 
-class ToolTimeline(CallbackErrors, widgets.VBox):
+class ToolTimeline(FollowsChat, widgets.VBox):
     """Every tool call of a user on a time axis, with filters and details.
 
     Args:
@@ -88,6 +90,9 @@ class ToolTimeline(CallbackErrors, widgets.VBox):
         lanes: one lane per ``"tool"`` (default) or per ``"session"``.
         max_rows: calls listed as rows and drawn as marks (the newest); :attr:`frame` keeps them all.
         width: the chart's width in pixels.
+
+    :meth:`follow` links it to a :class:`~agentmem_nb.widgets.ChatWidget`: after each turn it refreshes itself,
+    reading only the appended lines, and keeps its user, source, lanes, filters and chosen call.
     """
 
     _css_root = "amn-timeline-root"
@@ -103,6 +108,7 @@ class ToolTimeline(CallbackErrors, widgets.VBox):
         max_rows: int = 300,
         width: int = 860,
     ) -> None:
+        self._init_follow()  # first: Widget.__del__ calls close(), which needs it, even after a rejected argument
         if max_rows < 1:
             raise ValueError(f"max_rows must be >= 1, got {max_rows!r}")
         _check_choice("source", source, ("log", "sessions"))

@@ -1,0 +1,159 @@
+"""``follow(chat)``: a memory view (inspector, timeline) that refreshes itself after each of the chat's turns.
+
+The view subscribes to the chat's :meth:`~agentmem_nb.widgets.ChatWidget.on_turn` with ``weak=True``: the chat does
+not keep a view alive (a closed view is collected and drops out of the chat's list by itself), and the view holds
+only the subscription handle, so neither keeps the other alive through a cycle. Each refresh is the view's own
+:meth:`refresh` — incremental through its :class:`~agentmem_nb.frames.LayerFollower`, so it reads the lines the turn
+appended, not the history — and keeps what the person chose: layer, scope, filters, search, the chosen hit or call,
+the window's sides.
+
+Whose memory a followed view shows is the view's choice, never silently the chat's:
+
+- ``follow(chat)`` (``follow_user=False``): the view keeps its user. A turn by another user (the chat switched
+  users) changes nothing the view shows, so it is not even read; a switch of conversation within the view's user
+  refreshes it (a new conversation appears in the conversations layer). A view that has no user yet (the store was
+  empty when it was made) takes the chat's user at the first event.
+- ``follow(chat, follow_user=True)``: the view also switches to whatever user the chat talks as, with
+  ``select_user``'s usual effects (the inspector drops a session/day scope and its search; the timeline drops a
+  session filter).
+
+The view never follows the chat's *conversation*: a session scope or filter stays what the person picked.
+
+Anything with ``on_turn(callback, *, weak=True)`` returning a handle with ``close()`` and ``active`` can be followed;
+its events need a ``user_id`` (and may have ``kind``, ``"turn"`` when absent), so a service that hands its
+``TurnResult`` to its observers works unchanged.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Protocol
+
+from agentmem_nb import frames
+from agentmem_nb.widgets._callbacks import CallbackErrors
+
+__all__ = ["FollowsChat", "TurnSource"]
+
+_ACTION = "refreshing after a chat turn"
+
+
+class _Handle(Protocol):
+    @property
+    def active(self) -> bool: ...
+
+    def close(self) -> None: ...
+
+
+class TurnSource(Protocol):
+    """What :meth:`FollowsChat.follow` needs: a :class:`~agentmem_nb.widgets.ChatWidget`, or anything with the same
+    ``on_turn``."""
+
+    def on_turn(self, callback: Any, *, weak: bool = False) -> Any: ...
+
+
+class _Link:
+    """One followed source: the handler the source holds (weakly) and the handle the view holds."""
+
+    def __init__(self, view: FollowsChat, source: TurnSource, follow_user: bool) -> None:
+        self.view = view
+        self.source = weakref.ref(source)
+        self.follow_user = follow_user
+        self.handle: _Handle = source.on_turn(self.on_event, weak=True)
+
+    def on_event(self, event: Any) -> None:
+        self.view._on_chat_event(event, follow_user=self.follow_user)
+
+
+class FollowsChat(CallbackErrors):
+    """Mixin for a memory view: ``follow``, ``unfollow``, ``following``, on top of :class:`CallbackErrors`. The view
+    provides ``user_id``, ``select_user`` and ``refresh``, and calls :meth:`_init_follow` in its constructor."""
+
+    user_id: str | None
+    _followers: dict[str, frames.LayerFollower]
+    auto_refreshes: int
+    """How many times the view refreshed itself after a followed chat's event (a test and a person can check it)."""
+    _links: list[_Link]
+
+    def _init_follow(self) -> None:
+        self._links = []
+        self.auto_refreshes = 0
+
+    def follow(self, chat: TurnSource, *, follow_user: bool = False) -> Any:
+        """Refresh this view after every turn (and switch) of ``chat``; returns the subscription (``close()`` it, or
+        call :meth:`unfollow`, to stop).
+
+        ``follow_user=False`` keeps this view's user whatever the chat does (a view with no user takes the chat's);
+        ``True`` also switches it to the chat's user. Following a chat again only changes ``follow_user``. Errors
+        while refreshing appear in this view's error area, never in the chat's.
+        """
+        if not callable(getattr(chat, "on_turn", None)):
+            raise TypeError(f"follow() needs a ChatWidget (or an object with on_turn(callback, weak=...)), got "
+                            f"{type(chat).__name__}")
+        for link in self._live_links():
+            if link.source() is chat:
+                link.follow_user = bool(follow_user)
+                return link.handle
+        link = _Link(self, chat, bool(follow_user))
+        self._links.append(link)
+        return link.handle
+
+    def unfollow(self, chat: TurnSource | None = None) -> int:
+        """Stop following ``chat`` (``None``: every chat); returns how many subscriptions were closed."""
+        closed = 0
+        for link in list(self._links):
+            if chat is None or link.source() is chat:
+                if link.handle.active:
+                    closed += 1
+                link.handle.close()
+                self._links.remove(link)
+        return closed
+
+    @property
+    def following(self) -> tuple[Any, ...]:
+        """The chats this view currently follows."""
+        return tuple(source for link in self._live_links() if (source := link.source()) is not None)
+
+    @property
+    def read_stats(self) -> frames.ReadStats:
+        """What this view's incremental reads cost for the current user so far: bytes and records of the message
+        files' bulk reads (its :class:`~agentmem_nb.frames.LayerFollower`'s ``stats``; the dialogue log and the
+        store's index count their reads in each store file's own ``stats``)."""
+        follower = self._followers.get(self.user_id) if self.user_id is not None else None
+        return follower.stats if follower is not None else frames.ReadStats()
+
+    def _live_links(self) -> list[_Link]:
+        self._links = [link for link in self._links if link.handle.active and link.source() is not None]
+        return self._links
+
+    def _on_chat_event(self, event: Any, *, follow_user: bool) -> None:
+        user_id = getattr(event, "user_id", None)
+        if not isinstance(user_id, str) or not user_id:
+            return  # nothing says whose memory changed; the Refresh button still works
+        shown = self.user_id
+        if shown is not None and user_id != shown and not follow_user:
+            return  # another user's turn or switch: nothing this view shows has changed, so read nothing
+        # a previous automatic refresh's error is stale once another one runs; an error from the person's own
+        # action stays until their next action
+        if self.last_error is not None and self.last_error.action == _ACTION:
+            self.clear_error()
+        try:
+            if shown != user_id:
+                self.select_user(user_id)  # a view with no user yet, or follow_user=True
+            else:
+                self.refresh()
+            self.auto_refreshes += 1
+        except Exception as exc:  # noqa: BLE001 - shown in this view; the chat and the other views carry on
+            self._show_error(_ACTION, exc)
+
+    def select_user(self, user_id: str) -> None:
+        """Show ``user_id``'s memory (the view's own method)."""
+        raise NotImplementedError(f"{type(self).__name__} must define select_user")
+
+    def refresh(self) -> None:
+        """Read what was appended since the last look (the view's own method)."""
+        raise NotImplementedError(f"{type(self).__name__} must define refresh")
+
+    def close(self) -> None:
+        """Stop following every chat, then close the widget and its parts."""
+        self.unfollow()
+        super().close()
