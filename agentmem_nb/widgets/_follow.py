@@ -32,12 +32,14 @@ from typing import Any, Protocol
 from agentmem_nb import frames
 from agentmem_nb.widgets._callbacks import CallbackErrors
 
-__all__ = ["FollowsChat", "TurnSource"]
+__all__ = ["FollowsChat", "TurnSource", "Subscription"]
 
 _ACTION = "refreshing after a chat turn"
 
 
-class _Handle(Protocol):
+class Subscription(Protocol):
+    """What ``on_turn`` returns (:class:`~agentmem_nb.widgets.TurnSubscription` for a chat)."""
+
     @property
     def active(self) -> bool: ...
 
@@ -58,7 +60,7 @@ class _Link:
         self.view = view
         self.source = weakref.ref(source)
         self.follow_user = follow_user
-        self.handle: _Handle = source.on_turn(self.on_event, weak=True)
+        self.handle: Subscription = source.on_turn(self.on_event, weak=True)
 
     def on_event(self, event: Any) -> None:
         self.view._on_chat_event(event, follow_user=self.follow_user)
@@ -78,7 +80,7 @@ class FollowsChat(CallbackErrors):
         self._links = []
         self.auto_refreshes = 0
 
-    def follow(self, chat: TurnSource, *, follow_user: bool = False) -> Any:
+    def follow(self, chat: TurnSource, *, follow_user: bool = False) -> Subscription:
         """Refresh this view after every turn (and switch) of ``chat``; returns the subscription (``close()`` it, or
         call :meth:`unfollow`, to stop).
 
