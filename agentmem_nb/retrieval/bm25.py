@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 import threading
 from array import array
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -55,21 +54,35 @@ def idf(n_docs: int, df: int) -> float:
 
 
 class TermIndex:
-    """Postings for one sequence of documents that only grows (one message file).
+    """Postings for one sequence of documents that only grows.
 
-    Documents are numbered by position, 0, 1, 2, … in the order they were added.
+    Documents are numbered by position, 0, 1, 2, … in the order they were added. Terms get an integer id on first
+    sight; everything per term (postings, term frequencies, collection frequency) lives in lists indexed by that id,
+    and each document's term counts live in two flat arrays (term id, frequency) rather than in a dict per document,
+    which would cost about a kilobyte per message.
+
+    Documents come in blocks (:meth:`add_block`): a block is tallied with a few numpy passes (one stable sort of its
+    term occurrences), and the Python work per block is one step per distinct term, not per occurrence. That is what
+    makes a cold build of a large session affordable; :meth:`add` is the same path for one document.
     """
 
-    __slots__ = ("_postings", "_tfs", "_doc_terms", "_lengths", "_total_length", "_cf", "_lock")
+    __slots__ = ("_ids", "_names", "_postings", "_tfs", "_cf", "_pair_terms", "_pair_tfs", "_doc_starts",
+                 "_lengths", "_total_length", "_lock")
 
     def __init__(self) -> None:
-        self._postings: dict[str, array] = {}  # term -> positions of the documents containing it, ascending
-        self._tfs: dict[str, array] = {}  # term -> its frequency in each of those documents (parallel array)
-        self._lock = threading.Lock()  # appends vs. the copies scoring takes (arrays cannot grow while exported)
-        self._cf: dict[str, int] = {}  # collection frequency: occurrences of each term in all documents
-        self._doc_terms: list[dict[str, int]] = []
+        self._ids: dict[str, int] = {}  # term -> its id
+        self._names: list[str] = []  # id -> term
+        self._postings: list[array] = []  # id -> positions of the documents containing it, ascending
+        self._tfs: list[array] = []  # id -> its frequency in each of those documents (parallel to the postings)
+        self._cf: list[int] = []  # id -> occurrences in all documents
+        # Document d's distinct terms, in order of first appearance, are _pair_terms[_doc_starts[d]:_doc_starts[d+1]]
+        # with their frequencies in _pair_tfs (the order matters: feedback terms break ties by it).
+        self._pair_terms = array("i")
+        self._pair_tfs = array("i")
+        self._doc_starts = array("q", [0])
         self._lengths = array("i")
         self._total_length = 0
+        self._lock = threading.Lock()  # appends vs. the copies scoring takes (arrays cannot grow while exported)
 
     def __len__(self) -> int:
         return len(self._lengths)
@@ -79,45 +92,105 @@ class TermIndex:
         """Sum of every document's length in terms."""
         return self._total_length
 
+    def term_id(self, term: str) -> int:
+        """The id of ``term``, given on first call (ids are dense: 0, 1, 2, …)."""
+        found = self._ids.get(term)
+        if found is not None:
+            return found
+        with self._lock:
+            found = self._ids.get(term)
+            if found is None:
+                found = self._ids[term] = len(self._names)
+                self._names.append(term)
+                self._postings.append(array("i"))
+                self._tfs.append(array("i"))
+                self._cf.append(0)
+            return found
+
     def add(self, terms: Iterable[str]) -> int:
         """Index one document given its terms (repeats count); returns its position."""
-        counts = Counter(terms)
+        ids = np.array([self.term_id(t) for t in terms], dtype=np.int64)
+        return self.add_block(ids, np.array([len(ids)], dtype=np.int64))
+
+    def add_block(self, term_ids: np.ndarray, doc_lengths: np.ndarray) -> int:
+        """Index several documents at once; returns the position of the first.
+
+        ``term_ids`` holds the ids (:meth:`term_id`) of every term occurrence of the documents, one document after
+        the other in text order; ``doc_lengths[i]`` is how many of them belong to document ``i``. The result is the
+        same as adding the documents one by one.
+        """
+        term_ids = np.asarray(term_ids, dtype=np.int64)
+        doc_lengths = np.asarray(doc_lengths, dtype=np.int64)
+        n_docs, n_terms = len(doc_lengths), len(term_ids)
+        if int(doc_lengths.sum()) != n_terms or (n_docs and int(doc_lengths.min()) < 0):
+            raise ValueError(f"doc_lengths sum to {int(doc_lengths.sum())} but {n_terms} term ids were given")
+        if n_terms and (int(term_ids.min()) < 0 or int(term_ids.max()) >= len(self._names)):
+            raise ValueError("term_ids must come from TermIndex.term_id of this index")
+        doc_of = np.repeat(np.arange(n_docs, dtype=np.int64), doc_lengths)
+        # One stable sort by (term, document) groups every (term, document) pair; its size is the pair's term
+        # frequency and, the sort being stable, its first member is where the term first appears in the document.
+        key = term_ids * max(n_docs, 1) + doc_of
+        order = np.argsort(key, kind="stable")
+        ordered = key[order]
+        first = np.ones(n_terms, dtype=bool)
+        first[1:] = ordered[1:] != ordered[:-1]
+        group_starts = np.flatnonzero(first)
+        group_tf = np.diff(np.append(group_starts, n_terms))
+        group_term = term_ids[order[group_starts]]
+        group_doc = doc_of[order[group_starts]]
+        # The same pairs in document order, each document's terms in order of first appearance (as a Counter of
+        # the document's terms would list them): mark each pair at its first occurrence and read the marks in order.
+        tf_at = np.zeros(n_terms, dtype=np.int64)
+        tf_at[order[group_starts]] = group_tf
+        at = np.flatnonzero(tf_at)
+        pairs_per_doc = np.bincount(doc_of[at], minlength=n_docs)
+        # Per distinct term of the block: where its pairs start and end among the groups (sorted by term).
+        term_starts = np.flatnonzero(np.diff(group_term, prepend=-1))
+        term_cf = np.add.reduceat(group_tf, term_starts) if len(term_starts) else group_tf
         with self._lock:
-            position = len(self._lengths)
-            for term, n in counts.items():
-                self._cf[term] = self._cf.get(term, 0) + n
-                postings = self._postings.get(term)
-                if postings is None:
-                    postings = self._postings[term] = array("i")
-                    self._tfs[term] = array("i")
-                postings.append(position)
-                self._tfs[term].append(n)
-            self._doc_terms.append(dict(counts))
-            length = sum(counts.values())
-            self._lengths.append(length)
-            self._total_length += length
-        return position
+            base = len(self._lengths)
+            docs = (group_doc + base).astype(np.int32).tobytes()
+            tfs = group_tf.astype(np.int32).tobytes()
+            bounds = np.append(term_starts, len(group_term)) * 4
+            for term, lo, hi, cf in zip(group_term[term_starts].tolist(), bounds[:-1].tolist(),
+                                        bounds[1:].tolist(), term_cf.tolist()):
+                self._postings[term].frombytes(docs[lo:hi])
+                self._tfs[term].frombytes(tfs[lo:hi])
+                self._cf[term] += cf
+            self._pair_terms.frombytes(term_ids[at].astype(np.int32).tobytes())
+            self._pair_tfs.frombytes(tf_at[at].astype(np.int32).tobytes())
+            self._doc_starts.frombytes((np.cumsum(pairs_per_doc) + self._doc_starts[-1]).astype(np.int64).tobytes())
+            self._lengths.frombytes(doc_lengths.astype(np.int32).tobytes())
+            self._total_length += n_terms
+        return base
 
     def df(self, term: str) -> int:
         """Number of documents that contain ``term``."""
-        postings = self._postings.get(term)
-        return len(postings) if postings is not None else 0
+        found = self._ids.get(term)
+        return len(self._postings[found]) if found is not None else 0
 
     def cf(self, term: str) -> int:
         """Occurrences of ``term`` over all documents (its term frequency if the file were one document)."""
-        return self._cf.get(term, 0)
+        found = self._ids.get(term)
+        return self._cf[found] if found is not None else 0
 
     def postings(self, term: str) -> Sequence[int]:
         """Positions of the documents containing ``term``, ascending."""
-        return self._postings.get(term, ())
+        found = self._ids.get(term)
+        return self._postings[found] if found is not None else ()
 
     def tf(self, position: int, term: str) -> int:
         """How many times ``term`` occurs in document ``position``."""
-        return self._doc_terms[position].get(term, 0)
+        return self.doc_terms(position).get(term, 0)
 
-    def doc_terms(self, position: int) -> Mapping[str, int]:
-        """Term frequencies of document ``position`` (read-only view; do not mutate)."""
-        return self._doc_terms[position]
+    def doc_terms(self, position: int) -> dict[str, int]:
+        """Term frequencies of document ``position``, in order of first appearance (a fresh dict)."""
+        with self._lock:
+            if not 0 <= position < len(self._lengths):
+                raise IndexError(f"document position {position} out of range (0..{len(self._lengths) - 1})")
+            lo, hi = self._doc_starts[position], self._doc_starts[position + 1]
+            names = self._names
+            return {names[t]: n for t, n in zip(self._pair_terms[lo:hi], self._pair_tfs[lo:hi])}
 
     def length(self, position: int) -> int:
         """Length in terms of document ``position``."""
@@ -126,10 +199,10 @@ class TermIndex:
     def arrays(self, term: str) -> tuple[np.ndarray, np.ndarray]:
         """``(positions, term frequencies)`` of ``term`` as numpy copies (safe while other threads append)."""
         with self._lock:
-            postings = self._postings.get(term)
-            if postings is None:
+            found = self._ids.get(term)
+            if found is None:
                 return _EMPTY, _EMPTY
-            return np.array(postings, dtype=np.int64), np.array(self._tfs[term], dtype=np.float64)
+            return np.array(self._postings[found], dtype=np.int64), np.array(self._tfs[found], dtype=np.float64)
 
     def lengths(self) -> np.ndarray:
         """Length of every document, as a numpy copy."""
@@ -138,13 +211,18 @@ class TermIndex:
 
     def vocabulary_size(self) -> int:
         """Number of distinct terms."""
-        return len(self._postings)
+        return len(self._names)
 
     def same_as(self, other: TermIndex) -> bool:
         """Same documents with the same terms in the same order (for incremental-vs-rebuilt checks)."""
-        return self._doc_terms == other._doc_terms and self._lengths == other._lengths and {
-            k: list(v) for k, v in self._postings.items()
-        } == {k: list(v) for k, v in other._postings.items()}
+        if len(self) != len(other) or self._lengths != other._lengths:
+            return False
+        if any(list(self.doc_terms(p).items()) != list(other.doc_terms(p).items()) for p in range(len(self))):
+            return False
+        mine = {t: (list(self._postings[i]), list(self._tfs[i])) for t, i in self._ids.items() if len(self._postings[i])}
+        theirs = {t: (list(other._postings[i]), list(other._tfs[i])) for t, i in other._ids.items()
+                  if len(other._postings[i])}
+        return mine == theirs
 
 
 @dataclass(frozen=True, slots=True)

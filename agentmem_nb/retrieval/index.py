@@ -27,18 +27,21 @@ import weakref
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import repeat
+from operator import itemgetter
 from typing import Any, Literal
 
 import numpy as np
 
 from agentmem_nb.retrieval.bm25 import TermIndex
+from agentmem_nb.retrieval.encode import BlockEncoder
 from agentmem_nb.retrieval.tokenize import Tokenizer, TokenizerConfig
 from agentmem_nb.store import MessageFile, UserMemory
 
 __all__ = ["IndexConfig", "FileFollower", "KindIndex", "ScopeView", "UserIndex", "user_index", "document_text"]
 
 Kind = Literal["session", "daily"]
-_READ_STEP = 2048
+_READ_STEP = 8192  # records per read and per encoded block: large enough that per-block costs vanish
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +75,14 @@ def document_text(record: dict[str, Any], *, speaker: bool) -> str:
         if name:
             text = f"{name}: {text}"
     return text
+
+
+def _ordinal(date: str) -> int:
+    """Proleptic ordinal of an ISO date, 0 if it is not one."""
+    try:
+        return _dt.date.fromisoformat(date).toordinal()
+    except ValueError:
+        return 0
 
 
 def _asks(text: str) -> int:
@@ -110,11 +121,26 @@ class FileFollower:
         if self.day:
             return self.day
         ts = record.get("ts")
-        try:
-            # The first ten characters of an ISO timestamp are its local date as written (the user's zone).
-            return _dt.date.fromisoformat(ts[:10]).toordinal() if isinstance(ts, str) else 0
-        except ValueError:
-            return 0
+        # The first ten characters of an ISO timestamp are its local date as written (the user's zone).
+        return _ordinal(ts[:10]) if isinstance(ts, str) else 0
+
+    def days_of(self, records: Sequence[dict[str, Any]]) -> list[int]:
+        """:meth:`day_of` of each record; a date is parsed once per block, not once per message."""
+        if self.day:
+            return [self.day] * len(records)
+        seen: dict[str, int] = {}
+        out = []
+        for record in records:
+            ts = record.get("ts")
+            if not isinstance(ts, str):
+                out.append(0)
+                continue
+            date = ts[:10]
+            day = seen.get(date)
+            if day is None:
+                day = seen[date] = _ordinal(date)
+            out.append(day)
+        return out
 
 
 class KindIndex:
@@ -130,6 +156,7 @@ class KindIndex:
 
     def _reset(self) -> None:
         self.terms = TermIndex()
+        self.encoder = BlockEncoder(self.tokenizer, self.terms)
         self.files: list[FileFollower] = []
         self._by_key: dict[str, FileFollower] = {}
         self.file_of = array("i")  # per global id
@@ -179,28 +206,37 @@ class KindIndex:
         if replaced or total < done or (done and layer.position_of(follower.message_ids[done - 1]) != done - 1):
             raise _StartOver  # the file was replaced, shrank, or its ids moved: what we indexed is gone
         for start in range(done, total, _READ_STEP):
-            for message_id, record in layer.read_records(start, min(total, start + _READ_STEP)):
-                self._add(follower, message_id, record)
+            self._add_block(follower, layer.read_records(start, min(total, start + _READ_STEP)))
         # The stat was taken before reading: if the file grew meanwhile, the next call sees a new size and looks
         # again. (A torn last line counts in the size but is no record until completed, which changes the size.)
         follower._snapshot = snapshot
         return follower
 
-    def _add(self, follower: FileFollower, message_id: int, record: dict[str, Any]) -> None:
-        text = document_text(record, speaker=self.config.speaker)
-        gid = self.terms.add(self.tokenizer.terms(text))
+    def _add_block(self, follower: FileFollower, pairs: list[tuple[int, dict[str, Any]]]) -> None:
+        """Index consecutive records of ``follower``'s file (``(message_id, record)`` in file order) in one block:
+        tokenised by the block encoder, tallied by one :meth:`TermIndex.add_block`, per-message arrays extended."""
+        if not pairs:
+            return
+        texts = [document_text(record, speaker=self.config.speaker) for _mid, record in pairs]
+        term_ids, lengths = self.encoder.encode(texts)
+        first = self.terms.add_block(term_ids, lengths)
+        count = len(pairs)
         previous = follower.gids[-1] if follower.gids else -1
-        follower.message_ids.append(message_id)
-        follower.gids.append(gid)
-        follower.asks.append(_asks(text))
-        follower.records_read += 1
-        self.file_of.append(follower.file_id)
-        self.position_of.append(len(follower) - 1)
-        self.days.append(follower.day_of(record))
+        start = len(follower)
+        follower.message_ids.extend(map(itemgetter(0), pairs))
+        follower.gids.extend(range(first, first + count))
+        follower.asks.extend(map(_asks, texts))
+        follower.records_read += count
+        self.file_of.extend(repeat(follower.file_id, count))
+        self.position_of.extend(range(start, start + count))
+        self.days.extend(follower.days_of([record for _mid, record in pairs]))
+        # Neighbours within the file: the block's messages follow each other and the file's previous last one.
         self.prev.append(previous)
+        self.prev.extend(range(first, first + count - 1))
+        self.next.extend(range(first + 1, first + count))
         self.next.append(-1)
         if previous >= 0:
-            self.next[previous] = gid
+            self.next[previous] = first
 
     def texts(self, gids: Sequence[int]) -> list[str]:
         """The indexed text of the given global ids (read from the files; for embedders)."""

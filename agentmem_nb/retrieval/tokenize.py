@@ -53,6 +53,9 @@ _LETTER = rf"(?:(?![{_CJK_RANGES}])[^\W_])"
 # Either a run of CJK characters (group 1), or a run of other letters/digits with inner apostrophes kept, so that
 # "don't" stays one stop word (group 2). One regex pass: the tokenizer is on the indexing hot path.
 _TOKEN_RE = re.compile(rf"([{_CJK_RANGES}]+)|({_LETTER}+(?:'{_LETTER}+)*)")
+# Distinct chunks remembered per tokenizer (a chunk and its terms take about 200 bytes): a long conversation has a
+# few tens of thousands; past the limit new chunks are still tokenised correctly, just not remembered.
+_CHUNK_CACHE_SIZE = 200_000
 
 
 def is_cjk(char: str) -> bool:
@@ -120,6 +123,8 @@ class Tokenizer:
             import simplemma  # local: its English dictionary loads on first use (about a second)
 
             self._lemma = lambda word: simplemma.lemmatize(word, lang="en")
+        self._chunk_cache: dict[str, tuple[str, ...]] = {}
+        self.chunks_analysed = 0  # chunks that went through the token regex (complexity tests count them)
 
     def __repr__(self) -> str:
         return f"Tokenizer({self.config!r})"
@@ -127,15 +132,55 @@ class Tokenizer:
     # ------------------------------------------------------------------ public
 
     def terms(self, text: str) -> list[str]:
-        """Index terms of ``text`` in order of appearance (repeats kept: they are term frequencies)."""
-        text = unicodedata.normalize("NFKC", text).casefold().translate(_APOSTROPHES)
+        """Index terms of ``text`` in order of appearance (repeats kept: they are term frequencies).
+
+        This is the definition; bulk indexing takes the faster route of :meth:`chunks` and :meth:`chunk_terms`,
+        which gives the same terms (a property the tests check on arbitrary text).
+        """
         out: list[str] = []
-        for cjk, word in _TOKEN_RE.findall(text):
+        for cjk, word in _TOKEN_RE.findall(self.normalize(text)):
             if cjk:
                 self._cjk_run(cjk, out)
             else:
                 self._word(word, out)
         return out
+
+    @staticmethod
+    def normalize(text: str) -> str:
+        """NFKC, casefolded, with typographic apostrophes made plain: the form the token regex reads."""
+        text = unicodedata.normalize("NFKC", text).casefold()
+        # translate() walks the text in Python-object steps when it is not ASCII; skip it when there is nothing to
+        # translate (the usual case), which `in` finds with a C-level scan.
+        if "`" in text or "\u2019" in text or "\u2018" in text or "\u02bc" in text:
+            text = text.translate(_APOSTROPHES)
+        return text
+
+    @staticmethod
+    def chunks(text: str) -> list[str]:
+        """The whitespace-separated pieces of ``normalize(text)``.
+
+        No term ever spans whitespace (a token is a run of letters, digits or CJK characters, with inner
+        apostrophes), so the terms of a text are the terms of its chunks one after the other. A conversation
+        repeats the same few thousand chunks, so :meth:`chunk_terms` does the regex and stemming work once per
+        distinct chunk, not once per word of every message.
+        """
+        return Tokenizer.normalize(text).split()
+
+    def chunk_terms(self, chunk: str) -> tuple[str, ...]:
+        """Index terms of one chunk (see :meth:`chunks`), memoised."""
+        found = self._chunk_cache.get(chunk)
+        if found is None:
+            self.chunks_analysed += 1
+            out: list[str] = []
+            for cjk, word in _TOKEN_RE.findall(chunk):
+                if cjk:
+                    self._cjk_run(cjk, out)
+                else:
+                    self._word(word, out)
+            found = tuple(out)
+            if len(self._chunk_cache) < _CHUNK_CACHE_SIZE:
+                self._chunk_cache[chunk] = found
+        return found
 
     def stem(self, word: str) -> str:
         """The stem of one casefolded English word (identity when stemming is off)."""
