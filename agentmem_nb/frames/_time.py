@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -24,6 +24,8 @@ __all__ = [
     "TimeBound",
     "frame_zone",
     "parse_ts_us",
+    "canonical_rows_us",
+    "parse_rest_us",
     "fill_missing_us",
     "timestamp_us",
     "us_to_series",
@@ -76,9 +78,11 @@ _WIDTH = 33  # one byte more than the shape, so a longer string is caught by a n
 
 
 def _number(d: np.ndarray, first: int, last: int) -> np.ndarray:
-    out = np.zeros(len(d), dtype=np.int64)
-    for column in range(first, last + 1):
-        out = out * 10 + d[:, column]
+    """The decimal number in digit columns ``first..last`` of ``d`` (one digit value per column)."""
+    out = d[:, first].copy()
+    for column in range(first + 1, last + 1):
+        out *= 10
+        out += d[:, column]
     return out
 
 
@@ -93,18 +97,38 @@ def _parse_canonical(strings: Sequence[str | None]) -> np.ndarray:
         raw = np.array(strings, dtype=f"S{_WIDTH}")  # None becomes b"None", which fails the checks below
     except UnicodeEncodeError:  # a non-ASCII string somewhere (never canonical): blank those out
         raw = np.array([v if isinstance(v, str) and v.isascii() else "" for v in strings], dtype=f"S{_WIDTH}")
-    b = raw.view(np.uint8).reshape(count, _WIDTH)
-    d = b.astype(np.int64) - 48
-    digits = d[:, _DIGITS]
-    ok = ((digits >= 0) & (digits <= 9)).all(axis=1) & (b[:, 32] == 0)
+    return canonical_rows_us(raw.view(np.uint8).reshape(count, _WIDTH))
+
+
+def canonical_rows_us(b: np.ndarray) -> np.ndarray:
+    """:func:`_parse_canonical` on a ``(n, 32)`` or ``(n, 33)`` uint8 matrix of the strings' bytes (a 33rd column, if
+    present, must be zero: it catches longer strings). The matrix may be a zero-copy view of a pyarrow string buffer
+    whose values all have 32 bytes."""
+    out = np.empty(len(b), dtype=np.int64)
+    for first in range(0, len(b), _ROWS_AT_ONCE):
+        out[first : first + _ROWS_AT_ONCE] = _canonical_block(b[first : first + _ROWS_AT_ONCE])
+    return out
+
+
+_ROWS_AT_ONCE = 4096  # the temporaries of a block stay in the CPU cache
+
+
+def _canonical_block(b: np.ndarray) -> np.ndarray:
+    d = b[:, _DIGITS] - np.uint8(48)  # uint8: a byte below "0" wraps to > 9
+    ok = (d <= 9).all(axis=1)
+    if b.shape[1] > 32:
+        ok &= b[:, 32] == 0
     for position, char in _PUNCTUATION.items():
         ok &= b[:, position] == char[0]
     sign = b[:, 26]
     ok &= (sign == ord("+")) | (sign == ord("-"))
-    year, month, day = _number(d, 0, 3), _number(d, 5, 6), _number(d, 8, 9)
-    hour, minute, second = _number(d, 11, 12), _number(d, 14, 15), _number(d, 17, 18)
-    micro = _number(d, 20, 25)
-    off_h, off_m = _number(d, 27, 28), _number(d, 30, 31)
+    d = d.astype(np.int64)
+    # Columns of d: year 0-3, month 4-5, day 6-7, hour 8-9, minute 10-11, second 12-13, micro 14-19, offset 20-23.
+    year = _number(d, 0, 3)
+    month, day = _number(d, 4, 5), _number(d, 6, 7)
+    hour, minute, second = _number(d, 8, 9), _number(d, 10, 11), _number(d, 12, 13)
+    micro = _number(d, 14, 19)
+    off_h, off_m = _number(d, 20, 21), _number(d, 22, 23)
     leap = (year % 4 == 0) & ((year % 100 != 0) | (year % 400 == 0))
     month_days = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], dtype=np.int64)[np.clip(month, 0, 12)]
     month_days = month_days + ((month == 2) & leap)
@@ -129,14 +153,20 @@ def parse_ts_us(values: Sequence[Any], zone: _dt.tzinfo | None) -> np.ndarray:
     """
     strings = list(values) if set(map(type, values)) <= {str} else [v if v.__class__ is str else None for v in values]
     out = _parse_canonical(strings) if strings else np.empty(0, dtype=np.int64)
+    parse_rest_us(out, strings.__getitem__, zone)
+    return out
+
+
+def parse_rest_us(out: np.ndarray, text_at: Callable[[int], str | None], zone: _dt.tzinfo | None) -> None:
+    """Fill the ``NAT_US`` entries the canonical pass left with ``parse_ts`` of ``text_at(i)`` (``None`` = no
+    string: stays ``NAT_US``), in place."""
     for i in np.flatnonzero(out == NAT_US).tolist():
-        text = strings[i]
+        text = text_at(i)
         if text is None:
             continue
         moment, _naive = parse_ts(text, zone)
         if moment is not None:
             out[i] = (moment - _EPOCH) // _ONE_US
-    return out
 
 
 def fill_missing_us(values: np.ndarray, *, before: int = 0) -> np.ndarray:
