@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -53,6 +53,10 @@ class ReadStats:
     records: int = 0
     fast_chunks: int = 0
     slow_chunks: int = 0
+    columnar_files: int = 0
+    """Full loads done in columns by pyarrow (``_fast``); the others went through the store's index."""
+    refusals: list[str] = field(default_factory=list)
+    """``"path: reason"`` for each file large enough for the columnar reader that it refused (read exactly)."""
 
 
 def _index_snapshot(file: JsonlFile, start: int, stop: int | None) -> tuple[np.ndarray, np.ndarray, int]:

@@ -1,9 +1,20 @@
 """DataFrames that follow a user's growing files: each refresh reads only the lines appended since the last one.
 
-The store's index is itself incremental (``len(file)`` reads only new bytes), so a :class:`LayerFollower` asks each
-file how many records it has, reads just the new records, and appends their rows to the frame it holds. A file that
-shrank or was replaced (its last known record changed) is read again from the start. The widgets use this so a
-refresh after a chat turn costs the size of the turn, not of the history.
+A :class:`LayerFollower` reads each message file once in full (in columns when the columnar reader accepts it, else
+through the store's line index; see :mod:`agentmem_nb.frames.messages`), then on every call reads only what was
+appended and adds those rows to the frame it holds. Two ways to know what is new:
+
+* **Bytes** (after a columnar load, which does not build the store's index): the follower keeps the byte end and
+  inode it read. A refresh looks at the file's size under its shared lock: unchanged size, nothing to do; a larger
+  size, with the byte before the old end still a newline and the same inode, means lines were appended — it reads
+  just those bytes and takes them if every new line is a record with an integer id above the last one (how the
+  store writes); the store's own parser (orjson) gives the records, the store's rules give the same rows.
+* **The store's index** (after an exact load, and whenever the new bytes hold anything else — a blank, malformed or
+  legacy line): ``len(file)`` brings the incremental index up to date and the new positions are read through it.
+  From then on that file is followed by the index.
+
+A file that shrank, was replaced or rewritten (the record read last is no longer where it was) is read again from
+the start. The widgets use this so a refresh after a chat turn costs the size of the turn, not of the history.
 
 >>> # follower = LayerFollower(store.user("alice"))
 >>> # follower.sessions()   # reads everything once
@@ -13,21 +24,27 @@ refresh after a chat turn costs the size of the turn, not of the history.
 
 from __future__ import annotations
 
+import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from agentmem_nb.frames._read import ReadStats
+from agentmem_nb.frames._read import ReadStats, _fast_loads, _FastError
 from agentmem_nb.frames._text import concat_frames
-from agentmem_nb.frames._time import frame_zone
+from agentmem_nb.frames._time import frame_zone, timestamp_us
 from agentmem_nb.frames.documents import log_frame
-from agentmem_nb.frames.messages import _Columns, _file_frame, _to_frame
+from agentmem_nb.frames.messages import _Columns, _read_file, _scan_records, _to_frame
 from agentmem_nb.frames.tools import ToolSource, tool_calls_from_log, tool_calls_from_messages
 from agentmem_nb.store import MessageFile, UserMemory
+from agentmem_nb.store._fs import flocked
 
 __all__ = ["LayerFollower"]
+
+
+_ID_LIMIT = 2**53  # the store's: a larger id is junk (it gets a running id)
 
 
 @dataclass(slots=True)
@@ -36,6 +53,8 @@ class _Followed:
     last_id: int | None
     frame: pd.DataFrame
     calls: pd.DataFrame
+    end: int | None = None  # byte end of what was read, when followed by bytes (see the module docstring)
+    inode: tuple[int, int] | None = None
 
 
 def _concat(frames: list[pd.DataFrame], empty: pd.DataFrame) -> pd.DataFrame:
@@ -69,22 +88,70 @@ class LayerFollower:
 
     def _follow(self, file: MessageFile) -> _Followed:
         key = (file.kind, file.key)
-        total = len(file)
         known = self._files.get(key)
-        if known is not None and total >= known.rows and self._unchanged(file, known):
-            if total == known.rows:
-                return known
-            last_ts = known.frame["ts"].iloc[-1] if known.rows else None
-            new, raw = _file_frame(file, user_id=self.mem.user_id, start=known.rows, before_ts=last_ts, calls=True,
-                                   stats=self.stats)
-            calls = self._calls(new, raw)
-            known = _Followed(total, _last_id(new, known.last_id), _concat([known.frame, new], new),
-                              _concat([known.calls, calls], calls))
+        if known is None:
+            known = self._whole(file)
+        elif known.end is not None:
+            known = self._appended_bytes(file, known) or self._appended_records(file, replace(known, end=None))
         else:
-            frame, raw = _file_frame(file, user_id=self.mem.user_id, calls=True, stats=self.stats)
-            known = _Followed(len(frame), _last_id(frame, None), frame, self._calls(frame, raw))
+            known = self._appended_records(file, known)
         self._files[key] = known
         return known
+
+    def _whole(self, file: MessageFile) -> _Followed:
+        read = _read_file(file, user_id=self.mem.user_id, calls=True, stats=self.stats)
+        return _Followed(len(read.frame), _last_id(read.frame, None), read.frame, self._calls(read.frame, read.calls),
+                         read.end, read.inode)
+
+    def _grown(self, known: _Followed, new: pd.DataFrame, raw: list[tuple[int, list[Any]]], **where: Any) -> _Followed:
+        calls = self._calls(new, raw)
+        return _Followed(known.rows + len(new), _last_id(new, known.last_id), _concat([known.frame, new], new),
+                         _concat([known.calls, calls], calls), **where)
+
+    def _appended_records(self, file: MessageFile, known: _Followed) -> _Followed:
+        """New records through the store's index (``known`` is index-followed)."""
+        total = len(file)
+        if total < known.rows or not self._unchanged(file, known):
+            return self._whole(file)
+        if total == known.rows:
+            return known
+        read = _read_file(file, user_id=self.mem.user_id, start=known.rows, before_ts=_last_ts(known), calls=True,
+                          stats=self.stats)
+        return self._grown(known, read.frame, read.calls)
+
+    def _appended_bytes(self, file: MessageFile, known: _Followed) -> _Followed | None:
+        """New lines by byte position (``known`` was read in columns); ``None`` when only the index can say."""
+        assert known.end is not None
+        try:
+            fd = os.open(file.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+        try:
+            with flocked(fd, exclusive=False):
+                st = os.fstat(fd)
+                if (st.st_dev, st.st_ino) != known.inode or st.st_size < known.end:
+                    return None
+                if st.st_size == known.end:
+                    return known
+                if os.pread(fd, 1, known.end - 1) != b"\n":  # rewritten in place: appends never change it
+                    return None
+                data = os.pread(fd, st.st_size - known.end, known.end)
+        finally:
+            os.close(fd)
+        self.stats.bytes_read += len(data)
+        complete = data[: data.rfind(b"\n") + 1]  # a last line without its newline is not read (as the store)
+        if not complete:
+            return known
+        parsed = _clean_records(complete.split(b"\n")[:-1], after=known.last_id or 0)
+        if parsed is None:
+            return None
+        ids, records = parsed
+        self.stats.records += len(records)
+        cols = _Columns(with_calls=True)
+        before = timestamp_us(_last_ts(known)) if known.rows else 0
+        _scan_records(file, cols, [(ids, records)], before_us=before)
+        new = _to_frame(cols, user_id=self.mem.user_id, zone=self.zone)
+        return self._grown(known, new, cols.calls, end=known.end + len(complete), inode=known.inode)
 
     def _calls(self, frame: pd.DataFrame, raw: list[tuple[int, list[Any]]]) -> pd.DataFrame:
         return tool_calls_from_messages(frame, raw, user_id=self.mem.user_id, zone=self.zone)
@@ -163,6 +230,34 @@ class LayerFollower:
 
 def _last_id(frame: pd.DataFrame, default: int | None) -> int | None:
     return int(frame["message_id"].iloc[-1]) if len(frame) else default
+
+
+def _last_ts(known: _Followed) -> pd.Timestamp | None:
+    return known.frame["ts"].iloc[-1] if known.rows else None
+
+
+def _clean_records(lines: list[bytes], *, after: int) -> tuple[np.ndarray, list[dict[str, Any]]] | None:
+    """``(ids, records)`` of appended lines when each is what the store writes — a JSON object (parsed by the
+    store's own first parser) with an integer ``message_id`` above the previous one — so the store's index would
+    keep exactly these records with exactly these ids; ``None`` otherwise (blank, malformed, legacy lines...)."""
+    records = []
+    ids = []
+    for line in lines:
+        if line[:1] != b"{":  # (also keeps a BOM or UTF-16 line away from a fallback parser that would take it)
+            return None
+        try:
+            record = _fast_loads(line)
+        except _FastError:
+            return None
+        if record.__class__ is not dict:
+            return None
+        given = record.get("message_id")
+        if given.__class__ is not int or not after < given < _ID_LIMIT:
+            return None
+        after = given
+        ids.append(given)
+        records.append(record)
+    return np.asarray(ids, dtype=np.int64), records
 
 
 def _empty_calls(mem: UserMemory) -> pd.DataFrame:

@@ -4,6 +4,11 @@ Columns (:data:`MESSAGE_COLUMNS`): ``ts`` (aware, the user's zone), ``user_id``,
 ``message_id``, ``role``, ``content``, ``n_tool_calls``, ``tags`` (a tuple), and ``meta`` (a dict) when asked for.
 Values are exactly what :meth:`MessageFile.messages` returns (same skipped lines, same normalised legacy ids, same
 fallbacks for odd fields), only columnar and much faster.
+
+Two readers produce them. A full load of a large, clean file (the usual case for a long history) is read in columns
+by pyarrow (``_fast``: only when the result is provably identical, else it refuses); every other read — part of a
+file, a small or odd file, ``meta=True`` (the whole ``meta`` dict of every row is Python objects anyway) — goes
+through the store's line index and orjson (``_read``). Pass a :class:`ReadStats` as ``stats`` to see which ran.
 """
 
 from __future__ import annotations
@@ -22,8 +27,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from agentmem_nb.frames import _fast
 from agentmem_nb.frames._read import ReadStats, record_chunks
-from agentmem_nb.frames._text import text_array
+from agentmem_nb.frames._text import concat_frames, text_array
 from agentmem_nb.frames._time import (
     TimeBound,
     fill_missing_us,
@@ -37,6 +43,8 @@ from agentmem_nb.frames._time import (
 from agentmem_nb.identifiers import check_day, check_session_id
 from agentmem_nb.messages import Message
 from agentmem_nb.store import MessageFile, UserMemory
+
+pa = _fast.pa  # pyarrow, used only for files the columnar reader read (so it is installed)
 
 __all__ = [
     "MESSAGE_COLUMNS",
@@ -159,16 +167,18 @@ def _gc_paused() -> Iterator[None]:
 def _scan(file: MessageFile, cols: _Columns, *, start: int = 0, before_us: int = 0, stats: ReadStats | None) -> None:
     """Append the records of ``file`` from position ``start`` to ``cols``."""
     with _gc_paused():
-        _scan_records(file, cols, start=start, before_us=before_us, stats=stats)
+        _scan_records(file, cols, record_chunks(file, start=start, stats=stats), before_us=before_us)
 
 
-def _scan_records(file: MessageFile, cols: _Columns, *, start: int, before_us: int, stats: ReadStats | None) -> None:
+def _scan_records(file: MessageFile, cols: _Columns, chunks: Iterable[tuple[np.ndarray, list[dict[str, Any]]]], *,
+                  before_us: int) -> None:
+    """Append ``(normalised ids, records)`` chunks of ``file`` (in file order) to ``cols``."""
     zone = file.zone
     cache = cols._interned
     is_session = file.kind == "session"
     key = _intern(cache, file.key)
     micros: list[np.ndarray] = []
-    for ids, records in record_chunks(file, start=start, stats=stats):
+    for ids, records in chunks:
         count = len(records)
         base = len(cols.content)
         cols.message_id.append(ids)
@@ -248,10 +258,21 @@ def message_file_frame(
 ) -> pd.DataFrame:
     """The messages of one file from position ``start`` (for following a growing file: pass the number of rows
     already read, and ``before_ts`` = the time of the last of them, the fallback for an unreadable first time)."""
-    return _file_frame(file, user_id=user_id, start=start, before_ts=before_ts, meta=meta, stats=stats)[0]
+    return _read_file(file, user_id=user_id, start=start, before_ts=before_ts, meta=meta, stats=stats).frame
 
 
-def _file_frame(
+@dataclass(slots=True)
+class _FileRead:
+    """One file's rows, the raw tool calls when asked for, and — when the columnar reader read it — the byte end
+    and inode it read (what :class:`~agentmem_nb.frames.LayerFollower` needs to read only what comes after)."""
+
+    frame: pd.DataFrame
+    calls: list[tuple[int, list[Any]]]
+    end: int | None = None
+    inode: tuple[int, int] | None = None
+
+
+def _read_file(
     file: MessageFile,
     *,
     user_id: str,
@@ -260,11 +281,69 @@ def _file_frame(
     meta: bool = False,
     calls: bool = False,
     stats: ReadStats | None = None,
-) -> tuple[pd.DataFrame, list[tuple[int, list[Any]]]]:
+) -> _FileRead:
+    if start == 0 and not meta:
+        fast = _columnar(file, calls=calls, stats=stats)
+        if fast is not None:
+            return _FileRead(_columnar_frame(fast, file, user_id=user_id), fast.calls, fast.end, fast.inode)
     cols = _Columns(with_meta=meta, with_calls=calls)
     before = 0 if before_ts is None or pd.isna(before_ts) else timestamp_us(before_ts)
     _scan(file, cols, start=start, before_us=before, stats=stats)
-    return _to_frame(cols, user_id=user_id, zone=frame_zone(file.zone)), cols.calls
+    return _FileRead(_to_frame(cols, user_id=user_id, zone=frame_zone(file.zone)), cols.calls)
+
+
+def _columnar(file: MessageFile, *, calls: bool, stats: ReadStats | None) -> _fast.FastColumns | None:
+    """The file in columns, or ``None`` when the columnar reader refuses it (the reason goes to ``stats``)."""
+    try:
+        fast = _fast.read_columns(file, calls=calls)
+    except _fast.TooSmall:
+        return None
+    except _fast.Refused as why:
+        if stats is not None:
+            stats.refusals.append(f"{file.path}: {why}")
+        return None
+    if stats is not None:
+        stats.columnar_files += 1
+        stats.bytes_read += fast.end
+        stats.records += len(fast)
+    return fast
+
+
+def _repeat_text(value: str, count: int) -> Any:
+    try:
+        return pd.array(pa.repeat(pa.scalar(value, pa.large_string()), count), dtype="str")
+    except UnicodeEncodeError:
+        return text_array([value] * count)
+
+
+def _local_day_array(micros: np.ndarray, zone: _dt.tzinfo) -> Any:
+    """``YYYY-MM-DD`` of each instant in ``zone`` as a ``"str"`` array (as :func:`_local_days`, without a Python
+    string per row)."""
+    local = us_to_series(micros, zone).dt.tz_localize(None).dt.floor("D")
+    codes, uniques = pd.factorize(local)
+    names = pa.array([d.strftime("%Y-%m-%d") for d in uniques], type=pa.large_string())
+    return pd.array(names.take(pa.array(codes)), dtype="str")
+
+
+def _columnar_frame(fast: _fast.FastColumns, file: MessageFile, *, user_id: str) -> pd.DataFrame:
+    """The frame of :func:`_to_frame` from the columnar reader's columns (same columns, dtypes and values)."""
+    zone = frame_zone(file.zone)
+    count = len(fast)
+    if file.kind == "session":
+        session, day = _repeat_text(file.key, count), _local_day_array(fast.ts_us, zone)
+    else:
+        session, day = pd.array(fast.session_id, dtype="str"), _repeat_text(file.key, count)
+    return pd.DataFrame({
+        "ts": us_to_series(fast.ts_us, zone).array,
+        "user_id": _repeat_text(user_id, count),
+        "session_id": session,
+        "day": day,
+        "message_id": fast.ids,
+        "role": pd.array(fast.role, dtype="str"),
+        "content": pd.array(fast.content, dtype="str"),
+        "n_tool_calls": fast.n_tool_calls,
+        "tags": fast.tags,
+    })
 
 
 def messages_frame(messages: Iterable[Message], *, user_id: str, zone: _dt.tzinfo | None) -> pd.DataFrame:
@@ -291,10 +370,32 @@ def _session_ids(mem: UserMemory, session: str | Iterable[str] | None) -> list[s
 
 def _load(mem: UserMemory, files: list[MessageFile], *, meta: bool, calls: bool = False,
           stats: ReadStats | None = None) -> tuple[pd.DataFrame, list[tuple[int, list[Any]]]]:
+    """The rows of ``files`` in order: runs of files read exactly share one column set (many small threads cost
+    one frame), a file read in columns is a frame of its own; ``calls`` rows refer to the combined frame."""
+    zone = frame_zone(mem.store.zone)
+    parts: list[pd.DataFrame] = []
+    raw_calls: list[tuple[int, list[Any]]] = []
+    rows = 0
     cols = _Columns(with_meta=meta, with_calls=calls)
+
+    def add(frame: pd.DataFrame, found: list[tuple[int, list[Any]]]) -> None:
+        nonlocal rows
+        raw_calls.extend((rows + row, raw) for row, raw in found)
+        parts.append(frame)
+        rows += len(frame)
+
     for file in files:
-        _scan(file, cols, stats=stats)
-    return _to_frame(cols, user_id=mem.user_id, zone=frame_zone(mem.store.zone)), cols.calls
+        fast = None if meta else _columnar(file, calls=calls, stats=stats)
+        if fast is None:
+            _scan(file, cols, stats=stats)
+            continue
+        if len(cols):
+            add(_to_frame(cols, user_id=mem.user_id, zone=zone), cols.calls)
+            cols = _Columns(with_meta=meta, with_calls=calls)
+        add(_columnar_frame(fast, file, user_id=mem.user_id), fast.calls)
+    if len(cols) or not parts:
+        add(_to_frame(cols, user_id=mem.user_id, zone=zone), cols.calls)
+    return (parts[0] if len(parts) == 1 else concat_frames(parts)), raw_calls
 
 
 def session_messages(
@@ -306,17 +407,19 @@ def session_messages(
     start: TimeBound = None,
     end: TimeBound = None,
     meta: bool = False,
+    stats: ReadStats | None = None,
 ) -> pd.DataFrame:
     """Messages of one thread, several, or all of them (``session_id=None``), oldest first.
 
     With several threads the rows are ordered by time (ties keep thread order). Filters are those of
-    :func:`filter_messages`.
+    :func:`filter_messages`. ``meta=True`` adds the ``meta`` dict of every row (read exactly, never in columns);
+    ``stats`` collects what the reads cost and which reader read each file.
 
     >>> # session_messages(store.user("alice"), "s1", role="user", keyword="lyon")
     """
     ids = _session_ids(mem, session_id)
-    frame, _ = _load(mem, [mem.session(s) for s in ids], meta=meta)
-    if len(ids) > 1:
+    frame, _ = _load(mem, [mem.session(s) for s in ids], meta=meta, stats=stats)
+    if len(ids) > 1 and not frame["ts"].is_monotonic_increasing:  # (sorting sorted rows would copy every column)
         frame = frame.sort_values("ts", kind="stable", ignore_index=True)
     return filter_messages(frame, role=role, keyword=keyword, start=start, end=end)
 
@@ -345,15 +448,17 @@ def daily_messages(
     start: TimeBound = None,
     end: TimeBound = None,
     meta: bool = False,
+    stats: ReadStats | None = None,
 ) -> pd.DataFrame:
     """Messages of one day file, an inclusive range of days, or every day (``days=None``), oldest day first.
 
     ``days`` picks day *files* (a turn that crossed midnight stays in the day it started); ``start``/``end`` filter
-    rows by their time. Legacy day lines carry no session id: their ``session_id`` is missing (NA).
+    rows by their time. Legacy day lines carry no session id: their ``session_id`` is missing (NA). ``meta`` and
+    ``stats`` as for :func:`session_messages`.
 
     >>> # daily_messages(store.user("alice"), ("2026-04-01", "2026-04-08"), role="assistant")
     """
-    frame, _ = _load(mem, [mem.daily(d) for d in _day_list(mem, days)], meta=meta)
+    frame, _ = _load(mem, [mem.daily(d) for d in _day_list(mem, days)], meta=meta, stats=stats)
     return filter_messages(frame, session=session, role=role, keyword=keyword, start=start, end=end)
 
 

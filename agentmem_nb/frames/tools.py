@@ -28,6 +28,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from agentmem_nb.frames._read import ReadStats
 from agentmem_nb.frames._text import text_array
 from agentmem_nb.frames._time import NAT_US, TimeBound, frame_zone, timestamp_us, us_to_series
 from agentmem_nb.frames.messages import _as_list, _load, _session_ids, contains_casefold, time_mask
@@ -128,8 +129,11 @@ def tool_calls(
     start: TimeBound = None,
     end: TimeBound = None,
     status: str | None = None,
+    stats: ReadStats | None = None,
 ) -> pd.DataFrame:
     """Every tool call of a user, one row per call, oldest first (see the module docstring for columns/sources).
+
+    ``stats`` collects what reading the thread files cost (``source="sessions"``; see :class:`ReadStats`).
 
     >>> # tool_calls(store.user("alice"), tools="search_session", keyword="lyon")
     """
@@ -138,7 +142,7 @@ def tool_calls(
         frame = tool_calls_from_log(mem.log.entries(), user_id=mem.user_id, zone=zone)
     elif source == "sessions":
         ids = _session_ids(mem, session)
-        messages, raw = _load(mem, [mem.session(s) for s in ids], meta=False, calls=True)
+        messages, raw = _load(mem, [mem.session(s) for s in ids], meta=False, calls=True, stats=stats)
         frame = tool_calls_from_messages(messages, raw, user_id=mem.user_id, zone=zone)
     else:
         raise ValueError(f"source={source!r}: use 'log' (the dialogue log) or 'sessions' (the thread files)")

@@ -10,6 +10,8 @@ from frames_testlib import at, build_user, turn
 from agentmem_nb import MemoryStore, ToolCall
 from agentmem_nb import frames as F
 
+pytestmark = pytest.mark.usefixtures("reader")  # every test: exact and columnar reader
+
 
 @pytest.fixture
 def mem(store: MemoryStore):
@@ -101,3 +103,48 @@ def test_seed_data_follows(seed_root) -> None:
     assert follower.log().equals(F.dialogue_log(mem))
     mem.append("13ad7636b4b8", "user", "again", ts=_dt.datetime(2026, 4, 9, 8, tzinfo=_dt.timezone.utc))
     assert follower.sessions().equals(F.session_messages(mem))
+
+
+def test_after_a_columnar_load_refreshes_follow_bytes_not_the_index(mem, monkeypatch) -> None:
+    from agentmem_nb.frames import _fast
+
+    monkeypatch.setattr(_fast, "FAST_MIN_BYTES", 0)
+    viewer = MemoryStore(mem.store.root, zone=mem.store.zone).user(mem.user_id)  # a notebook; mem is the agent
+    follower = F.LayerFollower(viewer)
+    first = follower.session("s1")
+    assert follower.stats.columnar_files == 1 and first.equals(F.session_messages(mem, "s1"))
+    file = viewer.session("s1")
+    path = mem.directory / "sessions" / "s1.jsonl"
+    for minute in (1, 2):  # two refreshes, each reading exactly the appended bytes
+        size, read = path.stat().st_size, follower.stats.bytes_read
+        turn(mem, "s1", f"more {minute}", "ok", at(9, 9, minute),
+             (ToolCall("search_session", {"keyword": "x"}, "none", id=f"n{minute}"),))
+        assert follower.session("s1").equals(F.session_messages(mem, "s1"))
+        assert follower.stats.bytes_read - read == path.stat().st_size - size
+    assert file.stats.bytes_read == 0 and file.stats.lines_indexed == 0  # the store's index was never needed
+    assert follower.tool_calls(source="sessions").equals(F.tool_calls(mem, source="sessions"))
+    # A line the store would normalise (no id): the follower hands over to the store's index, and stays right.
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write('{"ts": "2026-04-09T10:00:00+08:00", "role": "user", "content": "legacy"}\n\n')
+    assert follower.session("s1").equals(F.session_messages(mem, "s1"))
+    assert file.stats.lines_indexed > 0
+    turn(mem, "s1", "after legacy", "ok", at(9, 11))
+    assert follower.session("s1").equals(F.session_messages(mem, "s1"))
+    assert list(follower.session("s1")["content"])[-3:] == ["legacy", "after legacy", "ok"]
+
+
+def test_a_columnar_load_then_a_torn_tail_then_its_completion(mem, monkeypatch) -> None:
+    from agentmem_nb.frames import _fast
+
+    monkeypatch.setattr(_fast, "FAST_MIN_BYTES", 0)
+    follower = F.LayerFollower(mem)
+    rows = len(follower.session("s1"))
+    path = mem.directory / "sessions" / "s1.jsonl"
+    line = '{"ts": "2026-04-09T10:00:00.000000+08:00", "role": "user", "content": "late", "message_id": 90}\n'
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(line[:30])
+    assert len(follower.session("s1")) == rows  # a half-written line is not read
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(line[30:])
+    frame = follower.session("s1")
+    assert len(frame) == rows + 1 and frame.equals(F.session_messages(mem, "s1"))

@@ -13,6 +13,8 @@ from agentmem_nb import MemoryStore
 from agentmem_nb import frames as F
 from agentmem_nb.frames.messages import MESSAGE_COLUMNS
 
+pytestmark = pytest.mark.usefixtures("reader")  # every test: exact and columnar reader
+
 
 def rows_of(frame: pd.DataFrame) -> list[tuple]:
     return [

@@ -12,7 +12,8 @@ from agentmem_nb import MemoryStore
 from agentmem_nb import frames as F
 from agentmem_nb.frames._read import ReadStats, record_chunks
 
-pytestmark = pytest.mark.filterwarnings("ignore::agentmem_nb.errors.MemoryDataWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::agentmem_nb.errors.MemoryDataWarning"),
+              pytest.mark.usefixtures("reader")]  # every test: exact and columnar reader
 
 GOOD = '{"ts": "2026-04-08T10:00:0%d.000001+08:00", "role": "user", "content": "m%d", "message_id": %d}'
 

@@ -15,6 +15,8 @@ from agentmem_nb import frames as F
 from agentmem_nb.frames._text import PYTHON_STR, concat_frames, text_array
 from agentmem_nb.store import DialogueEntry
 
+pytestmark = pytest.mark.usefixtures("reader")  # every test: exact and columnar reader
+
 LONE = "a\ud800b"  # no UTF-8 form
 LOW = "\udfff end"
 
@@ -28,8 +30,8 @@ def test_text_array_keeps_lone_surrogates_and_says_str() -> None:
     odd = text_array(["x", None, LONE])
     assert clean.dtype == "str" and odd.dtype == "str"
     assert odd.dtype == PYTHON_STR
-    assert list(odd)[0] == "x" and list(odd)[2] == LONE and pd.isna(list(odd)[1])
-    assert list(clean)[2] == "好" and pd.isna(list(clean)[1])
+    assert odd[0] == "x" and odd[2] == LONE and pd.isna(odd[1])
+    assert clean[2] == "好" and pd.isna(clean[1])
 
 
 def test_concat_of_both_storages_keeps_the_values() -> None:

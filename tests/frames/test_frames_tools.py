@@ -13,6 +13,8 @@ from agentmem_nb import MemoryStore
 from agentmem_nb import frames as F
 from agentmem_nb.frames.tools import TOOL_COLUMNS
 
+pytestmark = pytest.mark.usefixtures("reader")  # every test: exact and columnar reader
+
 
 @pytest.fixture
 def mem(store: MemoryStore):
