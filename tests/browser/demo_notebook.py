@@ -67,6 +67,7 @@ _TIMELINE = """\
 from agentmem_nb.widgets.timeline import ToolTimeline
 
 timeline = ToolTimeline(store, user_id="alice")
+timeline.follow(chat)  # refreshes itself after every chat turn (the inspector keeps its Refresh button here)
 timeline"""
 
 

@@ -166,14 +166,14 @@ def _open_long_conversation(chat: Any) -> float:
 
 
 def _timeline_steps(page: Any, artifacts: Path) -> None:
-    """Refresh (the chat has called tools since the cell ran), filter by keyword, unfold a row."""
+    """No Refresh click: the timeline follows the chat, so the tool calls of the turns sent after its cell ran are
+    already there. Then filter by keyword and unfold a row."""
     from playwright.sync_api import expect
 
     timeline = page.locator(".amn-timeline")
     timeline.scroll_into_view_if_needed()
     expect(timeline).to_be_visible()
     rows = timeline.locator(".amn-timeline-row")
-    timeline.locator(".amn-timeline-refresh").click()
     # the seed's remember_note, "Where did I move?" (search_session, get_session_window), two XSS remember_notes
     expect(rows).to_have_count(5)
     keyword = timeline.locator(".amn-timeline-filter-keyword input")
