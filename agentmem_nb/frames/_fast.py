@@ -32,7 +32,7 @@ rest, with the same fill rule for unreadable ones; tool calls count entries that
 
 The file is read under its shared ``flock`` (a writer appending at the same time waits, so no line is read half
 written), in segments of :data:`SEGMENT_BYTES` ending at a newline: memory stays at the size of the result plus two
-segments. pyarrow parses segment *n + 1* in a worker thread while this one converts segment *n*.
+segments. :data:`WORKERS` threads check and parse the next segments while the calling thread converts the oldest.
 """
 
 from __future__ import annotations
@@ -69,7 +69,10 @@ SEGMENT_BYTES = 8 << 20
 """Bytes checked and parsed at a time (each segment ends at a newline)."""
 
 BLOCK_BYTES = 1 << 20
-"""pyarrow's block: the unit its threads parse in parallel within a segment."""
+"""pyarrow's block size (the unit it parses; at least the longest line of the segment is used)."""
+
+WORKERS = 2
+"""Threads that check and parse segments in parallel (pyarrow's own threads are not used: segments already are)."""
 
 _ID_LIMIT = 2**53  # the store's limit: a larger id is junk and gets a running id
 _LONG_LINE = 1024  # a line this long may nest deep enough to matter ...
@@ -123,7 +126,7 @@ def _schema(with_session_id: bool) -> Any:
 # ---------------------------------------------------------------------------------------------------- byte checks
 
 
-def _check_utf8(segment: bytes) -> None:
+def _check_utf8(segment: memoryview) -> None:
     offsets = pa.py_buffer(np.array([0, len(segment)], dtype=np.int64))
     whole = pa.Array.from_buffers(pa.large_string(), 1, [None, offsets, pa.py_buffer(segment)])
     try:
@@ -132,7 +135,7 @@ def _check_utf8(segment: bytes) -> None:
         raise Refused("not valid UTF-8 (the store skips such lines)") from None
 
 
-def _check_tokens(segment: bytes, raw: np.ndarray) -> None:
+def _check_tokens(segment: memoryview, raw: np.ndarray) -> None:
     """Refuse the bare tokens RapidJSON accepts and the standard parser does not (see the module docstring).
 
     Vectorised: the capital letters ``I`` and ``N`` are found with numpy, and only an ``Inf``/``-NaN`` among them is
@@ -157,7 +160,7 @@ def _check_tokens(segment: bytes, raw: np.ndarray) -> None:
             raise Refused("an Inf token (or text like ': Inf'): pyarrow would accept what the store refuses")
 
 
-def _line_bounds(segment: bytes, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _line_bounds(segment: memoryview, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(starts, ends)`` of the lines of a segment that ends with a newline (``ends`` = index of each newline);
     refuses a line that does not start with ``{`` or may nest too deep."""
     ends = np.flatnonzero(raw == 10)
@@ -170,14 +173,15 @@ def _line_bounds(segment: bytes, raw: np.ndarray) -> tuple[np.ndarray, np.ndarra
         raise Refused(f"a line that does not start with '{{' (blank, indented, BOM or not an object) at byte "
                       f"{int(starts[bad[0]])} of a segment")
     for i in np.flatnonzero(ends - starts >= _LONG_LINE).tolist():
-        line = segment[starts[i] : ends[i]]
+        line = bytes(segment[starts[i] : ends[i]])
         if line.count(b"{") + line.count(b"[") >= _MANY_BRACKETS:
             raise Refused("a line with 512+ brackets (may nest deeper than the store's parsers allow)")
     return starts, ends
 
 
-def _segments(fd: int, size: int) -> Iterator[bytes]:
-    """Consecutive pieces of ``[0, size)``, each ending with a newline (the file's last byte is one)."""
+def _segments(fd: int, size: int) -> Iterator[memoryview]:
+    """Consecutive pieces of ``[0, size)``, each ending with a newline (the file's last byte is one); views, so
+    cutting a piece at its last newline copies nothing (the partial line is read again with the next piece)."""
     position = 0
     while position < size:
         want = min(SEGMENT_BYTES, size - position)
@@ -186,21 +190,22 @@ def _segments(fd: int, size: int) -> Iterator[bytes]:
             data += os.pread(fd, min(SEGMENT_BYTES, size - position - len(data)), position + len(data))
         if len(data) < want:
             raise Refused("the file shrank while it was read")
+        piece = memoryview(data)
         if position + len(data) < size:
-            data = data[: data.rfind(b"\n") + 1]
-        yield data
-        position += len(data)
+            piece = piece[: data.rfind(b"\n") + 1]
+        yield piece
+        position += len(piece)
 
 
 # ---------------------------------------------------------------------------------------------------- columns
 
 
-def _parse(segment: bytes, schema: Any, longest: int) -> Any:
+def _parse(segment: memoryview, schema: Any, longest: int) -> Any:
     try:
         return pj.read_json(
             pa.BufferReader(pa.py_buffer(segment)),
             # a block must hold a whole line: pyarrow refuses a line that straddles two blocks
-            read_options=pj.ReadOptions(use_threads=True, block_size=max(BLOCK_BYTES, longest + 1)),
+            read_options=pj.ReadOptions(use_threads=False, block_size=max(BLOCK_BYTES, longest + 1)),
             parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore",
                                           newlines_in_values=False),
         )
@@ -313,7 +318,7 @@ def _absorb(parts: _Parts, table: Any, segment: bytes, bounds: tuple[np.ndarray,
     parts.n_tool_calls.append(counts)
     if calls:
         for row in with_calls.tolist():
-            record = _loads_line(segment[starts[row] : ends[row]])
+            record = _loads_line(bytes(segment[starts[row] : ends[row]]))
             parts.calls.append((parts.rows + row, record["meta"]["tool_calls"]))
     parts.rows += rows
 
@@ -364,18 +369,20 @@ def read_columns(file: MessageFile, *, calls: bool = False, min_bytes: int | Non
         os.close(fd)
 
 
-def _checked(segment: bytes) -> tuple[np.ndarray, np.ndarray]:
+def _check_and_parse(segment: memoryview, schema: Any) -> tuple[tuple[np.ndarray, np.ndarray], Any]:
+    """A segment's line bounds and its table, or :class:`Refused` (run in a worker thread: numpy and pyarrow
+    release the GIL for most of it)."""
     raw = np.frombuffer(segment, dtype=np.uint8)
     _check_utf8(segment)
     _check_tokens(segment, raw)
-    return _line_bounds(segment, raw)
+    bounds = _line_bounds(segment, raw)
+    return bounds, _parse(segment, schema, int((bounds[1] - bounds[0]).max()) + 1)
 
 
 @dataclass(slots=True)
 class _Pending:
-    parsing: Future[Any]
-    segment: bytes
-    bounds: tuple[np.ndarray, np.ndarray]
+    work: Future[tuple[tuple[np.ndarray, np.ndarray], Any]]
+    segment: memoryview
 
 
 def _read_all(fd: int, size: int, inode: tuple[int, int], *, schema: Any, zone: _dt.tzinfo | None,
@@ -384,27 +391,24 @@ def _read_all(fd: int, size: int, inode: tuple[int, int], *, schema: Any, zone: 
     tags = _TagTuples()
 
     def take(done: _Pending) -> None:
-        _absorb(parts, done.parsing.result(), done.segment, done.bounds, zone=zone, tags=tags,
-                with_session_id=with_session_id, calls=calls)
+        bounds, table = done.work.result()
+        _absorb(parts, table, done.segment, bounds, zone=zone, tags=tags, with_session_id=with_session_id,
+                calls=calls)
 
-    # pyarrow releases the GIL while it parses: it parses segment n + 1 in a worker while this thread converts
-    # segment n (and checks segment n + 2). At most three segments and two tables are alive at once.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="frames-json") as pool:
-        pending: _Pending | None = None
+    # Workers check and parse the next segments (numpy and pyarrow release the GIL) while this thread converts the
+    # oldest one, in file order. At most WORKERS + 1 segments and their tables are alive at once.
+    with ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="frames-json") as pool:
+        pending: list[_Pending] = []
         try:
             for segment in _segments(fd, size):
-                bounds = _checked(segment)
-                parsing = pool.submit(_parse, segment, schema, int((bounds[1] - bounds[0]).max()) + 1)
-                current = _Pending(parsing, segment, bounds)
-                if pending is not None:
-                    take(pending)
-                pending = current
-            if pending is not None:
-                take(pending)
-                pending = None
+                pending.append(_Pending(pool.submit(_check_and_parse, segment, schema), segment))
+                if len(pending) > WORKERS:
+                    take(pending.pop(0))
+            while pending:
+                take(pending.pop(0))
         finally:
-            if pending is not None:
-                pending.parsing.cancel()
+            for waiting in pending:
+                waiting.work.cancel()
     if not parts.ids:
         raise Refused("no lines")
     return _finish(parts, with_session_id=with_session_id, end=size, inode=inode)
