@@ -3,24 +3,29 @@
 Target (issue 4): 1M messages in ≤ 3 s and ≤ 2 × the file size in peak memory.
 
 For every N a child process writes one session file of N messages in the store's own JSONL format (offset-aware
-timestamps, ``message_id`` 1..N, English/Chinese content, a tool call on every sixth message). Then, for every N, a
-fresh child process (so peak RSS belongs to that N alone) measures:
+timestamps, ``message_id`` 1..N, English/Chinese content, a tool call on every sixth message). Then, for every N, two
+fresh child processes (so peak RSS belongs to that N and that case alone) measure:
 
-* **index**: the store's own first read of the file (``len(session)`` — the line index every reader needs; the
-  store's cost, not the frames');
-* **frame (warm)**: ``frames.session_messages(mem, sid)`` once the index exists — the cost this package adds, and
-  what a notebook pays on every reload after the first;
-* **cold total** = index + frame: a notebook's very first load;
-* **tool calls**: ``frames.tool_calls(mem, source="sessions")`` (warm);
-* **peak memory**: the growth of peak RSS during the frame load over RSS just before it (the index is already
-  resident), and the same for the cold path (index + frame) over RSS after imports; both also as a multiple of the
-  file size. ``frame MB`` is pandas' own ``memory_usage(deep=True)`` of the result.
+* **cold** — a notebook's very first load: ``frames.session_messages(mem, sid)`` in a process that has never read
+  the file (no store index). ``reader`` says which reader loaded it: ``columnar`` (pyarrow, ``frames._fast``) or
+  ``exact`` (the store's line index + orjson), with the columnar reader's refusal reason if it refused;
+* **tool calls**: then ``frames.tool_calls(mem, source="sessions")`` in the same process;
+* **index**: in the second process, the store's own first read of the file (``len(session)`` — the line index that
+  windows and searches need; the store's cost, not the frames');
+* **frame (warm)**: then ``frames.session_messages(mem, sid)`` with the index built — what a notebook pays on a
+  reload;
+* **peak memory**: the growth of peak RSS during the cold load over RSS after imports, and during the warm load
+  over RSS just before it (the index already resident); both also as a multiple of the file size. ``frame MB`` is
+  pandas' own ``memory_usage(deep=True)`` of the result.
+
+``--exact`` measures the exact reader alone (the columnar reader switched off), for comparison.
 
 Usage::
 
     .venv/bin/python benchmarks/bench_frames.py                  # N = 100k and 1M (about a minute or two)
     .venv/bin/python benchmarks/bench_frames.py --sizes 10000    # quick
     .venv/bin/python benchmarks/bench_frames.py --json out.json
+    .venv/bin/python benchmarks/bench_frames.py --exact          # the exact reader only
 
 Figures are wall-clock on whatever machine runs this; on a shared machine they are noisy (the load average at the
 start and end of each measurement is printed with it).
@@ -117,31 +122,42 @@ def build(path: Path, n: int, seed: int = 7) -> None:
             handle.write("\n".join(batch) + "\n")
 
 
-def measure(root: Path, n: int) -> dict[str, Any]:
-    """Run in a fresh process: index, frame (warm), tool calls, memory."""
+def _reader(stats: Any) -> str:
+    if stats.columnar_files:
+        return "columnar"
+    return "exact" + (f" ({stats.refusals[0].split(': ', 1)[1]})" if stats.refusals else "")
+
+
+def _prepare(exact: bool) -> tuple[Any, Any]:
     import gc
 
     import pandas  # noqa: F401  - imported before the baseline so the baseline includes it
 
     from agentmem_nb import MemoryStore, frames
+    from agentmem_nb.frames import _fast
 
-    path = root / USER / "sessions" / f"{SESSION}.jsonl"
-    size_mb = path.stat().st_size / 2**20
+    if exact:
+        _fast.FAST_MIN_BYTES = 1 << 62
     gc.collect()
+    return MemoryStore, frames
+
+
+def measure_cold(root: Path, n: int, *, exact: bool = False) -> dict[str, Any]:
+    """Run in a fresh process: the first frame load (no index), its reader and peak memory; then tool calls."""
+    import gc
+
+    memory_store, frames = _prepare(exact)
+    size_mb = (root / USER / "sessions" / f"{SESSION}.jsonl").stat().st_size / 2**20
     rss_start = _rss_mb()
     load_start = _load()
     calibration = _calibrate()
-    mem = MemoryStore(root, zone=ZONE).user(USER)
+    mem = memory_store(root, zone=ZONE).user(USER)
+    stats = frames.ReadStats()
     t0, c0 = time.perf_counter(), time.process_time()
-    rows_indexed = len(mem.session(SESSION))
-    index_s, index_cpu = time.perf_counter() - t0, time.process_time() - c0
-    rss_before_frame = _rss_mb()
-    t0, c0 = time.perf_counter(), time.process_time()
-    frame = frames.session_messages(mem, SESSION)
-    frame_s, frame_cpu = time.perf_counter() - t0, time.process_time() - c0
-    peak_after_frame = _peak_mb()
-    assert len(frame) == rows_indexed == n, (len(frame), rows_indexed, n)
-    assert int(frame["message_id"].iloc[-1]) == n
+    frame = frames.session_messages(mem, SESSION, stats=stats)
+    cold_s, cold_cpu = time.perf_counter() - t0, time.process_time() - c0
+    peak = _peak_mb()
+    assert len(frame) == n and int(frame["message_id"].iloc[-1]) == n, (len(frame), n)
     frame_mb = frame.memory_usage(deep=True).sum() / 2**20
     del frame
     gc.collect()
@@ -152,20 +168,43 @@ def measure(root: Path, n: int) -> dict[str, Any]:
     return {
         "n": n,
         "file_mb": round(size_mb, 1),
+        "reader": _reader(stats),
+        "cold_s": round(cold_s, 2),
+        "cold_cpu_s": round(cold_cpu, 2),
+        "tool_calls_s": round(tools_s, 2),
+        "cold_peak_growth_mb": round(peak - rss_start, 1),
+        "cold_peak_ratio": round((peak - rss_start) / size_mb, 2),
+        "frame_mb": round(frame_mb, 1),
+        "load_avg": [round(load_start, 2), round(_load(), 2)],
+        "calibration_s": round(calibration, 2),
+    }
+
+
+def measure_warm(root: Path, n: int, *, exact: bool = False) -> dict[str, Any]:
+    """Run in a fresh process: the store's index, then a frame load with it built, and that load's peak memory."""
+    memory_store, frames = _prepare(exact)
+    size_mb = (root / USER / "sessions" / f"{SESSION}.jsonl").stat().st_size / 2**20
+    load_start = _load()
+    mem = memory_store(root, zone=ZONE).user(USER)
+    t0, c0 = time.perf_counter(), time.process_time()
+    rows_indexed = len(mem.session(SESSION))
+    index_s, index_cpu = time.perf_counter() - t0, time.process_time() - c0
+    rss_before_frame = _rss_mb()
+    stats = frames.ReadStats()
+    t0, c0 = time.perf_counter(), time.process_time()
+    frame = frames.session_messages(mem, SESSION, stats=stats)
+    frame_s, frame_cpu = time.perf_counter() - t0, time.process_time() - c0
+    peak = _peak_mb()
+    assert len(frame) == rows_indexed == n, (len(frame), rows_indexed, n)
+    return {
         "index_s": round(index_s, 2),
         "index_cpu_s": round(index_cpu, 2),
         "frame_s": round(frame_s, 2),
         "frame_cpu_s": round(frame_cpu, 2),
-        "cold_s": round(index_s + frame_s, 2),
-        "cold_cpu_s": round(index_cpu + frame_cpu, 2),
-        "tool_calls_s": round(tools_s, 2),
-        "frame_peak_growth_mb": round(peak_after_frame - rss_before_frame, 1),
-        "frame_peak_ratio": round((peak_after_frame - rss_before_frame) / size_mb, 2),
-        "cold_peak_growth_mb": round(peak_after_frame - rss_start, 1),
-        "cold_peak_ratio": round((peak_after_frame - rss_start) / size_mb, 2),
-        "frame_mb": round(frame_mb, 1),
-        "load_avg": [round(load_start, 2), round(_load(), 2)],
-        "calibration_s": round(calibration, 2),
+        "warm_reader": _reader(stats),
+        "frame_peak_growth_mb": round(peak - rss_before_frame, 1),
+        "frame_peak_ratio": round((peak - rss_before_frame) / size_mb, 2),
+        "warm_load_avg": [round(load_start, 2), round(_load(), 2)],
     }
 
 
@@ -179,15 +218,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="100000,1000000", help="comma-separated N (default: 100000,1000000)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     parser.add_argument("--root", help="build under this folder and keep the files (default: a temporary one)")
+    parser.add_argument("--exact", action="store_true", help="switch the columnar reader off (the exact reader only)")
     parser.add_argument("--_build", nargs=2, help=argparse.SUPPRESS)
-    parser.add_argument("--_measure", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--_measure", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args._build:
         build(Path(args._build[0]) / USER / "sessions" / f"{SESSION}.jsonl", int(args._build[1]))
         print(json.dumps({"built": True}))
         return 0
     if args._measure:
-        print(json.dumps(measure(Path(args._measure[0]), int(args._measure[1]))))
+        which = measure_cold if args._measure[0] == "cold" else measure_warm
+        print(json.dumps(which(Path(args._measure[1]), int(args._measure[2]), exact=args.exact)))
         return 0
 
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
@@ -200,23 +241,26 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"building {n:,} messages ...", file=sys.stderr)
                 _child(["--_build", str(root), str(n)])
             print(f"measuring {n:,} ...", file=sys.stderr)
-            results.append(_child(["--_measure", str(root), str(n)]))
+            flags = ["--exact"] if args.exact else []
+            result = _child(["--_measure", "cold", str(root), str(n), *flags])
+            result.update(_child(["--_measure", "warm", str(root), str(n), *flags]))
+            results.append(result)
             if not args.root:
                 (root / USER / "sessions" / f"{SESSION}.jsonl").unlink()
-    header = ("| N | file MB | index s (cpu) | frame s (cpu), warm | cold s (cpu) | tool calls s | peak growth, frame |"
-              " peak growth, cold | frame MB | load avg | calibration s |")
+    header = ("| N | file MB | reader | cold s (cpu) | index s (cpu) | frame s (cpu), warm | tool calls s |"
+              " peak growth, cold | peak growth, frame | frame MB | load avg | calibration s |")
     print(header)
     print("|---" * (header.count("|") - 1) + "|")
     for r in results:
-        print(f"| {r['n']:,} | {r['file_mb']} | {r['index_s']} ({r['index_cpu_s']}) | {r['frame_s']} "
-              f"({r['frame_cpu_s']}) | {r['cold_s']} ({r['cold_cpu_s']}) | {r['tool_calls_s']} | "
-              f"{r['frame_peak_growth_mb']} MB ({r['frame_peak_ratio']}×) | "
-              f"{r['cold_peak_growth_mb']} MB ({r['cold_peak_ratio']}×) | {r['frame_mb']} | "
+        print(f"| {r['n']:,} | {r['file_mb']} | {r['reader']} | {r['cold_s']} ({r['cold_cpu_s']}) | "
+              f"{r['index_s']} ({r['index_cpu_s']}) | {r['frame_s']} ({r['frame_cpu_s']}) | {r['tool_calls_s']} | "
+              f"{r['cold_peak_growth_mb']} MB ({r['cold_peak_ratio']}×) | "
+              f"{r['frame_peak_growth_mb']} MB ({r['frame_peak_ratio']}×) | {r['frame_mb']} | "
               f"{r['load_avg'][0]} → {r['load_avg'][1]} | {r['calibration_s']} |")
     big = [r for r in results if r["n"] >= 1_000_000]
     for r in big:
-        print(f"\n1M target: frame (warm) {r['frame_s']} s / cold {r['cold_s']} s vs ≤ {TARGET_SECONDS_1M} s; "
-              f"peak {r['frame_peak_ratio']}× (frame) / {r['cold_peak_ratio']}× (cold) vs ≤ {TARGET_MEMORY_RATIO}× "
+        print(f"\n1M target: cold {r['cold_s']} s ({r['reader']}) / warm {r['frame_s']} s vs ≤ {TARGET_SECONDS_1M} s; "
+              f"peak {r['cold_peak_ratio']}× (cold) / {r['frame_peak_ratio']}× (warm) vs ≤ {TARGET_MEMORY_RATIO}× "
               "the file size")
     if args.json:
         Path(args.json).write_text(json.dumps({"results": results, "python": sys.version.split()[0]}, indent=2))
