@@ -14,7 +14,9 @@ appended and adds those rows to the frame it holds. Two ways to know what is new
   From then on that file is followed by the index.
 
 A file that shrank, was replaced or rewritten (the record read last is no longer where it was) is read again from
-the start. The widgets use this so a refresh after a chat turn costs the size of the turn, not of the history.
+the start. The tool calls in a thread file (``tool_calls(source="sessions")``) are read the first time they are asked
+for (the file is read once more then) and followed from then on. The widgets use this so a refresh after a chat turn
+costs the size of the turn, not of the history.
 
 >>> # follower = LayerFollower(store.user("alice"))
 >>> # follower.sessions()   # reads everything once
@@ -52,7 +54,7 @@ class _Followed:
     rows: int
     last_id: int | None
     frame: pd.DataFrame
-    calls: pd.DataFrame
+    calls: pd.DataFrame | None  # the tool-call rows; None until asked for (message files only)
     end: int | None = None  # byte end of what was read, when followed by bytes (see the module docstring)
     inode: tuple[int, int] | None = None
 
@@ -86,11 +88,13 @@ class LayerFollower:
 
     # ------------------------------------------------------------------ message files
 
-    def _follow(self, file: MessageFile) -> _Followed:
+    def _follow(self, file: MessageFile, *, calls: bool = False) -> _Followed:
         key = (file.kind, file.key)
         known = self._files.get(key)
-        if known is None:
-            known = self._whole(file)
+        if known is None or (calls and known.calls is None):
+            # Tool calls are read only when first asked for (a million messages carry ~150k calls: seconds of
+            # Python work a message view does not need); then the file is read once more, with them.
+            known = self._whole(file, calls=calls)
         elif known.end is not None:
             known = self._appended_bytes(file, known) or self._appended_records(file, replace(known, end=None))
         else:
@@ -98,25 +102,28 @@ class LayerFollower:
         self._files[key] = known
         return known
 
-    def _whole(self, file: MessageFile) -> _Followed:
-        read = _read_file(file, user_id=self.mem.user_id, calls=True, stats=self.stats)
-        return _Followed(len(read.frame), _last_id(read.frame, None), read.frame, self._calls(read.frame, read.calls),
-                         read.end, read.inode)
+    def _whole(self, file: MessageFile, *, calls: bool) -> _Followed:
+        read = _read_file(file, user_id=self.mem.user_id, calls=calls, stats=self.stats)
+        return _Followed(len(read.frame), _last_id(read.frame, None), read.frame,
+                         self._calls(read.frame, read.calls) if calls else None, read.end, read.inode)
 
     def _grown(self, known: _Followed, new: pd.DataFrame, raw: list[tuple[int, list[Any]]], **where: Any) -> _Followed:
-        calls = self._calls(new, raw)
-        return _Followed(known.rows + len(new), _last_id(new, known.last_id), _concat([known.frame, new], new),
-                         _concat([known.calls, calls], calls), **where)
+        calls = None
+        if known.calls is not None:
+            added = self._calls(new, raw)
+            calls = _concat([known.calls, added], added)
+        return _Followed(known.rows + len(new), _last_id(new, known.last_id), _concat([known.frame, new], new), calls,
+                         **where)
 
     def _appended_records(self, file: MessageFile, known: _Followed) -> _Followed:
         """New records through the store's index (``known`` is index-followed)."""
         total = len(file)
         if total < known.rows or not self._unchanged(file, known):
-            return self._whole(file)
+            return self._whole(file, calls=known.calls is not None)
         if total == known.rows:
             return known
-        read = _read_file(file, user_id=self.mem.user_id, start=known.rows, before_ts=_last_ts(known), calls=True,
-                          stats=self.stats)
+        read = _read_file(file, user_id=self.mem.user_id, start=known.rows, before_ts=_last_ts(known),
+                          calls=known.calls is not None, stats=self.stats)
         return self._grown(known, read.frame, read.calls)
 
     def _appended_bytes(self, file: MessageFile, known: _Followed) -> _Followed | None:
@@ -147,7 +154,7 @@ class LayerFollower:
             return None
         ids, records = parsed
         self.stats.records += len(records)
-        cols = _Columns(with_calls=True)
+        cols = _Columns(with_calls=known.calls is not None)
         before = timestamp_us(_last_ts(known)) if known.rows else 0
         _scan_records(file, cols, [(ids, records)], before_us=before)
         new = _to_frame(cols, user_id=self.mem.user_id, zone=self.zone)
@@ -221,7 +228,7 @@ class LayerFollower:
             if source == "log":
                 frame = self._follow_log().calls
             elif source == "sessions":
-                frame = _concat([self._follow(self.mem.session(s)).calls for s in self.mem.session_ids()],
+                frame = _concat([self._follow(self.mem.session(s), calls=True).calls for s in self.mem.session_ids()],
                                 _empty_calls(self.mem))
             else:
                 raise ValueError(f"source={source!r}: use 'log' or 'sessions'")

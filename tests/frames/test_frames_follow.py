@@ -148,3 +148,17 @@ def test_a_columnar_load_then_a_torn_tail_then_its_completion(mem, monkeypatch) 
         handle.write(line[30:])
     frame = follower.session("s1")
     assert len(frame) == rows + 1 and frame.equals(F.session_messages(mem, "s1"))
+
+
+def test_tool_calls_first_asked_for_after_messages_then_followed(mem) -> None:
+    follower = F.LayerFollower(mem)
+    follower.sessions()  # messages only: the calls are read when first asked for
+    turn(mem, "s1", "a", "b", at(9, 8), (ToolCall("search_session", {"keyword": "a"}, "none", id="c10"),))
+    assert follower.tool_calls(source="sessions").equals(F.tool_calls(mem, source="sessions"))
+    assert follower.sessions().equals(F.session_messages(mem))
+    path = mem.directory / "sessions" / "s1.jsonl"
+    size, read = path.stat().st_size, follower.stats.bytes_read
+    turn(mem, "s1", "c", "d", at(9, 9), (ToolCall("remember_note", {"note": "d"}, "saved", id="c11"),))
+    calls = follower.tool_calls(source="sessions")
+    assert calls.equals(F.tool_calls(mem, source="sessions")) and calls["call_id"].iloc[-1] == "c11"
+    assert follower.stats.bytes_read - read == path.stat().st_size - size
