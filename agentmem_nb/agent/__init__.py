@@ -10,6 +10,7 @@
     result = svc.turn("alice", sid, "My sister lives in Lyon")
     for event in svc.stream_turn("alice", sid, "What did I say about my sister?"):
         print(event.kind, event.text or event.tool_call)
+    # a stream you stop reading early: close it (or use contextlib.closing) so the session is free again
 
 Importing this package imports langchain (about a second); ``agentmem_nb.store`` does not.
 """
@@ -19,11 +20,12 @@ from agentmem_nb.agent.models import make_chat_model
 from agentmem_nb.agent.offline import OfflineChatModel
 from agentmem_nb.agent.prompt import SYSTEM_PROMPT
 from agentmem_nb.agent.results import TurnEvent, TurnResult
-from agentmem_nb.agent.service import ChatService
+from agentmem_nb.agent.service import ChatService, SessionBusy
 from agentmem_nb.agent.tools import MemoryTools, SearchScope, search_messages
 
 __all__ = [
     "ChatService",
+    "SessionBusy",
     "TurnResult",
     "TurnEvent",
     "LLMConfig",

@@ -38,14 +38,17 @@ from agentmem_nb.agent.offline import OfflineChatModel
 from agentmem_nb.agent.prompt import SYSTEM_PROMPT, system_prompt_for
 from agentmem_nb.agent.results import TurnEvent, TurnResult
 from agentmem_nb.agent.tools import MemoryTools, TurnScope
+from agentmem_nb.errors import AgentMemError
 from agentmem_nb.identifiers import check_session_id
 from agentmem_nb.messages import Message, ToolCall
 from agentmem_nb.store import Appended, DialogueEntry, MemoryStore, UserMemory
 from agentmem_nb.timeutil import to_zone
 
-__all__ = ["ChatService", "title_from", "describe_model_error"]
+__all__ = ["ChatService", "SessionBusy", "title_from", "describe_model_error"]
 
 MAX_CACHED_GRAPHS = 128
+DEFAULT_LOCK_TIMEOUT = 120.0
+"""Seconds a turn waits for another turn of its session (two default model timeouts) before :class:`SessionBusy`."""
 _ERROR_CHARS = 500
 
 
@@ -59,6 +62,20 @@ def title_from(message: str, *, limit: int = 30) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+class SessionBusy(AgentMemError, RuntimeError):
+    """A turn could not start: another turn of the same ``(user, session)`` holds it.
+
+    Raised at once when waiting could never succeed (the holder is a stream paused in the calling thread, or a turn
+    this thread is already running), else after ``lock_timeout`` seconds. The message says which and what to do.
+    Nothing of the refused turn was written.
+    """
+
+    def __init__(self, message: str, *, user_id: str, session_id: str) -> None:
+        super().__init__(message)
+        self.user_id = user_id
+        self.session_id = session_id
+
+
 class ChatService:
     """Runs turns of the memory agent against a :class:`~agentmem_nb.store.MemoryStore`.
 
@@ -70,6 +87,8 @@ class ChatService:
         daily_limit: how many of today's messages from *other* sessions to put in the context (0 = none).
         recent_rounds: how many rounds of this session the model sees directly (older ones via tools).
         max_steps: graph steps per turn before giving up (one model call or one tool batch is a step).
+        lock_timeout: seconds a turn waits while another turn of the same session runs (or a stream of it is left
+            unfinished) before raising :class:`SessionBusy`; ``None`` waits as long as it takes.
 
     >>> # svc = ChatService(MemoryStore("memory"))
     >>> # sid = svc.new_conversation("alice"); svc.turn("alice", sid, "I prefer green tea").reply
@@ -84,6 +103,7 @@ class ChatService:
         daily_limit: int = 0,
         recent_rounds: int = 3,
         max_steps: int = 24,
+        lock_timeout: float | None = DEFAULT_LOCK_TIMEOUT,
     ) -> None:
         if model is None:
             config = config if config is not None else load_config()
@@ -94,6 +114,7 @@ class ChatService:
         self.daily_limit = max(0, int(daily_limit))
         self.recent_rounds = max(0, int(recent_rounds))
         self.max_steps = max(2, int(max_steps))
+        self.lock_timeout = None if lock_timeout is None else max(0.0, float(lock_timeout))
         self._agents: OrderedDict[tuple[str, str], _SessionAgent] = OrderedDict()
         # One slot per (user, session) with a turn running, waiting or paused: each of those holds a strong
         # reference, so while any turn needs it every caller finds the same lock, and once none does the entry goes
@@ -147,8 +168,12 @@ class ChatService:
         """Run one turn as events: ``tool_started``, ``tool_finished``, ``token`` (reply pieces, streamed from the
         model), maybe ``error``, and finally ``done`` with the :class:`TurnResult`.
 
-        Arguments are checked before the first event (the same errors as :meth:`turn`). If the caller stops
-        reading early, the turn is closed as failed ("abandoned") so the files stay consistent.
+        Arguments are checked before the first event (the same errors as :meth:`turn`). The turn starts at the
+        first event asked for and holds its session until the last: a caller that stops reading early should
+        close the stream (``events.close()``, or ``with contextlib.closing(svc.stream_turn(...)) as events:``),
+        which ends the turn as failed ("abandoned": the user message and the log line stay, no assistant message)
+        and frees the session. A stream left open blocks its session: another turn of it in the same thread raises
+        :class:`SessionBusy` at once, in another thread after ``lock_timeout`` seconds.
         """
         return self._events(*self._prepare(user_id, session_id, message), stream_tokens=True)
 
@@ -182,11 +207,42 @@ class ChatService:
                 slot = self._session_locks[key] = _SessionSlot()
             return slot
 
+    def _claim(self, slot: _SessionSlot, user_id: str, session_id: str, *, streaming: bool) -> _Holder:
+        """Take the session's lock for one turn, or raise :class:`SessionBusy` (see there) without writing."""
+        me = threading.get_ident()
+        if not slot.lock.acquire(blocking=False):
+            holder = slot.holder
+            if holder is not None and (holder.thread == me or me in holder.helpers):  # waiting on ourselves
+                raise SessionBusy(_busy_message(user_id, session_id, holder, waited=None),
+                                  user_id=user_id, session_id=session_id)
+            if not slot.lock.acquire(timeout=-1 if self.lock_timeout is None else self.lock_timeout):
+                raise SessionBusy(_busy_message(user_id, session_id, slot.holder, waited=self.lock_timeout),
+                                  user_id=user_id, session_id=session_id)
+        holder = _Holder(streaming=streaming, thread=me, since=time.monotonic())
+        slot.holder = holder
+        return holder
+
     def _events(self, user: UserMemory, session_id: str, message: str, *, stream_tokens: bool) -> Iterator[TurnEvent]:
         slot = self._slot((user.user_id, session_id))  # a local: keeps the slot alive while this turn needs it
-        with slot.lock:  # turns of one session run one at a time (they share the session's agent and its files)
+        # Turns of one session run one at a time (they share the session's agent and its files).
+        holder = self._claim(slot, user.user_id, session_id, streaming=stream_tokens)
+        try:
             agent = self._agent(user, session_id)
-            yield from _Turn(self, user, session_id, message, agent).run(stream_tokens=stream_tokens)
+            events = _Turn(self, user, session_id, message, agent, holder.helpers).run(stream_tokens=stream_tokens)
+            try:
+                for event in events:
+                    holder.running = False  # in the caller's hands until it asks for the next event
+                    holder.events += 1
+                    yield event
+                    holder.running = True
+                    holder.thread = threading.get_ident()  # whoever resumes the stream now drives the turn
+            finally:
+                # Stopped early (close(), or garbage collection of a dropped stream): end the turn as abandoned,
+                # with its log line, *before* the session is free for the next turn.
+                events.close()
+        finally:
+            slot.holder = None
+            slot.lock.release()
 
 
 # ---------------------------------------------------------------------------------------------- per session
@@ -279,6 +335,8 @@ class _TurnRecord:
     """Model calls so far: the tools run between call n and n+1 answer the AIMessage of step n."""
     tool_runs: list[_ToolRun] = field(default_factory=list)
     streamed: _StreamedToolArguments = field(default_factory=_StreamedToolArguments)
+    helpers: set[int] = field(default_factory=set)
+    """The session holder's set of threads running a tool of this turn (see ``_Holder.helpers``)."""
 
     def claim_run(self, step: int, call: ToolCall) -> _ToolRun | None:
         """The run of ``call`` (issued at ``step``), each run claimed once: ids alone are not enough, some
@@ -321,8 +379,10 @@ class _Recorder(AgentMiddleware):
         call = request.tool_call
         run = _ToolRun(step=record.model_calls if record is not None else 0, call_id=str(call.get("id") or ""),
                        name=str(call.get("name")), args=dict(call.get("args") or {}))
+        me = threading.get_ident()
         if record is not None:
             record.tool_runs.append(run)  # list.append is atomic: parallel calls of one step may run in threads
+            record.helpers.add(me)  # a tool that starts a turn of this same session must not wait for itself
         started = time.perf_counter()
         try:
             return handler(request)
@@ -333,13 +393,53 @@ class _Recorder(AgentMiddleware):
             raise _ToolFailed(run.name, exc) from exc
         finally:
             run.ms = (time.perf_counter() - started) * 1000
+            if record is not None:
+                record.helpers.discard(me)
+
+
+@dataclass(slots=True)
+class _Holder:
+    """The turn that holds a session: whether it is a stream, the thread that last advanced it, and whether it is
+    running or paused at an event (what :class:`SessionBusy` tells the caller)."""
+
+    streaming: bool
+    thread: int
+    since: float
+    running: bool = True
+    events: int = 0
+    helpers: set[int] = field(default_factory=set)
+    """Threads running one of its tools now (langgraph runs tools in a pool): the turn's own threads too."""
 
 
 @dataclass(eq=False, slots=True, weakref_slot=True)
 class _SessionSlot:
-    """What serialises the turns of one ``(user, session)`` (see ``ChatService._session_locks``)."""
+    """What serialises the turns of one ``(user, session)`` (see ``ChatService._session_locks``).
+
+    ``lock`` is a plain Lock, not an RLock: an abandoned stream may be finalised (and release it) in another thread.
+    """
 
     lock: threading.Lock = field(default_factory=threading.Lock)
+    holder: _Holder | None = None
+
+
+def _busy_message(user_id: str, session_id: str, holder: _Holder | None, *, waited: float | None) -> str:
+    where = f"session {session_id!r} of user {user_id!r} is busy"
+    close = ("close that stream (events.close(), or iterate it inside `with contextlib.closing(svc.stream_turn("
+             "...)) as events:`) or read it to the end, then send again; closing records its turn as abandoned")
+    if holder is None:  # released just as the wait ran out
+        return f"{where}: another turn of it held it for {waited:g} s; try again."
+    age = time.monotonic() - holder.since
+    if holder.streaming and not holder.running:
+        paused = (f"a stream_turn of it stopped after {holder.events} event(s) without being read to the end or "
+                  f"closed, so its turn is still open ({age:.0f} s)")
+        if waited is None:
+            return f"{where}: in this thread, {paused}. To go on, {close}."
+        return f"{where}: waited {waited:g} s; {paused}. Whoever holds it should {close} (or raise lock_timeout)."
+    if waited is None:
+        return (f"{where}: this thread is already running a turn of it (or one of its tools); a turn cannot start "
+                "another turn of the same session from inside itself (use another session, or wait for it to end).")
+    return (f"{where}: waited {waited:g} s for another turn of it that is still running ({age:.0f} s so far); try "
+            "again when it ends, or give ChatService a larger lock_timeout (None waits as long as it takes).")
 
 
 class _SessionAgent:
@@ -367,7 +467,7 @@ class _Turn:
     """The seven steps of one turn, as a generator of events."""
 
     def __init__(self, service: ChatService, user: UserMemory, session_id: str, message: str,
-                 agent: _SessionAgent) -> None:
+                 agent: _SessionAgent, helpers: set[int]) -> None:
         self.service = service
         self.user = user
         self.session_id = session_id
@@ -379,7 +479,8 @@ class _Turn:
         self.step = 0  # AIMessages seen: the step that issued the calls now running
         self.error: str | None = None
         self.rejected: list[ToolCall] = []
-        self.record = _TurnRecord(system_prompt="")
+        self.helpers = helpers
+        self.record = _TurnRecord(system_prompt="", helpers=helpers)
 
     def _time(self, name: str, since: float) -> float:
         now = time.perf_counter()
@@ -406,7 +507,8 @@ class _Turn:
             except Exception as exc:  # a store file that cannot be read (e.g. edited in place while we run)
                 self.error = _short(f"The agent could not read the memory for this turn: {type(exc).__name__}: "
                                     f"{exc} (run `agentmem-nb problems` to check the user's files).")
-            self.record = _TurnRecord(system_prompt=system_prompt_for(context, now=to_zone(now, user.store.zone)))
+            self.record = _TurnRecord(system_prompt=system_prompt_for(context, now=to_zone(now, user.store.zone)),
+                                      helpers=self.helpers)
             tick = self._time("context", tick)
             self.agent.tools.turn = scope
             self.agent.recorder.record = self.record

@@ -83,7 +83,8 @@ def test_a_tool_failing_in_a_later_step_with_a_reused_id(store: MemoryStore, fak
     assert search.duration_ms is not None and window.duration_ms is not None
 
 
-def test_duplicate_ids_within_one_step_are_matched_by_name_and_order(store: MemoryStore, fake_openai) -> None:  # noqa: ANN001
+def test_duplicate_ids_within_one_step_are_matched_by_name_and_order(store: MemoryStore,
+                                                                     fake_openai) -> None:  # noqa: ANN001
     script = iter([
         Reply(tool_calls=(("search_session", json.dumps({"keyword": "sister"})),
                           ("get_recent_session", json.dumps({"rounds": 1})),
