@@ -157,6 +157,7 @@ class ChatService:
         Raises:
             InvalidIdentifier: ``user_id`` or ``session_id`` is not a valid id (nothing is written).
             ValueError: ``message`` is empty or not text (nothing is written).
+            SessionBusy: another turn of this session holds it (see :meth:`stream_turn`; nothing is written).
         """
         result: TurnResult | None = None
         for event in self._events(*self._prepare(user_id, session_id, message), stream_tokens=False):

@@ -45,7 +45,7 @@ def _finished(thread: threading.Thread) -> bool:
 
 
 def test_the_lock_map_keeps_only_sessions_with_a_live_turn(svc: ChatService) -> None:
-    for n in range(30):
+    for n in range(12):
         svc.turn("u1", f"s{n}", "hello")
         svc.turn(f"user{n}", "s0", "hello")
     assert len(svc._session_locks) == 0, "no entry outlives its turns"
@@ -223,6 +223,14 @@ def test_a_turn_inside_a_turn_of_the_same_session_is_refused(store: MemoryStore,
     (busy,) = inner
     assert "this thread is already running a turn of it (or one of its tools)" in str(busy)
     assert [m.content for m in store.user("u1").session("s1").messages()].count("from inside a tool") == 0
+
+
+def test_a_dropped_stream_frees_its_session_at_once(svc: ChatService, store: MemoryStore) -> None:
+    before = _seed(svc)
+    for _event in svc.stream_turn("u1", "s1", QUESTION):
+        break  # nothing else refers to the stream: CPython finalises (closes) it here
+    _assert_abandoned(store, "s1", before, ran=[("search_session", "error")])
+    assert svc.turn("u1", "s1", QUESTION).error is None
 
 
 def test_a_stream_read_to_the_end_then_closed_is_logged_once(svc: ChatService, store: MemoryStore) -> None:
