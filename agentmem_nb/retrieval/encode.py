@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Sequence
-from itertools import chain
+from itertools import accumulate, chain
 
 import numpy as np
 
@@ -30,17 +30,25 @@ __all__ = ["BlockEncoder"]
 MAX_CHUNKS = 500_000
 
 
+_SEPARATOR = "\x00"
+_JOIN = f" {_SEPARATOR} "
+
+
 class _ChunkIds(dict[str, int]):
-    """chunk → chunk id; a chunk not seen yet is learnt on lookup, so hits stay C-level dict lookups."""
+    """chunk → chunk id. A chunk not seen yet gets the next id on lookup and waits in ``pending`` for its terms, so
+    that a block's new chunks are worked out together and the lookups of known chunks stay C-level."""
 
-    __slots__ = ("_learn",)
+    __slots__ = ("pending",)
 
-    def __init__(self, learn: object) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self._learn = learn
+        self.pending: list[str] = []
 
     def __missing__(self, chunk: str) -> int:
-        return self._learn(chunk)  # type: ignore[operator]
+        chunk_id = len(self)
+        self[chunk] = chunk_id
+        self.pending.append(chunk)
+        return chunk_id
 
 
 class BlockEncoder:
@@ -55,7 +63,7 @@ class BlockEncoder:
         self._start_afresh()
 
     def _start_afresh(self) -> None:
-        self._ids = _ChunkIds(self._learn)
+        self._ids = _ChunkIds()
         # Chunk c's term ids are _flat[_starts[c] : _starts[c] + _counts[c]] (a chunk has 0, 1 or several terms).
         self._starts = array("q")
         self._counts = array("q")
@@ -66,24 +74,47 @@ class BlockEncoder:
         """Distinct chunks in the table."""
         return len(self._ids)
 
-    def _learn(self, chunk: str) -> int:
-        terms = self.tokenizer.chunk_terms(chunk)
-        chunk_id = len(self._starts)
-        self._starts.append(len(self._flat))
-        self._counts.append(len(terms))
-        self._flat.extend([self.index.term_id(t) for t in terms])
-        dict.__setitem__(self._ids, chunk, chunk_id)
-        return chunk_id
+    def _learn_pending(self) -> None:
+        """Work out the terms of the chunks met for the first time (in id order) and append them to the table."""
+        pending = self._ids.pending
+        if not pending:
+            return
+        terms = self.tokenizer.chunk_terms_many(pending)
+        counts = list(map(len, terms))
+        self._starts.extend(accumulate(counts[:-1], initial=len(self._flat)))
+        self._counts.extend(counts)
+        self._flat.extend(self.index.term_ids(list(chain.from_iterable(terms))))
+        pending.clear()
 
     def encode(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """``(term_ids, doc_lengths)`` of ``texts``, ready for :meth:`TermIndex.add_block`: the ids of every term
         occurrence, text after text, and how many belong to each text."""
         if len(self._ids) > self.max_chunks:
             self._start_afresh()
-        pieces = list(map(Tokenizer.chunks, texts))
-        per_text = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
-        total = int(per_text.sum())
-        chunk_ids = np.fromiter(map(self._ids.__getitem__, chain.from_iterable(pieces)), dtype=np.int64, count=total)
+        try:
+            return self._encode(texts)
+        except BaseException:
+            self._start_afresh()  # chunks given ids but not learnt would otherwise point past the table
+            raise
+
+    def _encode(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        # One split of the whole block rather than one per text: the texts are joined around a separator chunk
+        # (NUL, which has no terms); where the separators fall gives each text's chunks. A text that itself holds a
+        # NUL would move the boundaries, so such a block is split text by text.
+        normalised = list(map(Tokenizer.normalize, texts))
+        joined = _JOIN.join(normalised)
+        if joined.count(_SEPARATOR) == len(texts) - 1:
+            chunk_ids = np.fromiter(map(self._ids.__getitem__, joined.split()), dtype=np.int64)
+            is_separator = chunk_ids == self._ids[_SEPARATOR]
+            per_text = np.diff(np.flatnonzero(is_separator), prepend=-1, append=len(chunk_ids)) - 1
+            chunk_ids = chunk_ids[~is_separator]
+        else:
+            pieces = list(map(str.split, normalised))
+            per_text = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
+            chunk_ids = np.fromiter(map(self._ids.__getitem__, chain.from_iterable(pieces)), dtype=np.int64,
+                                    count=int(per_text.sum()))
+        self._learn_pending()
+        total = len(chunk_ids)
         if not total:
             return np.zeros(0, dtype=np.int64), per_text
         counts = np.array(self._counts, dtype=np.int64)[chunk_ids]

@@ -18,7 +18,9 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from itertools import compress, filterfalse, islice, repeat
+from operator import and_, is_, not_
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -56,6 +58,7 @@ _TOKEN_RE = re.compile(rf"([{_CJK_RANGES}]+)|({_LETTER}+(?:'{_LETTER}+)*)")
 # Distinct chunks remembered per tokenizer (a chunk and its terms take about 200 bytes): a long conversation has a
 # few tens of thousands; past the limit new chunks are still tokenised correctly, just not remembered.
 _CHUNK_CACHE_SIZE = 200_000
+_STEM_CACHE_SIZE = 200_000
 
 
 def is_cjk(char: str) -> bool:
@@ -112,19 +115,28 @@ class Tokenizer:
         self._stem_cache: dict[str, str] = {}
         self._lock = threading.Lock()
         self._stem_word: Callable[[str], str] | None = None
+        self._stem_words: Callable[[list[str]], list[str]] | None = None
         self._segment: Callable[[str], Iterable[str]] | None = None
         self._lemma: Callable[[str], str] | None = None
         if self.config.stem:
             import snowballstemmer  # local: only loaded when stemming is on
 
             stemmer = snowballstemmer.stemmer("english")
+            if hasattr(stemmer, "maxCacheSize"):
+                # PyStemmer's own memo (10,000 words) only slows a stream of new words down (about 3x, with its
+                # periodic purges): stems are memoised here already.
+                stemmer.maxCacheSize = 0
             self._stem_word = stemmer.stemWord
+            self._stem_words = stemmer.stemWords  # the same stems, a list at a time (one C call with PyStemmer)
         if self.config.lemmatize:
             import simplemma  # local: its English dictionary loads on first use (about a second)
 
             self._lemma = lambda word: simplemma.lemmatize(word, lang="en")
         self._chunk_cache: dict[str, tuple[str, ...]] = {}
-        self.chunks_analysed = 0  # chunks that went through the token regex (complexity tests count them)
+        # Chunks whose terms were worked out, and how many of them needed the token regex (complexity tests count
+        # them; approximate if several threads tokenise at once).
+        self.chunks_learnt = 0
+        self.chunks_analysed = 0
 
     def __repr__(self) -> str:
         return f"Tokenizer({self.config!r})"
@@ -170,17 +182,45 @@ class Tokenizer:
         """Index terms of one chunk (see :meth:`chunks`), memoised."""
         found = self._chunk_cache.get(chunk)
         if found is None:
+            found = self.chunk_terms_many([chunk])[0]
+        return found
+
+    def chunk_terms_many(self, chunks: Sequence[str]) -> list[tuple[str, ...]]:
+        """:meth:`chunk_terms` of each chunk, for many at once (what a block of new messages brings).
+
+        Most chunks of a chat are one plain word: ASCII letters or digits only. Such a chunk is its only token, so
+        its terms follow from the stop list and the stemmer without the regex: these are sorted out with C-level
+        passes (``map``, ``compress``) and stemmed in one call. Any other chunk (punctuation, apostrophes, accents,
+        CJK) takes the general path, one at a time.
+        """
+        cache = self._chunk_cache
+        known = list(map(cache.get, chunks))
+        todo = list(dict.fromkeys(compress(chunks, map(is_, known, repeat(None)))))
+        if not todo:
+            return known  # type: ignore[return-value]
+        plain_flags = list(map(and_, map(str.isascii, todo), map(str.isalnum, todo)))
+        plain = list(compress(todo, plain_flags))
+        stop_flags = list(map(self.config.stop_words.__contains__, plain))
+        found: dict[str, tuple[str, ...]] = dict.fromkeys(compress(plain, stop_flags), ())
+        content = list(compress(plain, map(not_, stop_flags)))
+        alpha_flags = list(map(str.isalpha, content))
+        words = list(compress(content, alpha_flags))
+        found.update(zip(words, zip(self.stem_many(words))))  # zip(stems) gives the 1-tuples (stem,)
+        others = list(compress(content, map(not_, alpha_flags)))  # digits, or letters and digits: kept as they are
+        found.update(zip(others, zip(others)))
+        for chunk in compress(todo, map(not_, plain_flags)):
             self.chunks_analysed += 1
-            out: list[str] = []
+            terms: list[str] = []
             for cjk, word in _TOKEN_RE.findall(chunk):
                 if cjk:
-                    self._cjk_run(cjk, out)
+                    self._cjk_run(cjk, terms)
                 else:
-                    self._word(word, out)
-            found = tuple(out)
-            if len(self._chunk_cache) < _CHUNK_CACHE_SIZE:
-                self._chunk_cache[chunk] = found
-        return found
+                    self._word(word, terms)
+            found[chunk] = tuple(terms)
+        self.chunks_learnt += len(todo)
+        room = _CHUNK_CACHE_SIZE - len(cache)
+        cache.update(found if room >= len(found) else islice(found.items(), max(0, room)))
+        return [f if f is not None else found[c] for c, f in zip(chunks, known)]
 
     def stem(self, word: str) -> str:
         """The stem of one casefolded English word (identity when stemming is off)."""
@@ -192,9 +232,26 @@ class Tokenizer:
                 cached = self._lemma(word).casefold() if self._lemma is not None else word
                 if self._stem_word is not None:
                     cached = self._stem_word(cached)
-            if len(self._stem_cache) < 200_000:
+            if len(self._stem_cache) < _STEM_CACHE_SIZE:
                 self._stem_cache[word] = cached
         return cached
+
+    def stem_many(self, words: Sequence[str]) -> list[str]:
+        """:meth:`stem` of each word; the words not stemmed before go to the stemmer in one call."""
+        if self._stem_words is None or self._lemma is not None:
+            return [self.stem(word) for word in words]
+        cache = self._stem_cache
+        missing = list(dict.fromkeys(filterfalse(cache.__contains__, words)))
+        if not missing:
+            return list(map(cache.__getitem__, words))
+        with self._lock:
+            fresh = dict(zip(missing, self._stem_words(missing), strict=True))
+        room = _STEM_CACHE_SIZE - len(cache)
+        if room >= len(fresh):
+            cache.update(fresh)
+            return list(map(cache.__getitem__, words))
+        cache.update(islice(fresh.items(), max(0, room)))
+        return [fresh[word] if word in fresh else cache[word] for word in words]
 
     # ------------------------------------------------------------------ pieces
 
