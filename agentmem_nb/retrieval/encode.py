@@ -32,6 +32,7 @@ MAX_CHUNKS = 500_000
 
 _SEPARATOR = "\x00"
 _JOIN = f" {_SEPARATOR} "
+_SEPARATOR_ID = 0
 
 
 class _ChunkIds(dict[str, int]):
@@ -65,8 +66,11 @@ class BlockEncoder:
     def _start_afresh(self) -> None:
         self._ids = _ChunkIds()
         # Chunk c's term ids are _flat[_starts[c] : _starts[c] + _counts[c]] (a chunk has 0, 1 or several terms).
-        self._starts = array("q")
-        self._counts = array("q")
+        # Chunk 0 is the separator the encoder puts between texts; it has no terms (nor would the tokenizer give
+        # it any: NUL is not a letter).
+        self._ids[_SEPARATOR] = _SEPARATOR_ID
+        self._starts = array("q", [0])
+        self._counts = array("q", [0])
         self._flat = array("q")
 
     @property
@@ -105,7 +109,7 @@ class BlockEncoder:
         joined = _JOIN.join(normalised)
         if joined.count(_SEPARATOR) == len(texts) - 1:
             chunk_ids = np.fromiter(map(self._ids.__getitem__, joined.split()), dtype=np.int64)
-            is_separator = chunk_ids == self._ids[_SEPARATOR]
+            is_separator = chunk_ids == _SEPARATOR_ID
             per_text = np.diff(np.flatnonzero(is_separator), prepend=-1, append=len(chunk_ids)) - 1
             chunk_ids = chunk_ids[~is_separator]
         else:

@@ -6,11 +6,13 @@ import datetime as _dt
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentmem_nb import MemoryStore, UserMemory
 from agentmem_nb.retrieval import IndexConfig, UserIndex, user_index
+from agentmem_nb.retrieval import index as index_module
 from agentmem_nb.retrieval.index import ScopeView, document_text
 
 
@@ -160,3 +162,19 @@ def test_searching_while_another_thread_appends(tmp_path: Path) -> None:
     live = user_index(user).view("daily")
     assert live.size == 151
     assert _per_file(live) == _per_file(UserIndex(user).view("daily"))
+
+
+def test_small_reads_and_tallies_build_the_same_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        user = MemoryStore(Path(tmp), zone="UTC").user("u")
+        for i in range(40):
+            user.append(f"s{i % 3}", "user", f"beagle walk {i} the painting's {'why?' if i % 4 else 'ok'} 西湖{i % 5}")
+        default = UserIndex(user)
+        expected = {kind: _per_file(default.view(kind)) for kind in ("session", "daily")}
+        monkeypatch.setattr(index_module, "_READ_STEP", 3)
+        monkeypatch.setattr(index_module, "_TALLY_TERMS", 7)
+        small = UserIndex(MemoryStore(Path(tmp), zone="UTC").user("u"))
+        for kind in ("session", "daily"):
+            view = small.view(kind)  # type: ignore[arg-type]
+            assert _per_file(view) == expected[kind]
+            assert len(small.kinds[kind].terms) == len(small.kinds[kind].file_of) == 40
