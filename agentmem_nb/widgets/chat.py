@@ -344,12 +344,20 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         if stream is None:
             return self.service.turn(self.user_id, self.session_id, text)
         result = None
-        for event in stream(self.user_id, self.session_id, text):
-            kind = getattr(event, "kind", "")
-            if kind == "done":
-                result = event.result
-            else:
-                live.apply(event)
+        events = stream(self.user_id, self.session_id, text)
+        try:
+            for event in events:
+                kind = getattr(event, "kind", "")
+                if kind == "done":
+                    result = event.result
+                else:
+                    live.apply(event)
+        finally:
+            # Close the stream now, even when showing an event raised: an open stream keeps its session busy, and the
+            # error shown in the widget (with its traceback) would otherwise keep the stream alive.
+            close = getattr(events, "close", None)
+            if close is not None:
+                close()
         if result is None:
             raise RuntimeError(f"{type(self.service).__name__}.stream_turn ended without a 'done' event carrying the "
                                "TurnResult; the turn may be incomplete — reopen the conversation to see what was saved")

@@ -584,3 +584,29 @@ def test_constructor_arguments_are_checked(store: MemoryStore, service: Counting
         ChatWidget(service, store, user_id="alice", page_size=0)
     with pytest.raises(ValueError, match="user_id"):
         ChatWidget(service, store, user_id="../x")
+
+
+def test_a_turn_whose_display_raised_frees_its_session_at_once(store: MemoryStore, monkeypatch: Any) -> None:
+    """Showing an event failed mid-stream: the stream is closed then and there (recorded as an abandoned turn), so
+    the kept error — whose traceback holds the stream's frames — does not keep the session busy."""
+    from agentmem_nb.widgets import chat as chat_module
+
+    original = chat_module._LiveTurn.apply
+    failures = []
+
+    def apply_once_broken(self: Any, event: Any) -> None:
+        if getattr(event, "kind", "") == "tool_started" and not failures:
+            failures.append(event)
+            raise ValueError("display broke")
+        original(self, event)
+
+    monkeypatch.setattr(chat_module._LiveTurn, "apply", apply_once_broken)
+    chat = ChatWidget(real_service(store), user_id="alice", session_id="s1", stream_interval=0)
+    chat.send(MOVED)
+    with pytest.raises(ValueError, match="display broke"):
+        chat.send(ASK)
+    assert chat.last_error is not None  # kept for the widget, traceback and all
+    result = chat.send("Are you still there?")  # the same session, the same thread: not SessionBusy
+    assert result.error is None
+    log = store.user("alice").log.entries()
+    assert [entry.error is not None for entry in log] == [False, True, False]  # the broken turn is on record
