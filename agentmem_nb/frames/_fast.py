@@ -18,8 +18,9 @@ raises :class:`Refused` (the caller then reads the file the exact way, silently 
 * **Parser differences.** pyarrow's parser (RapidJSON) accepts ``Inf``, ``-Inf`` and ``-NaN``, which the standard
   parser refuses (it accepts ``NaN``, ``Infinity``, ``-Infinity``): any ``Inf`` not followed by ``inity`` in a value
   position (after ``:``, ``,`` or ``[`` and optional whitespace, or right after ``-``) and any ``-NaN`` refuses the
-  file — text in a string that looks like one ("Note: Info") refuses it too: slower, never wrong. RapidJSON parses nesting of any
-  depth, orjson and the standard parser do not: a line of 1 KiB or more with 512 or more brackets refuses the file.
+  file; text in a string that looks like one ("Note: Info") refuses it too (slower, never wrong). RapidJSON parses
+  nesting of any depth, orjson and the standard parser do not: a line of 1 KiB or more with 512 or more brackets
+  refuses the file.
   Lone surrogate escapes (``"\\ud800"``), duplicate keys, numbers out of range and values of another type than
   declared (a number as ``content``, a dict as ``tags``, text as ``message_id``...) make pyarrow itself fail.
 * **Ids.** Every ``message_id`` is an integer with ``1 <= id < 2**53``, strictly increasing: the store's index then
@@ -31,8 +32,8 @@ or null ``content`` is ``""``, timestamps go through the same canonical vectoris
 rest, with the same fill rule for unreadable ones; tool calls count entries that are objects with a string ``name``.
 
 The file is read under its shared ``flock`` (a writer appending at the same time waits, so no line is read half
-written), in segments of :data:`SEGMENT_BYTES` ending at a newline: memory stays at the size of the result plus two
-segments. :data:`WORKERS` threads check and parse the next segments while the calling thread converts the oldest.
+written), in segments of :data:`SEGMENT_BYTES` ending at a newline: memory stays at the size of the result plus a
+few segments. :data:`WORKERS` threads check and parse the next segments while the calling thread converts the oldest.
 """
 
 from __future__ import annotations
@@ -237,25 +238,22 @@ class _TagTuples:
         self.cache: dict[str, tuple[str, ...]] = {}
 
     def __call__(self, column: Any) -> np.ndarray:
-        parts = []
-        for chunk in [column.combine_chunks()]:  # a few bytes a row: one pass per segment, not per block
-            values = chunk.flatten()
-            if values.null_count:
-                raise Refused("a null inside tags")
-            if len(values) and pc.any(pc.match_substring(values, "\x00")).as_py():
-                raise Refused("a NUL character inside a tag")
-            # NUL-joined text is a faithful key now (no tag holds NUL); empty and missing lists are ().
-            joined = pc.binary_join(chunk, "\x00")
-            empty = pc.fill_null(pc.equal(pc.list_value_length(chunk), 0), True)
-            encoded = pc.dictionary_encode(joined)
-            keys = encoded.dictionary.to_pylist()
-            lookup = np.empty(len(keys) + 1, dtype=object)
-            lookup[: len(keys)] = [self._tuple(k) for k in keys]
-            lookup[len(keys)] = ()
-            codes = encoded.indices.fill_null(len(keys)).to_numpy(zero_copy_only=False).astype(np.int64)
-            codes[empty.to_numpy(zero_copy_only=False)] = len(keys)
-            parts.append(lookup[codes])
-        return np.concatenate(parts) if parts else np.empty(0, dtype=object)
+        lists = column.combine_chunks()  # a few bytes a row: one pass per segment, not one per block
+        values = lists.flatten()
+        if values.null_count:
+            raise Refused("a null inside tags")
+        if len(values) and pc.any(pc.match_substring(values, "\x00")).as_py():
+            raise Refused("a NUL character inside a tag")
+        # NUL-joined text is a faithful key now (no tag holds NUL); empty and missing lists are ().
+        encoded = pc.dictionary_encode(pc.binary_join(lists, "\x00"))
+        keys = encoded.dictionary.to_pylist()
+        lookup = np.empty(len(keys) + 1, dtype=object)
+        lookup[: len(keys)] = [self._tuple(k) for k in keys]
+        lookup[len(keys)] = ()
+        codes = encoded.indices.fill_null(len(keys)).to_numpy(zero_copy_only=False).astype(np.int64)
+        empty = pc.fill_null(pc.equal(pc.list_value_length(lists), 0), True)
+        codes[empty.to_numpy(zero_copy_only=False)] = len(keys)
+        return lookup[codes]
 
     def _tuple(self, key: str) -> tuple[str, ...]:
         found = self.cache.get(key)
@@ -295,7 +293,7 @@ class _Parts:
     rows: int = 0
 
 
-def _absorb(parts: _Parts, table: Any, segment: bytes, bounds: tuple[np.ndarray, np.ndarray], *,
+def _absorb(parts: _Parts, table: Any, segment: memoryview, bounds: tuple[np.ndarray, np.ndarray], *,
             zone: _dt.tzinfo | None, tags: _TagTuples, with_session_id: bool, calls: bool) -> None:
     starts, ends = bounds
     rows = table.num_rows
