@@ -20,15 +20,18 @@ from __future__ import annotations
 import math
 import threading
 from array import array
-from itertools import filterfalse, repeat
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import filterfalse, repeat
 
 import numpy as np
 
 __all__ = ["BM25Params", "TermIndex", "CorpusStats", "idf", "score_into", "score_query", "explain_terms"]
 
 _EMPTY = np.zeros(0, dtype=np.int64)
+# Up to this many documents, add_block counts in plain Python: numpy's fixed cost per call would dominate.
+SMALL_BLOCK = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +129,13 @@ class TermIndex:
             raise ValueError(f"doc_lengths sum to {int(doc_lengths.sum())} but {n_terms} term ids were given")
         if n_terms and (int(term_ids.min()) < 0 or int(term_ids.max()) >= len(self._names)):
             raise ValueError("term_ids must come from TermIndex.term_ids of this index")
+        if n_docs <= SMALL_BLOCK:
+            return self._add_few(term_ids.tolist(), doc_lengths.tolist())
+        return self._add_many(term_ids, doc_lengths)
+
+    def _add_many(self, term_ids: np.ndarray, doc_lengths: np.ndarray) -> int:
+        """:meth:`add_block` with numpy: a few passes over the block's term occurrences."""
+        n_docs, n_terms = len(doc_lengths), len(term_ids)
         term_ids = term_ids.astype(np.int32, copy=False)  # ids and positions are int32 here, as in the arrays
         doc_of = np.repeat(np.arange(n_docs, dtype=np.int32), doc_lengths)
         # One stable sort by term groups every (term, document) pair, documents ascending (the occurrences come
@@ -170,6 +180,25 @@ class TermIndex:
             self._doc_starts.frombytes((np.cumsum(pairs_per_doc) + self._doc_starts[-1]).astype(np.int64).tobytes())
             self._lengths.frombytes(doc_lengths.astype(np.int32).tobytes())
             self._total_length += n_terms
+        return base
+
+    def _add_few(self, term_ids: list[int], doc_lengths: list[int]) -> int:
+        """:meth:`add_block` for a few documents, document by document in plain Python (numpy's fixed cost per call
+        would dominate)."""
+        with self._lock:
+            base = len(self._lengths)
+            postings = self._postings
+            start = 0
+            for offset, length in enumerate(doc_lengths):
+                counts = Counter(term_ids[start : start + length])  # insertion order: first appearance
+                start += length
+                for term, n in counts.items():
+                    postings[term].extend((base + offset, n))
+                self._pair_terms.extend(counts.keys())
+                self._pair_tfs.extend(counts.values())
+                self._doc_starts.append(self._doc_starts[-1] + len(counts))
+                self._lengths.append(length)
+                self._total_length += length
         return base
 
     def df(self, term: str) -> int:

@@ -28,6 +28,8 @@ __all__ = ["BlockEncoder"]
 # Distinct chunks remembered by one encoder before its table starts afresh (about 100 bytes each): this bounds the
 # memory of an index over a huge, varied history; starting afresh only costs re-learning the chunks seen next.
 MAX_CHUNKS = 500_000
+# Up to this many texts, a block is encoded with plain Python (cheaper than numpy's fixed cost per call).
+SMALL_BLOCK = 16
 
 
 _SEPARATOR = "\x00"
@@ -102,6 +104,10 @@ class BlockEncoder:
             raise
 
     def _encode(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        return self._encode_few(texts) if len(texts) <= SMALL_BLOCK else self._encode_many(texts)
+
+    def _encode_many(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The block path: a few C-level passes over all the texts' chunks."""
         # One split of the whole block rather than one per text: the texts are joined around a separator chunk
         # (NUL, which has no terms); where the separators fall gives each text's chunks. A text that itself holds a
         # NUL would move the boundaries, so such a block is split text by text.
@@ -121,9 +127,11 @@ class BlockEncoder:
         total = len(chunk_ids)
         if not total:
             return np.zeros(0, dtype=np.int64), per_text
-        counts = np.array(self._counts, dtype=np.int64)[chunk_ids]
-        firsts = np.array(self._starts, dtype=np.int64)[chunk_ids]
-        flat = np.array(self._flat, dtype=np.int64)
+        # Views, not copies, of the table (copying it would cost as much as the table is large); they are released
+        # when this returns, before the table next grows (an array cannot grow while a view of it exists).
+        counts = np.frombuffer(self._counts, dtype=np.int64)[chunk_ids]
+        firsts = np.frombuffer(self._starts, dtype=np.int64)[chunk_ids]
+        flat = np.frombuffer(self._flat, dtype=np.int64)
         if int(counts.min()) == 1 == int(counts.max()):  # every chunk one term: the common case
             return flat[firsts], per_text
         # Expand each chunk occurrence into its terms (0, 1 or more): occurrence k of the output is term
@@ -134,3 +142,18 @@ class BlockEncoder:
         cumulative = np.concatenate(([0], ends))
         text_ends = np.cumsum(per_text)
         return term_ids, cumulative[text_ends] - cumulative[text_ends - per_text]
+
+    def _encode_few(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The same for a few texts (an append between two queries), where numpy's cost per call would dominate."""
+        lookup = self._ids.__getitem__
+        chunk_lists = [list(map(lookup, Tokenizer.chunks(text))) for text in texts]
+        self._learn_pending()
+        starts, counts, flat = self._starts, self._counts, self._flat
+        term_ids: list[int] = []
+        lengths = []
+        for chunk_ids in chunk_lists:
+            before = len(term_ids)
+            for chunk in chunk_ids:
+                term_ids.extend(flat[starts[chunk] : starts[chunk] + counts[chunk]])
+            lengths.append(len(term_ids) - before)
+        return np.array(term_ids, dtype=np.int64), np.array(lengths, dtype=np.int64)

@@ -19,9 +19,9 @@ import re
 import threading
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from itertools import compress, filterfalse, islice, repeat
 from operator import and_, is_, not_
-from dataclasses import dataclass, field
 from typing import Literal
 
 __all__ = ["Tokenizer", "TokenizerConfig", "ENGLISH_STOP_WORDS", "CJK_STOP_CHARS", "CJK_MODES", "is_cjk", "has_cjk"]

@@ -54,11 +54,11 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> _Counts:
         def __init__(self, inner: Any) -> None:
             self.inner = inner
 
-        def stemWord(self, word: str) -> str:  # noqa: N802 - the stemmer's own method names
+        def stemWord(self, word: str) -> str:
             counts.stemmed.append(word)
             return self.inner.stemWord(word)
 
-        def stemWords(self, words: list[str]) -> list[str]:  # noqa: N802
+        def stemWords(self, words: list[str]) -> list[str]:
             counts.stemmed.extend(words)
             return self.inner.stemWords(words)
 

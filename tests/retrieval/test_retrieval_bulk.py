@@ -9,6 +9,7 @@ tests hold that path to the simple definitions it replaces: :meth:`Tokenizer.ter
 from __future__ import annotations
 
 from collections import Counter
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -51,13 +52,15 @@ def _decoded(index: TermIndex, term_ids: np.ndarray, lengths: np.ndarray) -> lis
 
 
 @settings(max_examples=150, deadline=None)
-@given(blocks=st.lists(texts_strategy, min_size=1, max_size=3), config=st.sampled_from(CONFIGS))
-def test_encoded_blocks_hold_exactly_the_terms_of_each_text(blocks: list[list[str]], config: TokenizerConfig) -> None:
+@given(blocks=st.lists(texts_strategy, min_size=1, max_size=3), config=st.sampled_from(CONFIGS),
+       path=st.sampled_from(["_encode_few", "_encode_many", "encode"]))
+def test_encoded_blocks_hold_exactly_the_terms_of_each_text(blocks: list[list[str]], config: TokenizerConfig,
+                                                           path: str) -> None:
     tokenizer = Tokenizer(config)
     index = TermIndex()
     encoder = BlockEncoder(tokenizer, index)
     for texts in blocks:  # successive blocks: the chunk table and the caches carry over
-        term_ids, lengths = encoder.encode(texts)
+        term_ids, lengths = getattr(encoder, path)(texts)  # the plain-Python and the numpy path, whatever the size
         assert len(lengths) == len(texts)
         assert _decoded(index, term_ids, lengths) == [Tokenizer(config).terms(t) for t in texts]
 
@@ -95,6 +98,7 @@ def test_a_small_chunk_table_starts_afresh_and_encodes_the_same() -> None:
         assert _decoded(small_index, *small.encode(texts[start:start + 10])) == _decoded(
             big_index, *big.encode(texts[start:start + 10]))
     assert small.chunks_known <= 3 + 10 * 6  # it was emptied between blocks
+    assert _decoded(small_index, *small._encode_many(texts)) == _decoded(big_index, *big._encode_many(texts))
 
 
 def test_an_interrupted_encode_leaves_no_half_learnt_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -149,17 +153,21 @@ docs_strategy = st.lists(st.lists(st.sampled_from("abcdefgh"), max_size=9), max_
 
 
 @settings(max_examples=100, deadline=None)
-@given(docs=docs_strategy, cuts=st.lists(st.integers(min_value=0, max_value=30), max_size=4))
-def test_blocks_of_documents_equal_documents_added_one_by_one(docs: list[list[str]], cuts: list[int]) -> None:
+@given(docs=docs_strategy, cuts=st.lists(st.integers(min_value=0, max_value=30), max_size=4),
+       path=st.sampled_from(["_add_many", "add_block"]))
+def test_blocks_of_documents_equal_documents_added_one_by_one(docs: list[list[str]], cuts: list[int],
+                                                              path: str) -> None:
     blocks = TermIndex()
     bounds = sorted({0, len(docs), *(min(c, len(docs)) for c in cuts)})
-    for start, stop in zip(bounds, bounds[1:]):
+    for start, stop in pairwise(bounds):
         part = docs[start:stop]
         ids = blocks.term_ids([t for doc in part for t in doc])
-        assert blocks.add_block(np.array(ids, dtype=np.int64), np.array([len(d) for d in part])) == start
+        # The numpy path whatever the block's size, or add_block's own choice (plain Python for a few documents).
+        first = getattr(blocks, path)(np.array(ids, dtype=np.int64), np.array([len(d) for d in part], dtype=np.int64))
+        assert first == start
     single = TermIndex()
     for doc in docs:
-        single.add(doc)
+        single.add(doc)  # one document: the plain-Python path
     assert blocks.same_as(single)
     terms = {t for doc in docs for t in doc}
     assert _held(blocks, terms) == _held(single, terms) == _model(docs)
