@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 from agentmem_nb import MemoryStore, ToolCall
 from agentmem_nb import frames as F
@@ -292,3 +294,79 @@ def test_a_writer_waits_for_the_columnar_read(mem, monkeypatch) -> None:
     stats = F.ReadStats()
     F.session_messages(mem, "s1", stats=stats)
     assert stats.columnar_files == 1 and seen and set(seen) == {"writer waits"}
+
+
+# ------------------------------------------------------------------------------------------ property: any file
+
+_PLAIN = [*"ab :,[{\\\"\n\x00é好😀I-", "Infinity", "Info", "NaN"]
+_TRICKY = ["\ud800", "Inf", "-NaN", ": Inf"]
+_SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_nan=True, allow_infinity=True),
+                    st.text(max_size=4))
+
+
+def _records(clean: bool) -> st.SearchStrategy:
+    """Records with the usual shapes; unless ``clean``, one field in five may hold anything at all."""
+    text = st.lists(st.sampled_from(_PLAIN if clean else _PLAIN * 4 + _TRICKY), max_size=6).map("".join)
+    anything = st.recursive(_SCALAR | text, lambda inner: st.lists(inner, max_size=3)
+                            | st.dictionaries(text, inner, max_size=3), max_leaves=6)
+
+    def mostly(usual: st.SearchStrategy) -> st.SearchStrategy:
+        return usual if clean else st.one_of(usual, usual, usual, usual, anything)
+
+    ts = mostly(st.datetimes(timezones=st.just(SH)).map(lambda d: d.isoformat(timespec="microseconds"))
+                | st.sampled_from(["2026-03-29T01:30:00.5+01:00", "2026-04-08T10:00:01", "2026-04-08T02:00:03Z",
+                                   "nope", "2026-02-30T00:00:00.000000+00:00"]) | st.none())
+    call = mostly(st.fixed_dictionaries({}, optional={"name": mostly(text), "input": anything, "output": anything})
+                  | st.none())
+    return st.fixed_dictionaries({}, optional={
+        "ts": ts, "role": mostly(st.sampled_from(["user", "assistant"]) | st.none()), "content": mostly(text),
+        "tags": mostly(st.lists(text, max_size=3) | st.none()),
+        "meta": mostly(st.fixed_dictionaries({}, optional={
+            "session_id": mostly(text | st.none()), "tool_calls": mostly(st.lists(call, max_size=3) | st.none()),
+            "x": anything}) | st.none()),
+        "extra": anything,
+    })
+
+
+_ODD_LINE = st.sampled_from([b"", b"  ", b"{broken", b"[1]", b"\xff{}", b'{"a": Inf}', b'{"a": 1} {"b": 2}'])
+
+
+@st.composite
+def _files(draw) -> bytes:
+    """Half clean files (usual shapes, ids going up: the columnar reader's case), half with anything anywhere:
+    any value in any field, odd lines, odd or missing ids, lone surrogates, tokens only pyarrow accepts."""
+    clean = draw(st.booleans())
+    lines = []
+    next_id = 1
+    for record in draw(st.lists(_records(clean), min_size=1, max_size=8)):
+        how = "id" if clean else draw(st.sampled_from(["id"] * 6 + ["no id", "odd id", "odd line"]))
+        if how == "odd line":
+            lines.append(draw(_ODD_LINE))
+            continue
+        if how == "id":
+            record["message_id"] = next_id
+            next_id += draw(st.integers(1, 3))
+        elif how == "odd id":
+            record["message_id"] = draw(st.one_of(st.integers(-2, 2), st.text(max_size=3), st.floats(),
+                                                  st.just(2**60)))
+        try:
+            lines.append(json.dumps(record, ensure_ascii=draw(st.booleans())).encode("utf-8"))
+        except UnicodeEncodeError:  # a lone surrogate: the store writes \u escapes then
+            lines.append(json.dumps(record).encode("ascii"))
+    return b"".join(line + b"\n" for line in lines)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.function_scoped_fixture])
+@given(data=_files(), kind=st.sampled_from(["session", "daily"]))
+def test_any_file_reads_the_same_with_or_without_the_columnar_reader(tmp_path_factory, monkeypatch, data, kind):
+    root = tmp_path_factory.mktemp("any")
+    key = "s1" if kind == "session" else "2026-04-08"
+    path = root / "u" / ("sessions" if kind == "session" else "daily") / f"{key}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(data)
+    mem = MemoryStore(root, zone="Europe/Paris").user("u")
+    columnar, stats, exact = read_both(mem, kind=kind, key=key, monkeypatch=monkeypatch)
+    assert stats.columnar_files + len(stats.refusals) == 1
+    event("columnar" if stats.columnar_files else "refused: " + stats.refusals[0].split(": ", 1)[1][:30])
+    assert_same(columnar, exact)
