@@ -5,10 +5,11 @@ through the store's line index; see :mod:`agentmem_nb.frames.messages`), then on
 appended and adds those rows to the frame it holds. Two ways to know what is new:
 
 * **Bytes** (after a columnar load, which does not build the store's index): the follower keeps the byte end and
-  inode it read. A refresh looks at the file's size under its shared lock: unchanged size, nothing to do; a larger
-  size, with the byte before the old end still a newline and the same inode, means lines were appended — it reads
-  just those bytes and takes them if every new line is a record with an integer id above the last one (how the
-  store writes); the store's own parser (orjson) gives the records, the store's rules give the same rows.
+  inode it read, and the last 256 bytes before that end. A refresh looks at the file's size under its shared lock:
+  unchanged size, nothing to do; a larger size, with the same inode and those bytes unchanged (appends never change
+  them; an editor's save in place does), means lines were appended — it reads just those bytes and takes them if
+  every new line is a record with an integer id above the last one (how the store writes); the store's own parser
+  (orjson) gives the records, the store's rules give the same rows.
 * **The store's index** (after an exact load, and whenever the new bytes hold anything else — a blank, malformed or
   legacy line): ``len(file)`` brings the incremental index up to date and the new positions are read through it.
   From then on that file is followed by the index.
@@ -47,6 +48,8 @@ __all__ = ["LayerFollower"]
 
 
 _ID_LIMIT = 2**53  # the store's: a larger id is junk (it gets a running id)
+_TAIL = 256  # bytes before the end that must be unchanged for new bytes to be appends
+_REREAD = object()  # _appended_bytes: the file is not the one read
 
 
 @dataclass(slots=True)
@@ -57,6 +60,7 @@ class _Followed:
     calls: pd.DataFrame | None  # the tool-call rows; None until asked for (message files only)
     end: int | None = None  # byte end of what was read, when followed by bytes (see the module docstring)
     inode: tuple[int, int] | None = None
+    tail: bytes = b""  # the last bytes before ``end`` as read: if they changed, the file was rewritten in place
 
 
 def _concat(frames: list[pd.DataFrame], empty: pd.DataFrame) -> pd.DataFrame:
@@ -71,7 +75,8 @@ def _concat(frames: list[pd.DataFrame], empty: pd.DataFrame) -> pd.DataFrame:
 class LayerFollower:
     """Message, log and tool-call frames of one user, extended incrementally on every call.
 
-    ``stats`` counts the bytes this object read itself (the store's own index reads are in each file's ``stats``).
+    ``stats`` counts the bytes of records this object read itself (not the few bytes it reads to see that a file is
+    unchanged; the store's own index reads are in each file's ``stats``).
     Thread-safe.
     """
 
@@ -96,7 +101,13 @@ class LayerFollower:
             # Python work a message view does not need); then the file is read once more, with them.
             known = self._whole(file, calls=calls)
         elif known.end is not None:
-            known = self._appended_bytes(file, known) or self._appended_records(file, replace(known, end=None))
+            grown = self._appended_bytes(file, known)
+            if grown is _REREAD:
+                known = self._whole(file, calls=known.calls is not None)
+            elif grown is None:
+                known = self._appended_records(file, replace(known, end=None))
+            else:
+                known = grown
         else:
             known = self._appended_records(file, known)
         self._files[key] = known
@@ -104,8 +115,11 @@ class LayerFollower:
 
     def _whole(self, file: MessageFile, *, calls: bool) -> _Followed:
         read = _read_file(file, user_id=self.mem.user_id, calls=calls, stats=self.stats)
+        # Bytes before the end never change by appending, so reading them now (the file may have grown since) is
+        # reading them as loaded — unless it was rewritten meanwhile, which the next refresh then cannot tell.
+        tail = _bytes_before(file, read.end) if read.end is not None else b""
         return _Followed(len(read.frame), _last_id(read.frame, None), read.frame,
-                         self._calls(read.frame, read.calls) if calls else None, read.end, read.inode)
+                         self._calls(read.frame, read.calls) if calls else None, read.end, read.inode, tail)
 
     def _grown(self, known: _Followed, new: pd.DataFrame, raw: list[tuple[int, list[Any]]], **where: Any) -> _Followed:
         calls = None
@@ -126,22 +140,25 @@ class LayerFollower:
                           calls=known.calls is not None, stats=self.stats)
         return self._grown(known, read.frame, read.calls)
 
-    def _appended_bytes(self, file: MessageFile, known: _Followed) -> _Followed | None:
-        """New lines by byte position (``known`` was read in columns); ``None`` when only the index can say."""
+    def _appended_bytes(self, file: MessageFile, known: _Followed) -> _Followed | object | None:
+        """New lines by byte position (``known`` was read in columns); ``None`` when only the index can say what
+        the new lines are, ``_REREAD`` when the file is not the one read (gone, replaced, shrunk, rewritten)."""
         assert known.end is not None
         try:
             fd = os.open(file.path, os.O_RDONLY)
         except FileNotFoundError:
-            return None
+            return _REREAD
         try:
             with flocked(fd, exclusive=False):
                 st = os.fstat(fd)
                 if (st.st_dev, st.st_ino) != known.inode or st.st_size < known.end:
-                    return None
+                    return _REREAD
                 if st.st_size == known.end:
                     return known
-                if os.pread(fd, 1, known.end - 1) != b"\n":  # rewritten in place: appends never change it
-                    return None
+                if os.pread(fd, len(known.tail), known.end - len(known.tail)) != known.tail:
+                    # Rewritten in place (an editor's save): appends never change these bytes. Read it all again,
+                    # not through the store's index, which checks only the byte before its end.
+                    return _REREAD
                 data = os.pread(fd, st.st_size - known.end, known.end)
         finally:
             os.close(fd)
@@ -158,7 +175,8 @@ class LayerFollower:
         before = timestamp_us(_last_ts(known)) if known.rows else 0
         _scan_records(file, cols, [(ids, records)], before_us=before)
         new = _to_frame(cols, user_id=self.mem.user_id, zone=self.zone)
-        return self._grown(known, new, cols.calls, end=known.end + len(complete), inode=known.inode)
+        return self._grown(known, new, cols.calls, end=known.end + len(complete), inode=known.inode,
+                           tail=(known.tail + complete)[-_TAIL:])
 
     def _calls(self, frame: pd.DataFrame, raw: list[tuple[int, list[Any]]]) -> pd.DataFrame:
         return tool_calls_from_messages(frame, raw, user_id=self.mem.user_id, zone=self.zone)
@@ -237,6 +255,19 @@ class LayerFollower:
 
 def _last_id(frame: pd.DataFrame, default: int | None) -> int | None:
     return int(frame["message_id"].iloc[-1]) if len(frame) else default
+
+
+def _bytes_before(file: MessageFile, end: int) -> bytes:
+    """The last ``_TAIL`` bytes before ``end`` (empty when the file is gone)."""
+    try:
+        fd = os.open(file.path, os.O_RDONLY)
+    except FileNotFoundError:
+        return b""
+    try:
+        start = max(0, end - _TAIL)
+        return os.pread(fd, end - start, start)
+    finally:
+        os.close(fd)
 
 
 def _last_ts(known: _Followed) -> pd.Timestamp | None:

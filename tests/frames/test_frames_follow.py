@@ -162,3 +162,23 @@ def test_tool_calls_first_asked_for_after_messages_then_followed(mem) -> None:
     calls = follower.tool_calls(source="sessions")
     assert calls.equals(F.tool_calls(mem, source="sessions")) and calls["call_id"].iloc[-1] == "c11"
     assert follower.stats.bytes_read - read == path.stat().st_size - size
+
+
+def test_a_file_rewritten_in_place_after_a_columnar_load_is_read_again(mem, monkeypatch) -> None:
+    from agentmem_nb.frames import _fast
+
+    monkeypatch.setattr(_fast, "FAST_MIN_BYTES", 0)
+    follower = F.LayerFollower(mem)
+    follower.session("s1")
+    path = mem.directory / "sessions" / "s1.jsonl"
+    data = path.read_bytes()
+    inode = path.stat().st_ino
+    # Same inode, longer, and still a newline where the old end was: only the changed bytes before it tell.
+    extra = data.splitlines(keepends=True)[0].replace(b'"message_id": 1', b'"message_id": 9')
+    edited = data.replace(b"Lyon", b"Lyom") + extra
+    with open(path, "r+b") as handle:
+        handle.write(edited)
+    assert path.stat().st_ino == inode and edited[len(data) - 1 : len(data)] == b"\n"
+    frame = follower.session("s1")
+    assert frame.equals(F.session_messages(mem, "s1"))
+    assert "Lyom" in frame["content"].iloc[0] and len(frame) == 5
