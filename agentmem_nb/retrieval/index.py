@@ -28,7 +28,7 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
-from operator import itemgetter
+from operator import getitem, itemgetter, or_
 from typing import Any, Literal
 
 import numpy as np
@@ -38,7 +38,8 @@ from agentmem_nb.retrieval.encode import BlockEncoder
 from agentmem_nb.retrieval.tokenize import Tokenizer, TokenizerConfig
 from agentmem_nb.store import MessageFile, UserMemory
 
-__all__ = ["IndexConfig", "FileFollower", "KindIndex", "ScopeView", "UserIndex", "user_index", "document_text"]
+__all__ = ["IndexConfig", "FileFollower", "KindIndex", "ScopeView", "UserIndex", "user_index", "document_text",
+           "document_texts"]
 
 Kind = Literal["session", "daily"]
 _READ_STEP = 8192  # records per read and per encoded block: large enough that per-block costs vanish
@@ -73,11 +74,46 @@ def document_text(record: dict[str, Any], *, speaker: bool) -> str:
         meta = record.get("meta")
         name = meta.get("speaker") if isinstance(meta, dict) else None
         if not isinstance(name, str):
-            role = record.get("role")
-            name = role if isinstance(role, str) and role.casefold() not in _GENERIC_ROLES else None
+            name = _role_name(record.get("role"))
         if name:
             text = f"{name}: {text}"
     return text
+
+
+def document_texts(records: Sequence[dict[str, Any]], *, speaker: bool) -> list[str]:
+    """:func:`document_text` of each record. A block of ordinary records (text content; a ``meta`` object; the
+    speaker named in every record's meta or in none) is done with C-level passes; any other block record by record."""
+    contents = list(map(dict.get, records, repeat("content")))
+    if not set(map(type, contents)) <= {str}:
+        return [document_text(record, speaker=speaker) for record in records]
+    if not speaker:
+        return contents
+    metas = list(map(dict.get, records, repeat("meta")))
+    if not set(map(type, metas)) <= {dict}:
+        return [document_text(record, speaker=speaker) for record in records]
+    names = list(map(dict.get, metas, repeat("speaker")))
+    kinds = set(map(type, names))
+    if kinds <= {str}:
+        pass  # every record names its speaker
+    elif str not in kinds:  # no record does: the role may name one
+        roles = list(map(dict.get, records, repeat("role")))
+        try:
+            named = {role: _role_name(role) for role in set(roles)}
+        except TypeError:  # an unhashable role (a list, an object): leave it to the record-by-record rules
+            return [document_text(record, speaker=speaker) for record in records]
+        names = list(map(named.__getitem__, roles))
+    else:
+        return [document_text(record, speaker=speaker) for record in records]
+    if not any(names):
+        return contents
+    if all(names):
+        return list(map("{}: {}".format, names, contents))
+    return [f"{name}: {text}" if name else text for name, text in zip(names, contents, strict=True)]
+
+
+def _role_name(role: object) -> str | None:
+    """The speaker a role names (``None`` for the generic roles), as :func:`document_text` reads it."""
+    return role if isinstance(role, str) and role.casefold() not in _GENERIC_ROLES else None
 
 
 def _ordinal(date: str) -> int:
@@ -88,9 +124,10 @@ def _ordinal(date: str) -> int:
         return 0
 
 
-def _asks(text: str) -> int:
-    """1 if the message asks a question (its answer is likely the next turn)."""
-    return 1 if ("?" in text or "\uff1f" in text) else 0
+def _asks(texts: Sequence[str]) -> bytearray:
+    """Per text, 1 if the message asks a question (its answer is likely the next turn), else 0."""
+    latin, fullwidth = map(str.__contains__, texts, repeat("?")), map(str.__contains__, texts, repeat("\uff1f"))
+    return bytearray(map(or_, latin, fullwidth))
 
 
 class FileFollower:
@@ -131,6 +168,11 @@ class FileFollower:
         """:meth:`day_of` of each record; a date is parsed once per block, not once per message."""
         if self.day:
             return [self.day] * len(records)
+        stamps = list(map(dict.get, records, repeat("ts")))
+        if set(map(type, stamps)) <= {str}:  # the usual case: every record has a timestamp
+            dates = list(map(getitem, stamps, repeat(slice(0, 10))))
+            ordinals = {date: _ordinal(date) for date in set(dates)}
+            return list(map(ordinals.__getitem__, dates))
         seen: dict[str, int] = {}
         out = []
         for record in records:
@@ -230,7 +272,8 @@ class KindIndex:
         tokenised by the block encoder, tallied by one :meth:`TermIndex.add_block`, per-message arrays extended."""
         if not pairs:
             return
-        texts = [document_text(record, speaker=self.config.speaker) for _mid, record in pairs]
+        records = list(map(itemgetter(1), pairs))
+        texts = document_texts(records, speaker=self.config.speaker)
         term_ids, lengths = self.encoder.encode(texts)
         first = len(self.file_of)  # the global id the term index will give the block's first message
         self._untallied.append((term_ids.astype(np.int32), lengths))
@@ -240,11 +283,11 @@ class KindIndex:
         start = len(follower)
         follower.message_ids.extend(map(itemgetter(0), pairs))
         follower.gids.extend(range(first, first + count))
-        follower.asks.extend(map(_asks, texts))
+        follower.asks.extend(_asks(texts))
         follower.records_read += count
         self.file_of.extend(repeat(follower.file_id, count))
         self.position_of.extend(range(start, start + count))
-        self.days.extend(follower.days_of([record for _mid, record in pairs]))
+        self.days.extend(follower.days_of(records))
         # Neighbours within the file: the block's messages follow each other and the file's previous last one.
         self.prev.append(previous)
         self.prev.extend(range(first, first + count - 1))

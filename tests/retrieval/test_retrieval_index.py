@@ -178,3 +178,32 @@ def test_small_reads_and_tallies_build_the_same_index(monkeypatch: pytest.Monkey
             view = small.view(kind)  # type: ignore[arg-type]
             assert _per_file(view) == expected[kind]
             assert len(small.kinds[kind].terms) == len(small.kinds[kind].file_of) == 40
+
+
+_values = st.one_of(st.none(), st.integers(-3, 3), st.text(max_size=6), st.lists(st.integers(), max_size=2))
+_records = st.fixed_dictionaries(
+    {},
+    optional={
+        "content": st.one_of(st.text(max_size=12), _values),
+        "role": st.one_of(st.sampled_from(["user", "Assistant", "SYSTEM", "Ada", "", "Bob"]), _values),
+        "meta": st.one_of(st.fixed_dictionaries({}, optional={"speaker": st.one_of(st.sampled_from(["Ada", ""]),
+                                                                                   _values)}), _values),
+        "ts": st.one_of(st.sampled_from(["2026-04-07T09:00:00+08:00", "2026-13-01T00:00:00", "2026-04-07", "x"]),
+                        _values),
+    },
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(records=st.lists(_records, max_size=8), speaker=st.booleans(), same_kind=st.booleans())
+def test_block_texts_and_days_equal_the_record_by_record_rules(records: list[dict[str, object]], speaker: bool,
+                                                               same_kind: bool) -> None:
+    if same_kind:  # a block as the store writes it: text content, a meta object, a timestamp
+        records = [{**r, "content": str(r.get("content")), "meta": r["meta"] if isinstance(r.get("meta"), dict)
+                    else {}, "ts": str(r.get("ts"))} for r in records]
+    texts = index_module.document_texts(records, speaker=speaker)  # type: ignore[arg-type]
+    assert texts == [document_text(r, speaker=speaker) for r in records]  # type: ignore[arg-type]
+    assert list(index_module._asks(texts)) == [int("?" in t or "\uff1f" in t) for t in texts]
+    follower = index_module.FileFollower.__new__(index_module.FileFollower)
+    follower.day = 0
+    assert follower.days_of(records) == [follower.day_of(r) for r in records]  # type: ignore[arg-type]
