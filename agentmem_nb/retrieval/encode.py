@@ -65,6 +65,11 @@ class BlockEncoder:
         self.max_chunks = max_chunks
         self._start_afresh()
 
+    def clear(self) -> None:
+        """Forget the chunk table (its memory goes; the tokenizer still remembers the chunks' terms)."""
+        if len(self._ids) > 1:
+            self._start_afresh()
+
     def _start_afresh(self) -> None:
         self._ids = _ChunkIds()
         # Chunk c's term ids are _flat[_starts[c] : _starts[c] + _counts[c]] (a chunk has 0, 1 or several terms).

@@ -236,6 +236,10 @@ class KindIndex:
                 except BaseException:
                     self._tally()  # what was read in full stays indexed, the arrays in step with the terms
                     raise
+                finally:
+                    # The chunk table pays off within a large read; between queries it would only hold memory
+                    # (a few appended messages are looked up through the tokenizer's own memo just as well).
+                    self.encoder.clear()
                 self._tally()
                 return followers
             raise RuntimeError("the memory files kept changing while they were being indexed; try again")

@@ -195,7 +195,7 @@ class Tokenizer:
         """
         cache = self._chunk_cache
         known = list(map(cache.get, chunks))
-        todo = list(dict.fromkeys(compress(chunks, map(is_, known, repeat(None)))))
+        todo = list(compress(chunks, map(is_, known, repeat(None))))  # repeats are harmless (dict keys below)
         if not todo:
             return known  # type: ignore[return-value]
         plain_flags = list(map(and_, map(str.isascii, todo), map(str.isalnum, todo)))
@@ -209,6 +209,8 @@ class Tokenizer:
         others = list(compress(content, map(not_, alpha_flags)))  # digits, or letters and digits: kept as they are
         found.update(zip(others, zip(others)))
         for chunk in compress(todo, map(not_, plain_flags)):
+            if chunk in found:
+                continue
             self.chunks_analysed += 1
             terms: list[str] = []
             for cjk, word in _TOKEN_RE.findall(chunk):
@@ -217,7 +219,7 @@ class Tokenizer:
                 else:
                     self._word(word, terms)
             found[chunk] = tuple(terms)
-        self.chunks_learnt += len(todo)
+        self.chunks_learnt += len(found)
         room = _CHUNK_CACHE_SIZE - len(cache)
         cache.update(found if room >= len(found) else islice(found.items(), max(0, room)))
         return [f if f is not None else found[c] for c, f in zip(chunks, known)]
