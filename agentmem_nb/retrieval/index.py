@@ -11,8 +11,10 @@ inode changed does the follower ask the store for its length (``MessageFile.len(
 since the last look) and tokenise the new records (``read_records(start, stop)``). Appending a message never rebuilds
 anything. A file that was replaced or shrank (an external edit) makes its kind index start over.
 
-Nothing is persisted: after a restart the index is rebuilt from the files on first use (one sequential read and one
-tokenisation per message; see the figures in ``agentmem_nb/retrieval/README.md``).
+Nothing is persisted: after a restart the index is rebuilt from the files on first use: one sequential read, records
+taken 8,192 at a time, each block tokenised by :class:`~agentmem_nb.retrieval.encode.BlockEncoder` (Python work per
+distinct chunk of text, not per word) and tallied by :meth:`TermIndex.add_block` (see the figures in
+``agentmem_nb/retrieval/README.md``).
 
 :func:`user_index` gives the shared :class:`UserIndex` of a ``UserMemory`` (kept as long as that object lives), so
 every search in a process reuses the same postings.
