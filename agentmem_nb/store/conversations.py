@@ -179,7 +179,12 @@ class Conversations:
 
 
 def _dump(data: dict[str, Any]) -> bytes:
-    return (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+    try:
+        return (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        # A title with a lone surrogate (a str may hold one, e.g. from a JSON "\ud800" escape) has no UTF-8 form:
+        # write \u escapes instead, still valid JSON that reads back as the same str (as JsonlFile.append does).
+        return (json.dumps(data, indent=2) + "\n").encode("ascii")
 
 
 def _title_from(text: str, limit: int = 30) -> str:

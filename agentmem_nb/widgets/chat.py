@@ -48,7 +48,7 @@ from agentmem_nb.widgets._turns import (
     TurnSubscription,
     callback_name,
 )
-from agentmem_nb.widgets.html import escape, pretty_json, safe_markdown
+from agentmem_nb.widgets.html import displayable, escape, pretty_json, safe_markdown
 
 if TYPE_CHECKING:
     from agentmem_nb.store import MemoryStore, MessageFile
@@ -613,9 +613,9 @@ def tool_panel_html(calls: tuple[ToolCall, ...] | list[ToolCall]) -> str:
 
 
 def _conversation_label(title: str, session_id: str, updated: _dt.datetime | None, zone: _dt.tzinfo | None) -> str:
-    # Select options are plain text (never HTML), so the title needs no escaping here
+    # Select options are plain text (never HTML), so the title needs no escaping here, only to be sendable
     # the time first: a narrow list cuts the end of a label, and the time is what tells look-alike titles apart
-    name = " ".join(title.split()) or f"(untitled {session_id})"
+    name = displayable(" ".join(title.split())) or f"(untitled {session_id})"
     when = _local(updated, zone).strftime("%m-%d %H:%M") if updated is not None else "new"
     return f"{when} · {name}"
 

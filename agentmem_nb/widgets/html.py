@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from typing import Any
 
 import nh3
 from markdown_it import MarkdownIt
 
-__all__ = ["escape", "safe_markdown", "pretty_json"]
+__all__ = ["displayable", "escape", "safe_markdown", "pretty_json"]
 
 # "commonmark" with html=False: raw HTML in the source is escaped, not passed through.
 _md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
@@ -26,14 +27,28 @@ _ALLOWED_TAGS = {
 _ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "th": {"align"}, "td": {"align"}}
 
 
+# A lone surrogate (from a JSON escape such as "\ud800", which the store keeps as written) cannot be encoded as
+# UTF-8, so it can neither cross to the browser nor pass through nh3; on screen it becomes U+FFFD, the replacement
+# character. Only the display changes: files and frames keep the text as it is.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def displayable(text: object) -> str:
+    """``str(text)`` with every lone surrogate shown as U+FFFD (``�``), so it can be sent to the browser."""
+    value = str(text)
+    if value.isascii() or not _LONE_SURROGATE.search(value):
+        return value
+    return _LONE_SURROGATE.sub("\ufffd", value)
+
+
 def escape(text: object) -> str:
-    """Plain text -> HTML text (quotes included)."""
-    return html.escape(str(text), quote=True)
+    """Plain text -> HTML text (quotes included), displayable (see :func:`displayable`)."""
+    return html.escape(displayable(text), quote=True)
 
 
 def safe_markdown(text: str) -> str:
     """Markdown -> sanitised HTML. Links keep http(s)/mailto only and open with ``rel="noopener noreferrer"``."""
-    rendered = _md.render(text or "")
+    rendered = _md.render(displayable(text or ""))
     return nh3.clean(
         rendered,
         tags=_ALLOWED_TAGS,

@@ -46,7 +46,7 @@ from agentmem_nb.messages import Message
 from agentmem_nb.store import MAX_WINDOW_SIDE
 from agentmem_nb.widgets._callbacks import WidgetError
 from agentmem_nb.widgets._follow import FollowsChat
-from agentmem_nb.widgets.html import escape
+from agentmem_nb.widgets.html import displayable, escape
 
 if TYPE_CHECKING:
     from agentmem_nb.store import MemoryStore, MessageFile, UserMemory
@@ -564,7 +564,7 @@ class MemoryInspector(FollowsChat, widgets.VBox):
         self._hit_buttons = []
         chosen = self.window.hit if self.window is not None else None
         for index, hit in enumerate(self.hits):
-            button = widgets.Button(description=hit.label, tooltip=hit.explain or hit.label,
+            button = widgets.Button(description=displayable(hit.label), tooltip=displayable(hit.explain or hit.label),
                                     layout=widgets.Layout(width="100%"),
                                     button_style="info" if hit == chosen else "")
             button.add_class("amn-inspector-hit")

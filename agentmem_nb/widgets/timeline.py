@@ -41,7 +41,7 @@ from agentmem_nb.frames.tools import tool_calls_from_log
 from agentmem_nb.identifiers import check_user_id
 from agentmem_nb.widgets._callbacks import WidgetError
 from agentmem_nb.widgets._follow import FollowsChat
-from agentmem_nb.widgets.html import escape, pretty_json
+from agentmem_nb.widgets.html import displayable, escape, pretty_json
 from agentmem_nb.widgets.inspector import cell_text
 
 if TYPE_CHECKING:
@@ -375,7 +375,7 @@ class ToolTimeline(FollowsChat, widgets.VBox):
             self.lanes_picker.value = self.lanes
             f = self.filters
             tools = sorted(set(self.all_calls["tool"].dropna())) if len(self.all_calls) else []
-            tools = sorted(set(tools) | set(f.tools or ()))
+            tools = [(displayable(t), t) for t in sorted(set(tools) | set(f.tools or ()))]  # labels go to the browser
             if list(self.tool_filter.options) != tools:
                 self.tool_filter.options = tools
             self.tool_filter.value = tuple(f.tools or ())
@@ -391,7 +391,7 @@ class ToolTimeline(FollowsChat, widgets.VBox):
             self.end_filter.value = _as_date(f.end)
             shown = self.frame.tail(self.max_rows)
             offset = len(self.frame) - len(shown)
-            picks = [(f"#{offset + i} {cell_text(ts)} {tool} ({cell_text(session)})", offset + i)
+            picks = [(displayable(f"#{offset + i} {cell_text(ts)} {tool} ({cell_text(session)})"), offset + i)
                      for i, (ts, tool, session) in enumerate(zip(shown["ts"], shown["tool"], shown["session_id"]))
                      ] if len(shown) else []
             if list(self.call_picker.options) != picks:

@@ -118,3 +118,11 @@ def test_a_write_to_a_corrupt_file_rebuilds_first_and_keeps_the_rest(mem: UserMe
 def test_reading_a_missing_file_creates_nothing(mem: UserMemory) -> None:
     assert mem.conversations.list() == [] and mem.conversations.get("s1") is None
     assert not mem.directory.exists()
+
+
+def test_a_title_with_a_lone_surrogate_is_stored_and_read_back_exactly(mem: UserMemory) -> None:
+    title = "notes \ud800 and 蓝莓"  # a str can hold one (from a JSON "\ud800" escape); UTF-8 cannot
+    mem.conversations.create("s1", title=title)
+    mem.conversations.rename("s1", title + "!")
+    assert mem.conversations.get("s1").title == title + "!"
+    assert json.loads(mem.conversations.path.read_bytes())["s1"]["title"] == title + "!"
