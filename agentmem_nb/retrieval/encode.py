@@ -65,9 +65,10 @@ class BlockEncoder:
         self.max_chunks = max_chunks
         self._start_afresh()
 
-    def clear(self) -> None:
-        """Forget the chunk table (its memory goes; the tokenizer still remembers the chunks' terms)."""
-        if len(self._ids) > 1:
+    def clear(self, *, keep: int = 0) -> None:
+        """Forget the chunk table if it holds more than ``keep`` chunks (its memory goes; the tokenizer still
+        remembers the chunks' terms)."""
+        if len(self._ids) > max(1, keep):
             self._start_afresh()
 
     def _start_afresh(self) -> None:

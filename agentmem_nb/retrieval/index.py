@@ -48,6 +48,7 @@ _READ_STEP = 8192  # records per read and per encoded block: large enough that p
 # Term occurrences tallied into the term index at once: enough to gather the many small files of a "days" index
 # into one tally, few enough that the tally's arrays stay in the CPU caches (larger tallies measured slower).
 _TALLY_TERMS = 250_000
+_KEEP_CHUNKS = 20_000  # chunk tables up to this size (about 2 MB) outlive a refresh
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,9 +240,10 @@ class KindIndex:
                     self._tally()  # what was read in full stays indexed, the arrays in step with the terms
                     raise
                 finally:
-                    # The chunk table pays off within a large read; between queries it would only hold memory
-                    # (a few appended messages are looked up through the tokenizer's own memo just as well).
-                    self.encoder.clear()
+                    # A large chunk table pays off within a large read; between queries it would only hold memory
+                    # (appended messages are looked up through the tokenizer's own memo nearly as fast). A small one
+                    # is kept: it makes the next append cheaper.
+                    self.encoder.clear(keep=_KEEP_CHUNKS)
                 self._tally()
                 return followers
             raise RuntimeError("the memory files kept changing while they were being indexed; try again")
