@@ -7,9 +7,9 @@ bytes of those lines become dicts:
 * the bytes are read in large contiguous chunks (one ``pread`` each, memory bounded by the chunk size);
 * a chunk whose lines are all readable records (the usual case: its newline count equals its record count) is parsed
   as one JSON array by ``orjson`` — one call instead of one per line;
-* otherwise (a skipped line or a blank line inside the chunk), or when ``orjson`` refuses something the standard
-  parser accepts (``NaN``, integers beyond 64 bits, lone surrogates), each record is parsed on its own, with the
-  standard library as the last word — the parser the store itself used to accept the line.
+* otherwise (a skipped line or a blank line inside the chunk, an integer long enough for orjson to round it), or when
+  ``orjson`` refuses something the standard parser accepts (``NaN``, lone surrogates), each record is parsed on its
+  own by the store's own ``loads_record`` — exactly as the store parsed the line.
 
 The index comes from ``JsonlFile.index_snapshot``, a consistent copy taken under the file's lock.
 """
@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from agentmem_nb.store import JsonlFile
+from agentmem_nb.store.jsonl import fast_parse_exact, loads_record
 
 try:  # orjson is 3-5x faster than json for this; it is optional (a transitive dependency of langgraph today).
     import orjson
@@ -102,7 +103,7 @@ def _parse_chunk(blob: bytes, starts: np.ndarray, stats: ReadStats) -> list[dict
     count = len(starts)
     # Every record's span ends with its own newline; if the chunk holds no other newline, the chunk is exactly the
     # records, one per line (no skipped or blank line between them) and can be parsed as one array.
-    if blob.count(b"\n") == count:
+    if blob.count(b"\n") == count and fast_parse_exact(blob):
         try:
             records = _fast_loads(b"[" + blob[:-1].replace(b"\n", b",") + b"]")
         except _FastError:
@@ -119,8 +120,4 @@ def _parse_chunk(blob: bytes, starts: np.ndarray, stats: ReadStats) -> list[dict
 
 
 def _loads_line(line: bytes) -> dict[str, Any]:
-    try:
-        return _fast_loads(line)
-    except _FastError:
-        # The store accepted this line with json.loads on its UTF-8 text; do exactly that.
-        return json.loads(line.decode("utf-8"))
+    return loads_record(line)  # exactly as the store parsed it (orjson where exact, else the standard parser)

@@ -43,6 +43,7 @@ from agentmem_nb.frames.messages import _Columns, _read_file, _scan_records, _to
 from agentmem_nb.frames.tools import ToolSource, tool_calls_from_log, tool_calls_from_messages
 from agentmem_nb.store import MessageFile, UserMemory
 from agentmem_nb.store._fs import flocked
+from agentmem_nb.store.jsonl import fast_parse_exact
 
 __all__ = ["LayerFollower"]
 
@@ -282,6 +283,8 @@ def _clean_records(lines: list[bytes], *, after: int) -> tuple[np.ndarray, list[
     ids = []
     for line in lines:
         if line[:1] != b"{":  # (also keeps a BOM or UTF-16 line away from a fallback parser that would take it)
+            return None
+        if not fast_parse_exact(line):  # a long integer: orjson would round it (the index path parses it exactly)
             return None
         try:
             record = _fast_loads(line)

@@ -26,6 +26,7 @@ import bisect
 import json
 import operator
 import os
+import re
 import threading
 import warnings
 from array import array
@@ -40,7 +41,7 @@ from agentmem_nb.messages import parse_message_id
 from agentmem_nb.store._fs import flocked
 from agentmem_nb.store.problems import Problem, ProblemKind
 
-__all__ = ["Durability", "IOStats", "IndexSnapshot", "JsonlFile"]
+__all__ = ["Durability", "IOStats", "IndexSnapshot", "JsonlFile", "fast_parse_exact", "loads_record"]
 
 try:  # Indexing is dominated by JSON parsing; orjson parses a line 3-5x faster than the standard library.
     import orjson
@@ -62,6 +63,7 @@ _TAIL_CHUNK = 4096
 _ID_LIMIT = 2**53
 
 
+_NOT_PARSED = object()
 _SKIP = object()  # a line the indexer skips (blank, not UTF-8, not JSON, not an object)
 
 
@@ -80,13 +82,27 @@ def _tail_id(raw: bytes) -> int | None | object:
     return _usable_id(record.get("message_id"))
 
 
-def _loads_record(raw: bytes) -> Any:
-    """Parse a line the index accepted, the way it accepted it: orjson first, the standard parser for what orjson
-    refuses (NaN, integers beyond 64 bits, escaped lone surrogates)."""
-    try:
-        return _fast_loads(raw)
-    except _FAST_ERRORS:
-        return json.loads(raw.decode("utf-8"))
+# orjson turns an integer beyond 64 bits into a float, silently dropping digits, where the standard parser keeps it
+# exact. Such an integer has at least 19 digits in a row, so bytes with a run that long go to the standard parser
+# (a cheap C-level scan; a long number in a message's text only costs that line the slower parser).
+_LONG_DIGITS = re.compile(rb"\d{19}")
+
+
+def fast_parse_exact(raw: bytes) -> bool:
+    """Whether orjson parses ``raw`` exactly as the standard parser would, wherever both accept it."""
+    return _LONG_DIGITS.search(raw) is None
+
+
+def loads_record(raw: bytes) -> Any:
+    """Parse a line the index accepted, the way the index parsed it: orjson where it is exact, the standard parser
+    for what orjson refuses (NaN, escaped lone surrogates) or would round (integers beyond 64 bits). Raises
+    ``ValueError`` for a line neither accepts."""
+    if fast_parse_exact(raw):
+        try:
+            return _fast_loads(raw)
+        except _FAST_ERRORS:
+            pass
+    return json.loads(raw.decode("utf-8"))
 
 
 def _usable_id(raw: object) -> int | None:
@@ -241,6 +257,8 @@ class JsonlFile:
         """
         if self._id_pos is not None:  # positions of out-of-order ids are being kept per line
             return False
+        if not fast_parse_exact(block):
+            return False
         lines = block.split(b"\n")
         lines.pop()  # the block ends with a newline: the last piece is empty
         try:
@@ -278,11 +296,15 @@ class JsonlFile:
         self._lineno += 1
         if not raw.strip():
             return
-        try:
-            record = _fast_loads(raw)
-        except _FAST_ERRORS:
-            # orjson accepts a strict subset of what the standard parser does (it refuses NaN, integers beyond 64
-            # bits and escaped lone surrogates), so the standard parser has the last word: same lines accepted.
+        record: Any = _NOT_PARSED
+        if fast_parse_exact(raw):
+            try:
+                record = _fast_loads(raw)
+            except _FAST_ERRORS:
+                pass
+        if record is _NOT_PARSED:
+            # orjson accepts a strict subset of what the standard parser does (it refuses NaN and escaped lone
+            # surrogates), so the standard parser has the last word: same lines accepted, big integers exact.
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -425,7 +447,7 @@ class JsonlFile:
             # and parsing them along with the record would make the read raise.
             newline = blob.find(b"\n", offset - first, end)
             line = blob[offset - first : newline if newline >= 0 else end]
-            out.append((mid, _loads_record(line)))
+            out.append((mid, loads_record(line)))
         return out
 
     def _read_at_once(self, positions: list[int]) -> list[tuple[int, dict[str, Any]]]:
@@ -440,7 +462,7 @@ class JsonlFile:
                 handle.seek(offset)
                 line = handle.readline()
                 self._count_read(len(line))
-                out.append((mid, _loads_record(line)))
+                out.append((mid, loads_record(line)))
         return out
 
     def iter_records(self) -> Iterator[tuple[int, dict[str, Any]]]:

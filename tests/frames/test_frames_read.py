@@ -40,6 +40,8 @@ ODD_LINES: list[bytes] = [
     (b'{"ts": "2026-04-08T10:00:14.000001+05:45", "role": "user", "content": "\\u4f60\\u597d odd offset",'
      b' "meta": {"session_id": "s9", "tool_calls": [{"name": "t", "input": "{\\"k\\": 1}"}, {"bad": 1}, "x"]}}'),
     b'{"ts": "2026-04-08 10:00:15.000001+08:00", "role": "user", "content": "space separator"}\r',
+    # orjson would round these to floats; the store (and so the frame) keeps them exact
+    b'{"ts": "2026-04-08T10:00:16.000001+08:00", "role": "user", "content": [12345678901234567890123, -9223372036854775809]}',
 ]
 
 

@@ -9,6 +9,7 @@ bulk path folds in one pass). Small chunk sizes make files with many blocks, som
 
 from __future__ import annotations
 
+import json
 import tempfile
 import warnings
 from collections.abc import Iterator
@@ -187,3 +188,19 @@ def test_the_hook_refusing_leaves_the_index_untouched(tmp_path: Path) -> None:
         assert layer.index_snapshot().ids.tolist() == [1, 2, 3, 4, 5]
     assert (layer.stats.lines_indexed, layer.stats.lines_bulk) == (5, 0)
     assert layer.next_id == 6
+
+
+def test_integers_beyond_64_bits_read_back_exactly(tmp_path: Path) -> None:
+    """orjson would turn them into floats (dropping digits); the store keeps what the line says, in reads and in the
+    search text of non-text content, whichever indexing path took the line."""
+    big = 12345678901234567890123
+    mem = MemoryStore(tmp_path, zone=ZONE).user("u")
+    for i in range(5):
+        mem.append(SESSION, "user", f"plain {i}")
+    add_bytes(_session_path(tmp_path), line({"ts": TIMES[0], "role": "user", "content": {"n": big},
+                                             "meta": {"n": -big}, "message_id": 6}))
+    layer = MemoryStore(tmp_path, zone=ZONE).user("u").session(SESSION)
+    got = layer.get(6)
+    assert got is not None and got.content == json.dumps({"n": big}) and got.meta == {"n": -big}
+    assert [m.message_id for m in layer.search(str(big))] == [6]
+    assert layer.messages()[-1].meta == {"n": -big}
