@@ -198,7 +198,10 @@ def _segments(fd: int, size: int) -> Iterator[memoryview]:
         want = min(SEGMENT_BYTES, size - position)
         data = os.pread(fd, want, position)
         while position + len(data) < size and data.rfind(b"\n") < 0:  # one line longer than a segment
-            data += os.pread(fd, min(SEGMENT_BYTES, size - position - len(data)), position + len(data))
+            more = os.pread(fd, min(SEGMENT_BYTES, size - position - len(data)), position + len(data))
+            if not more:  # cut short by someone who ignores the lock: stop rather than loop
+                raise Refused("the file shrank while it was read")
+            data += more
         if len(data) < want:
             raise Refused("the file shrank while it was read")
         piece = memoryview(data)
