@@ -2,7 +2,9 @@
 
 The view subscribes to the chat's :meth:`~agentmem_nb.widgets.ChatWidget.on_turn` with ``weak=True``: the chat does
 not keep a view alive (a closed view is collected and drops out of the chat's list by itself), and the view holds
-only the subscription handle, so neither keeps the other alive through a cycle. Each refresh is the view's own
+only the subscription handle, so the chat never keeps a view alive. (The view and its link do form a cycle: a view
+dropped without ``close()`` or ``unfollow()`` goes on refreshing until the garbage collector's next pass; close it
+to stop at once.) Each refresh is the view's own
 :meth:`refresh` — incremental through its :class:`~agentmem_nb.frames.LayerFollower`, so it reads the lines the turn
 appended, not the history — and keeps what the person chose: layer, scope, filters, search, the chosen hit or call,
 the window's sides.
