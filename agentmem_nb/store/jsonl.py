@@ -258,8 +258,9 @@ class JsonlFile:
         """
         if self._id_pos is not None:  # positions of out-of-order ids are being kept per line
             return False
-        if not fast_parse_exact(block):
-            return False
+        # No fast_parse_exact scan here: orjson's rounding of a long integer cannot reach this path's result (such
+        # an id comes back a float and is refused below; content must be text), so only the per-line path and
+        # record reads, which keep whole records, need it.
         lines = block.split(b"\n")
         lines.pop()  # the block ends with a newline: the last piece is empty
         try:
