@@ -36,9 +36,7 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 def displayable(text: object) -> str:
     """``str(text)`` with every lone surrogate shown as U+FFFD (``�``), so it can be sent to the browser."""
     value = str(text)
-    if value.isascii() or not _LONE_SURROGATE.search(value):
-        return value
-    return _LONE_SURROGATE.sub("\ufffd", value)
+    return value if value.isascii() else _LONE_SURROGATE.sub("\ufffd", value)
 
 
 def escape(text: object) -> str:

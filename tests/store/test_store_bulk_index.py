@@ -118,10 +118,9 @@ def test_bulk_and_per_line_indexing_see_the_same_file(items: list[tuple[str, Any
             expected = observe(Path(tmp), search_first=search_first)
         with chunk_size(chunk):
             got = observe(Path(tmp), search_first=search_first)
-    assert expected.pop("bulk") == 0
-    bulk = got.pop("bulk")
+    assert expected.pop("bulk") == 0  # the switch really turned the bulk path off
+    got.pop("bulk")  # how much the bulk path took is counted in the tests below
     assert got == expected
-    assert bulk <= len(expected["ids"])
 
 
 def _session_path(root: Path) -> Path:
