@@ -47,10 +47,10 @@ from typing import Any
 
 import numpy as np
 
-from agentmem_nb.frames._read import _loads_line
 from agentmem_nb.frames._time import NAT_US, canonical_rows_us, fill_missing_us, parse_rest_us
 from agentmem_nb.store import MessageFile
 from agentmem_nb.store._fs import flocked
+from agentmem_nb.store.jsonl import loads_record
 
 try:
     import pyarrow as pa
@@ -329,7 +329,7 @@ def _absorb(parts: _Parts, table: Any, segment: memoryview, bounds: tuple[np.nda
     parts.n_tool_calls.append(counts)
     if calls:
         for row in with_calls.tolist():
-            record = _loads_line(bytes(segment[starts[row] : ends[row]]))
+            record = loads_record(bytes(segment[starts[row] : ends[row]]))
             parts.calls.append((parts.rows + row, record["meta"]["tool_calls"]))
     parts.rows += rows
 

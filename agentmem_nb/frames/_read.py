@@ -115,9 +115,5 @@ def _parse_chunk(blob: bytes, starts: np.ndarray, stats: ReadStats) -> list[dict
     out = []
     for offset in starts.tolist():
         line = blob[offset : blob.index(b"\n", offset)]
-        out.append(_loads_line(line))
+        out.append(loads_record(line))  # exactly as the store parsed it
     return out
-
-
-def _loads_line(line: bytes) -> dict[str, Any]:
-    return loads_record(line)  # exactly as the store parsed it (orjson where exact, else the standard parser)
