@@ -133,10 +133,9 @@ class Tokenizer:
 
             self._lemma = lambda word: simplemma.lemmatize(word, lang="en")
         self._chunk_cache: dict[str, tuple[str, ...]] = {}
-        # Chunks whose terms were worked out, and how many of them needed the token regex (complexity tests count
-        # them; approximate if several threads tokenise at once).
+        # Chunks whose terms were worked out (complexity tests count them; approximate if several threads tokenise
+        # at once).
         self.chunks_learnt = 0
-        self.chunks_analysed = 0
 
     def __repr__(self) -> str:
         return f"Tokenizer({self.config!r})"
@@ -211,7 +210,6 @@ class Tokenizer:
         for chunk in compress(todo, map(not_, plain_flags)):
             if chunk in found:
                 continue
-            self.chunks_analysed += 1
             terms: list[str] = []
             for cjk, word in _TOKEN_RE.findall(chunk):
                 if cjk:
