@@ -94,12 +94,8 @@ class TermIndex:
         """Sum of every document's length in terms."""
         return self._total_length
 
-    def term_id(self, term: str) -> int:
-        """The id of ``term``, given on first sight (ids are dense: 0, 1, 2, …)."""
-        return self.term_ids([term])[0]
-
     def term_ids(self, terms: Sequence[str]) -> list[int]:
-        """:meth:`term_id` of each term."""
+        """The id of each term, given on first sight (ids are dense: 0, 1, 2, …)."""
         ids = self._ids
         new = list(dict.fromkeys(filterfalse(ids.__contains__, terms)))
         if new:

@@ -3,7 +3,7 @@
 A fresh process that searches a large session first builds its index: every message is tokenised once. Doing that
 one word at a time in Python (regex match, stop-word test, stem lookup, counter update, postings append) cost about
 100 µs per message. Here the Python work is per *distinct chunk* instead (a chunk is a whitespace-separated piece of
-the normalised text, such as ``holiday,``): the first time a chunk is seen, :meth:`Tokenizer.chunk_terms` turns it
+the normalised text, such as ``holiday,``): the first time a chunk is seen, :meth:`Tokenizer.chunk_terms_many` turns it
 into terms and each term into its id; after that the chunk costs one dict lookup inside a C-level ``map``. A
 conversation repeats the same few thousand chunks, so the per-word work is a handful of C-level passes
 (``str.split``, ``map``, ``numpy``) over the block.

@@ -145,7 +145,7 @@ class Tokenizer:
     def terms(self, text: str) -> list[str]:
         """Index terms of ``text`` in order of appearance (repeats kept: they are term frequencies).
 
-        This is the definition; bulk indexing takes the faster route of :meth:`chunks` and :meth:`chunk_terms`,
+        This is the definition; bulk indexing takes the faster route of :meth:`chunks` and :meth:`chunk_terms_many`,
         which gives the same terms (a property the tests check on arbitrary text).
         """
         out: list[str] = []
@@ -172,20 +172,14 @@ class Tokenizer:
 
         No term ever spans whitespace (a token is a run of letters, digits or CJK characters, with inner
         apostrophes), so the terms of a text are the terms of its chunks one after the other. A conversation
-        repeats the same few thousand chunks, so :meth:`chunk_terms` does the regex and stemming work once per
+        repeats the same few thousand chunks, so :meth:`chunk_terms_many` does the regex and stemming work once per
         distinct chunk, not once per word of every message.
         """
         return Tokenizer.normalize(text).split()
 
-    def chunk_terms(self, chunk: str) -> tuple[str, ...]:
-        """Index terms of one chunk (see :meth:`chunks`), memoised."""
-        found = self._chunk_cache.get(chunk)
-        if found is None:
-            found = self.chunk_terms_many([chunk])[0]
-        return found
-
     def chunk_terms_many(self, chunks: Sequence[str]) -> list[tuple[str, ...]]:
-        """:meth:`chunk_terms` of each chunk, for many at once (what a block of new messages brings).
+        """Index terms of each chunk (see :meth:`chunks`), memoised; many at once (what a block of new messages
+        brings).
 
         Most chunks of a chat are one plain word: ASCII letters or digits only. Such a chunk is its only token, so
         its terms follow from the stop list and the stemmer without the regex: these are sorted out with C-level
