@@ -480,7 +480,6 @@ class _Turn:
         self.step = 0  # AIMessages seen: the step that issued the calls now running
         self.error: str | None = None
         self.rejected: list[ToolCall] = []
-        self.helpers = helpers
         self.record = _TurnRecord(system_prompt="", helpers=helpers)
 
     def _time(self, name: str, since: float) -> float:
@@ -509,7 +508,7 @@ class _Turn:
                 self.error = _short(f"The agent could not read the memory for this turn: {type(exc).__name__}: "
                                     f"{exc} (run `agentmem-nb problems` to check the user's files).")
             self.record = _TurnRecord(system_prompt=system_prompt_for(context, now=to_zone(now, user.store.zone)),
-                                      helpers=self.helpers)
+                                      helpers=self.record.helpers)
             tick = self._time("context", tick)
             self.agent.tools.turn = scope
             self.agent.recorder.record = self.record
@@ -615,10 +614,12 @@ class _Turn:
                         duration_ms=duration)
 
     def _trace(self) -> tuple[ToolCall, ...]:
+        trace: list[ToolCall] = []
         for issued in self.calls:
             if issued.finished is None:  # no result came back: it failed, or the turn ended before it ran
                 issued.finished = self._finished(issued, None)
-        return tuple([issued.finished for issued in self.calls if issued.finished is not None] + self.rejected)
+            trace.append(issued.finished)
+        return tuple(trace + self.rejected)
 
     # ------------------------------------------------------------------ (5)-(7) persist
 
