@@ -29,10 +29,13 @@ its events need a ``user_id`` (and may have ``kind``, ``"turn"`` when absent), s
 from __future__ import annotations
 
 import weakref
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentmem_nb import frames
 from agentmem_nb.widgets._callbacks import CallbackErrors
+
+if TYPE_CHECKING:
+    from agentmem_nb.store import UserMemory
 
 __all__ = ["FollowsChat", "TurnSource", "Subscription"]
 
@@ -80,7 +83,16 @@ class FollowsChat(CallbackErrors):
 
     def _init_follow(self) -> None:
         self._links = []
+        self._followers = {}
         self.auto_refreshes = 0
+
+    def _follower(self) -> frames.LayerFollower:
+        """The current user's incremental reader, made at the first look (one per user: switching back resumes)."""
+        assert self.user_id is not None
+        follower = self._followers.get(self.user_id)
+        if follower is None:
+            follower = self._followers[self.user_id] = frames.LayerFollower(self.mem)
+        return follower
 
     def follow(self, chat: TurnSource, *, follow_user: bool = False) -> Subscription:
         """Refresh this view after every turn (and switch) of ``chat``; returns the subscription (``close()`` it, or
@@ -148,6 +160,11 @@ class FollowsChat(CallbackErrors):
             self.auto_refreshes += 1
         except Exception as exc:  # noqa: BLE001 - shown in this view; the chat and the other views carry on
             self._show_error(_ACTION, exc)
+
+    @property
+    def mem(self) -> UserMemory:
+        """The current user's memory (the view's own property)."""
+        raise NotImplementedError(f"{type(self).__name__} must define mem")
 
     def select_user(self, user_id: str) -> None:
         """Show ``user_id``'s memory (the view's own method)."""

@@ -190,7 +190,6 @@ class MemoryInspector(FollowsChat, widgets.VBox):
         self.window: InspectorWindow | None = None
         self._before = _clamp(before)
         self._after = _clamp(after)
-        self._followers: dict[str, frames.LayerFollower] = {}
         self._hit_buttons: list[widgets.Button] = []
         self._init_callbacks()  # errors, error_area, _syncing
 
@@ -393,13 +392,6 @@ class MemoryInspector(FollowsChat, widgets.VBox):
         allowed = {"long_term": "'history'", "tool_calls": "'sessions' or 'log'"}.get(self.layer)
         choices = f"{allowed} or None" if allowed else "None (this layer has no scopes)"
         raise ValueError(f"scope {scope!r} does not apply to the {self.layer!r} layer: use {choices}")
-
-    def _follower(self) -> frames.LayerFollower:
-        assert self.user_id is not None
-        follower = self._followers.get(self.user_id)
-        if follower is None:
-            follower = self._followers[self.user_id] = frames.LayerFollower(self.mem)
-        return follower
 
     def _layer_frame(self) -> pd.DataFrame:
         if self.user_id is None:

@@ -126,7 +126,6 @@ class ToolTimeline(FollowsChat, widgets.VBox):
         """The calls that pass the filters, oldest first."""
         self.selected: int | None = None
         """Position in :attr:`frame` of the call shown in the detail panel."""
-        self._followers: dict[str, frames.LayerFollower] = {}
         self._init_callbacks()  # errors, error_area, _syncing
 
         self.user_picker = widgets.Dropdown(description="User", options=[], layout=widgets.Layout(width="auto"),
@@ -292,10 +291,7 @@ class ToolTimeline(FollowsChat, widgets.VBox):
         if self.user_id is None:
             self.all_calls = _empty_calls()
         else:
-            follower = self._followers.get(self.user_id)
-            if follower is None:
-                follower = self._followers[self.user_id] = frames.LayerFollower(self.mem)
-            self.all_calls = follower.tool_calls(source=self.source)
+            self.all_calls = self._follower().tool_calls(source=self.source)
         self._apply()
 
     def _apply(self) -> None:
