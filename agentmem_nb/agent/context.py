@@ -86,8 +86,8 @@ def _daily_from_other_sessions(user: UserMemory, day: str, session_id: str, limi
     :data:`DAILY_SCAN_MAX` messages more than asked for.
     """
     day_file = user.daily(day)
-    cap = limit + max(0, DAILY_SCAN_MAX)
-    want = min(max(limit + first_read, 1), cap)
+    cap = limit + DAILY_SCAN_MAX
+    want = min(limit + first_read, cap)
     while True:
         pool = day_file.tail(want)
         others = [m for m in pool if m.session_id != session_id]
