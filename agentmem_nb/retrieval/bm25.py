@@ -30,7 +30,8 @@ import numpy as np
 __all__ = ["BM25Params", "TermIndex", "CorpusStats", "idf", "score_into", "score_query", "explain_terms"]
 
 _EMPTY = np.zeros(0, dtype=np.int64)
-# Up to this many documents, add_block counts in plain Python: numpy's fixed cost per call would dominate.
+# Up to this many documents, add_block counts (and BlockEncoder.encode tokenises) in plain Python: numpy's fixed
+# cost per call would dominate.
 SMALL_BLOCK = 16
 
 

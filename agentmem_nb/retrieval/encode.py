@@ -20,7 +20,7 @@ from itertools import accumulate, chain
 
 import numpy as np
 
-from agentmem_nb.retrieval.bm25 import TermIndex
+from agentmem_nb.retrieval.bm25 import SMALL_BLOCK, TermIndex
 from agentmem_nb.retrieval.tokenize import Tokenizer
 
 __all__ = ["BlockEncoder"]
@@ -28,8 +28,6 @@ __all__ = ["BlockEncoder"]
 # Distinct chunks remembered by one encoder before its table starts afresh (about 100 bytes each): this bounds the
 # memory of an index over a huge, varied history; starting afresh only costs re-learning the chunks seen next.
 MAX_CHUNKS = 500_000
-# Up to this many texts, a block is encoded with plain Python (cheaper than numpy's fixed cost per call).
-SMALL_BLOCK = 16
 
 
 _SEPARATOR = "\x00"
@@ -65,10 +63,10 @@ class BlockEncoder:
         self.max_chunks = max_chunks
         self._start_afresh()
 
-    def clear(self, *, keep: int = 0) -> None:
+    def clear(self, *, keep: int) -> None:
         """Forget the chunk table if it holds more than ``keep`` chunks (its memory goes; the tokenizer still
         remembers the chunks' terms)."""
-        if len(self._ids) > max(1, keep):
+        if len(self._ids) > keep:
             self._start_afresh()
 
     def _start_afresh(self) -> None:
@@ -104,31 +102,23 @@ class BlockEncoder:
         if len(self._ids) > self.max_chunks:
             self._start_afresh()
         try:
-            return self._encode(texts)
+            return self._encode_few(texts) if len(texts) <= SMALL_BLOCK else self._encode_many(texts)
         except BaseException:
             self._start_afresh()  # chunks given ids but not learnt would otherwise point past the table
             raise
-
-    def _encode(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        return self._encode_few(texts) if len(texts) <= SMALL_BLOCK else self._encode_many(texts)
 
     def _encode_many(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """The block path: a few C-level passes over all the texts' chunks."""
         # One split of the whole block rather than one per text: the texts are joined around a separator chunk
         # (NUL, which has no terms); where the separators fall gives each text's chunks. A text that itself holds a
-        # NUL would move the boundaries, so such a block is split text by text.
-        normalised = list(map(Tokenizer.normalize, texts))
-        joined = _JOIN.join(normalised)
-        if joined.count(_SEPARATOR) == len(texts) - 1:
-            chunk_ids = np.fromiter(map(self._ids.__getitem__, joined.split()), dtype=np.int64)
-            is_separator = chunk_ids == _SEPARATOR_ID
-            per_text = np.diff(np.flatnonzero(is_separator), prepend=-1, append=len(chunk_ids)) - 1
-            chunk_ids = chunk_ids[~is_separator]
-        else:
-            pieces = list(map(str.split, normalised))
-            per_text = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
-            chunk_ids = np.fromiter(map(self._ids.__getitem__, chain.from_iterable(pieces)), dtype=np.int64,
-                                    count=int(per_text.sum()))
+        # NUL would move the boundaries, so such a block goes the text-by-text way of _encode_few.
+        joined = _JOIN.join(map(Tokenizer.normalize, texts))
+        if joined.count(_SEPARATOR) != len(texts) - 1:
+            return self._encode_few(texts)
+        chunk_ids = np.fromiter(map(self._ids.__getitem__, joined.split()), dtype=np.int64)
+        is_separator = chunk_ids == _SEPARATOR_ID
+        per_text = np.diff(np.flatnonzero(is_separator), prepend=-1, append=len(chunk_ids)) - 1
+        chunk_ids = chunk_ids[~is_separator]
         self._learn_pending()
         total = len(chunk_ids)
         if not total:
