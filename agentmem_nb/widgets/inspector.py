@@ -708,8 +708,12 @@ _ROW_KEYS: dict[str, tuple[str, ...]] = {
 """Columns that name a row of a non-message layer (its position moves when rows are added before it)."""
 
 
+def _key_columns(frame: pd.DataFrame, view: str) -> list[str]:
+    return [c for c in _ROW_KEYS.get(view, ()) if c in frame.columns]
+
+
 def _row_identity(frame: pd.DataFrame, position: int, view: str) -> tuple[Any, ...] | None:
-    columns = [c for c in _ROW_KEYS.get(view, ()) if c in frame.columns]
+    columns = _key_columns(frame, view)
     if not columns:
         return None
     return tuple(frame[c].iloc[position] for c in columns)
@@ -718,7 +722,7 @@ def _row_identity(frame: pd.DataFrame, position: int, view: str) -> tuple[Any, .
 def _find_row(frame: pd.DataFrame, identity: tuple[Any, ...], view: str, *, hint: int) -> int | None:
     """Where the row named ``identity`` is now: ``hint`` (its old position) when it has not moved — the usual case,
     rows are appended — else the first match, compared column by column without a Python loop over the rows."""
-    columns = [c for c in _ROW_KEYS.get(view, ()) if c in frame.columns]
+    columns = _key_columns(frame, view)
     if len(columns) != len(identity) or not len(frame) or any(pd.isna(v) for v in identity):
         return None  # a missing value names nothing (and pd.NA cannot even be compared)
     if hint < len(frame) and all(not pd.isna(v := frame[c].iloc[hint]) and bool(v == w)

@@ -42,7 +42,7 @@ from agentmem_nb.identifiers import check_user_id
 from agentmem_nb.widgets._callbacks import WidgetError
 from agentmem_nb.widgets._follow import FollowsChat
 from agentmem_nb.widgets.html import displayable, escape, pretty_json
-from agentmem_nb.widgets.inspector import cell_text
+from agentmem_nb.widgets.inspector import _find_row, _row_identity, cell_text
 
 if TYPE_CHECKING:
     from agentmem_nb.store import MemoryStore, UserMemory
@@ -296,25 +296,14 @@ class ToolTimeline(FollowsChat, widgets.VBox):
 
     def _apply(self) -> None:
         f = self.filters
-        previous = self._selected_key()
+        chosen = self.selected if self.selected is not None and self.selected < len(self.frame) else None
+        previous = _row_identity(self.frame, chosen, "tool_calls") if chosen is not None else None
         self.frame = frames.filter_tool_calls(self.all_calls, tools=f.tools, keyword=f.keyword or None,
                                               session=f.session, start=f.start, end=f.end, status=f.status)
-        self.selected = self._find_key(previous)
+        # (session_id, turn, call_index) names one call, so the old position is only a hint for where it is now
+        self.selected = (_find_row(self.frame, previous, "tool_calls", hint=chosen)
+                         if previous is not None and chosen is not None else None)
         self._render()
-
-    def _selected_key(self) -> tuple[Any, ...] | None:
-        if self.selected is None or self.selected >= len(self.frame):
-            return None
-        row = self.frame.iloc[self.selected]
-        return (row["session_id"], row["turn"], row["call_index"])
-
-    def _find_key(self, key: tuple[Any, ...] | None) -> int | None:
-        if key is None or not len(self.frame):
-            return None
-        same = ((self.frame["session_id"] == key[0]) & (self.frame["turn"] == key[1])
-                & (self.frame["call_index"] == key[2])).to_numpy(dtype=bool, na_value=False)
-        positions = same.nonzero()[0]
-        return int(positions[0]) if len(positions) else None
 
     def _filter_from_controls(self) -> None:
         tools = tuple(self.tool_filter.value) or None
