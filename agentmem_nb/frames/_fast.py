@@ -47,10 +47,10 @@ from typing import Any
 
 import numpy as np
 
-from agentmem_nb.frames._time import NAT_US, canonical_rows_us, fill_missing_us, parse_rest_us
+from agentmem_nb.frames._time import canonical_rows_us, fill_missing_us, parse_rest_us, parse_ts_us
 from agentmem_nb.store import MessageFile
 from agentmem_nb.store._fs import flocked
-from agentmem_nb.store.jsonl import loads_record
+from agentmem_nb.store.jsonl import _ID_LIMIT, loads_record
 
 try:
     import pyarrow as pa
@@ -85,7 +85,6 @@ Two, or one on a single core, where a second would only contend with the caller'
 2-core machine this was tuned on, two workers used both cores when they were free — 1M messages in 2.7 s wall for
 4.7 s of CPU — and one worker was ~15% faster while another process kept a core busy.)"""
 
-_ID_LIMIT = 2**53  # the store's limit: a larger id is junk and gets a running id
 _LONG_LINE = 1024  # a line this long may nest deep enough to matter ...
 _MANY_BRACKETS = 512  # ... if it has this many opening brackets (orjson stops at depth 1024, json near 1000)
 _OPEN = ord("{")
@@ -112,9 +111,9 @@ class FastColumns:
     tags: np.ndarray  # object: a tuple per row (equal lists share one tuple)
     session_id: Any  # pa.ChunkedArray of string with nulls (``meta.session_id``), or None when not asked for
     n_tool_calls: np.ndarray  # int64
-    calls: list[tuple[int, list[Any]]] = field(default_factory=list)  # (row, raw meta.tool_calls) when asked for
-    end: int = 0  # bytes read: the file's size when read (it ends with a newline)
-    inode: tuple[int, int] = (0, 0)
+    calls: list[tuple[int, list[Any]]]  # (row, raw meta.tool_calls) when asked for
+    end: int  # bytes read: the file's size when read (it ends with a newline)
+    inode: tuple[int, int]
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -178,7 +177,7 @@ def _line_bounds(segment: memoryview, raw: np.ndarray) -> tuple[np.ndarray, np.n
     starts = np.empty(len(ends), dtype=np.int64)
     starts[0] = 0
     starts[1:] = ends[:-1] + 1
-    first = raw[np.minimum(starts, len(raw) - 1)]
+    first = raw[starts]  # each segment ends with a newline, so every start is inside it
     bad = np.flatnonzero(first != _OPEN)
     if len(bad):
         raise Refused(f"a line that does not start with '{{' (blank, indented, BOM or not an object) at byte "
@@ -238,8 +237,8 @@ def _ts_us(column: Any, zone: _dt.tzinfo | None) -> np.ndarray:
         if offsets[-1] - offsets[0] == 32 * count and (np.diff(offsets) == 32).all():
             data = np.frombuffer(chunk.buffers()[2], dtype=np.uint8, count=32 * count, offset=int(offsets[0]))
             out = canonical_rows_us(data.reshape(count, 32))
-    if out is None:  # nulls or other lengths: every row through the general rule
-        out = np.full(count, NAT_US, dtype=np.int64)
+    if out is None:  # nulls or other lengths: the store's general rule, vectorised where the shape allows
+        return parse_ts_us(chunk.to_pylist(), zone)
     parse_rest_us(out, lambda i: chunk[i].as_py(), zone)
     return out
 
@@ -352,11 +351,10 @@ def _finish(parts: _Parts, *, with_session_id: bool, end: int, inode: tuple[int,
     )
 
 
-def read_columns(file: MessageFile, *, calls: bool = False, min_bytes: int | None = None) -> FastColumns:
+def read_columns(file: MessageFile, *, calls: bool = False) -> FastColumns:
     """Every record of ``file`` in columns, or :class:`Refused` (see the module docstring)."""
     if pj is None:
         raise Refused("pyarrow is not installed")
-    threshold = FAST_MIN_BYTES if min_bytes is None else min_bytes
     try:
         fd = os.open(file.path, os.O_RDONLY)
     except FileNotFoundError:
@@ -366,8 +364,8 @@ def read_columns(file: MessageFile, *, calls: bool = False, min_bytes: int | Non
         with flocked(fd, exclusive=False):
             st = os.fstat(fd)
             size = st.st_size
-            if size == 0 or size < threshold:
-                raise TooSmall(f"{size} bytes: below the {threshold}-byte threshold")
+            if size == 0 or size < FAST_MIN_BYTES:
+                raise TooSmall(f"{size} bytes: below FAST_MIN_BYTES ({FAST_MIN_BYTES})")
             if os.pread(fd, 1, size - 1) != b"\n":
                 raise Refused("the last line has no newline (an unterminated tail)")
             with_session_id = file.kind == "daily"

@@ -43,12 +43,11 @@ from agentmem_nb.frames.messages import _Columns, _read_file, _scan_records, _to
 from agentmem_nb.frames.tools import ToolSource, tool_calls_from_log, tool_calls_from_messages
 from agentmem_nb.store import MessageFile, UserMemory
 from agentmem_nb.store._fs import flocked
-from agentmem_nb.store.jsonl import fast_parse_exact
+from agentmem_nb.store.jsonl import _ID_LIMIT, fast_parse_exact  # the store's id limit: a larger id is junk
 
 __all__ = ["LayerFollower"]
 
 
-_ID_LIMIT = 2**53  # the store's: a larger id is junk (it gets a running id)
 _TAIL = 256  # bytes before the end that must be unchanged for new bytes to be appends
 _REREAD = object()  # _appended_bytes: the file is not the one read
 

@@ -105,10 +105,8 @@ def test_seed_data_follows(seed_root) -> None:
     assert follower.sessions().equals(F.session_messages(mem))
 
 
-def test_after_a_columnar_load_refreshes_follow_bytes_not_the_index(mem, monkeypatch) -> None:
-    from agentmem_nb.frames import _fast
-
-    monkeypatch.setattr(_fast, "FAST_MIN_BYTES", 0)
+@pytest.mark.parametrize("reader", ["columnar"], indirect=True)  # columnar loads only
+def test_after_a_columnar_load_refreshes_follow_bytes_not_the_index(mem) -> None:
     viewer = MemoryStore(mem.store.root, zone=mem.store.zone).user(mem.user_id)  # a notebook; mem is the agent
     follower = F.LayerFollower(viewer)
     first = follower.session("s1")
@@ -133,10 +131,8 @@ def test_after_a_columnar_load_refreshes_follow_bytes_not_the_index(mem, monkeyp
     assert list(follower.session("s1")["content"])[-3:] == ["legacy", "after legacy", "ok"]
 
 
-def test_a_columnar_load_then_a_torn_tail_then_its_completion(mem, monkeypatch) -> None:
-    from agentmem_nb.frames import _fast
-
-    monkeypatch.setattr(_fast, "FAST_MIN_BYTES", 0)
+@pytest.mark.parametrize("reader", ["columnar"], indirect=True)  # columnar loads only
+def test_a_columnar_load_then_a_torn_tail_then_its_completion(mem) -> None:
     follower = F.LayerFollower(mem)
     rows = len(follower.session("s1"))
     path = mem.directory / "sessions" / "s1.jsonl"
@@ -164,10 +160,8 @@ def test_tool_calls_first_asked_for_after_messages_then_followed(mem) -> None:
     assert follower.stats.bytes_read - read == path.stat().st_size - size
 
 
-def test_a_file_rewritten_in_place_after_a_columnar_load_is_read_again(mem, monkeypatch) -> None:
-    from agentmem_nb.frames import _fast
-
-    monkeypatch.setattr(_fast, "FAST_MIN_BYTES", 0)
+@pytest.mark.parametrize("reader", ["columnar"], indirect=True)  # columnar loads only
+def test_a_file_rewritten_in_place_after_a_columnar_load_is_read_again(mem) -> None:
     follower = F.LayerFollower(mem)
     follower.session("s1")
     path = mem.directory / "sessions" / "s1.jsonl"
