@@ -240,12 +240,9 @@ class Tokenizer:
             return list(map(cache.__getitem__, words))
         with self._lock:
             fresh = dict(zip(missing, self._stem_words(missing), strict=True))
-        room = _STEM_CACHE_SIZE - len(cache)
-        if room >= len(fresh):
-            cache.update(fresh)
-            return list(map(cache.__getitem__, words))
-        cache.update(islice(fresh.items(), max(0, room)))
-        return [fresh[word] if word in fresh else cache[word] for word in words]
+        # Past the cache's size limit the new stems are still used, just not all remembered.
+        cache.update(islice(fresh.items(), max(0, _STEM_CACHE_SIZE - len(cache))))
+        return list(map(fresh.get, words, map(cache.get, words)))  # each stem is fresh, or else cached
 
     # ------------------------------------------------------------------ pieces
 
