@@ -29,6 +29,17 @@ def _run(svc: ChatService, sid: str, text: str, *, stream: bool) -> TurnResult:
     return result
 
 
+def _run_while_raising(svc: ChatService, sid: str, monkeypatch: pytest.MonkeyPatch, target: object, name: str,
+                       error: Exception, *, stream: bool) -> TurnResult:
+    """Ask QUESTION while ``target.name`` raises ``error`` (the patch is undone before the result is checked)."""
+    def raising(*args: object, **kwargs: object) -> None:
+        raise error
+
+    with monkeypatch.context() as patch:
+        patch.setattr(target, name, raising)
+        return _run(svc, sid, QUESTION, stream=stream)
+
+
 def _assert_failed_turn_persisted(store: MemoryStore, sid: str, result: TurnResult, sessions_before: int,
                                   expected: str) -> None:
     mem = store.user("u1")
@@ -107,12 +118,8 @@ def test_a_tool_raising_ends_the_turn_cleanly(store: MemoryStore, fake_openai, m
                                                                                    config=real_config(fake_openai))
     sid, before = _seed(svc)
 
-    def broken(*args: object, **kwargs: object) -> list:
-        raise OSError("disk on fire")
-
-    with monkeypatch.context() as patch:
-        patch.setattr(agent_tools, "search_messages", broken)
-        result = _run(svc, sid, QUESTION, stream=stream)
+    result = _run_while_raising(svc, sid, monkeypatch, agent_tools, "search_messages", OSError("disk on fire"),
+                                stream=stream)
 
     _assert_failed_turn_persisted(store, sid, result, before, "The tool search_session failed: OSError: disk on fire")
     (call,) = result.tool_calls
@@ -223,12 +230,8 @@ def test_a_store_failure_while_building_the_context_ends_the_turn_cleanly(
         svc: ChatService, store: MemoryStore, monkeypatch: pytest.MonkeyPatch, stream: bool) -> None:
     sid, before = _seed(svc)
 
-    def unreadable(*args: object, **kwargs: object) -> None:
-        raise StoreError("session file changed in place")
-
-    with monkeypatch.context() as patch:
-        patch.setattr(agent_service, "build_context", unreadable)
-        result = _run(svc, sid, QUESTION, stream=stream)
+    result = _run_while_raising(svc, sid, monkeypatch, agent_service, "build_context",
+                                StoreError("session file changed in place"), stream=stream)
 
     _assert_failed_turn_persisted(store, sid, result, before,
                                   "could not read the memory for this turn: StoreError: session file changed in place")
