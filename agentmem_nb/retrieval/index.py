@@ -86,14 +86,20 @@ def document_text(record: dict[str, Any], *, speaker: bool) -> str:
 def document_texts(records: Sequence[dict[str, Any]], *, speaker: bool) -> list[str]:
     """:func:`document_text` of each record. A block of ordinary records (text content; a ``meta`` object; the
     speaker named in every record's meta or in none) is done with C-level passes; any other block record by record."""
+    texts = _ordinary_document_texts(records, speaker=speaker)
+    return texts if texts is not None else [document_text(record, speaker=speaker) for record in records]
+
+
+def _ordinary_document_texts(records: Sequence[dict[str, Any]], *, speaker: bool) -> list[str] | None:
+    """:func:`document_texts` of a block of ordinary records, or ``None`` if the block is not one."""
     contents = list(map(dict.get, records, repeat("content")))
     if not set(map(type, contents)) <= {str}:
-        return [document_text(record, speaker=speaker) for record in records]
+        return None
     if not speaker:
         return contents
     metas = list(map(dict.get, records, repeat("meta")))
     if not set(map(type, metas)) <= {dict}:
-        return [document_text(record, speaker=speaker) for record in records]
+        return None
     names = list(map(dict.get, metas, repeat("speaker")))
     kinds = set(map(type, names))
     if kinds <= {str}:
@@ -103,10 +109,10 @@ def document_texts(records: Sequence[dict[str, Any]], *, speaker: bool) -> list[
         try:
             named = {role: _role_name(role) for role in set(roles)}
         except TypeError:  # an unhashable role (a list, an object): leave it to the record-by-record rules
-            return [document_text(record, speaker=speaker) for record in records]
+            return None
         names = list(map(named.__getitem__, roles))
     else:
-        return [document_text(record, speaker=speaker) for record in records]
+        return None
     if not any(names):
         return contents
     if all(names):
