@@ -16,23 +16,15 @@ import pytest
 from agentmem_nb import MemoryStore, ToolCall
 from agentmem_nb.agent import ChatService, LLMConfig
 from agentmem_nb.widgets import ChatWidget, MemoryInspector, ToolTimeline
+from agentmem_nb.widgets._callbacks import _parts
 from agentmem_nb.widgets.html import displayable, escape, safe_markdown
 
 LONE = "\ud800"
 
 
-def parts(root: widgets.Widget) -> list[widgets.Widget]:
-    found, todo = [], [root]
-    while todo:
-        widget = todo.pop()
-        found.append(widget)
-        todo += [c for c in getattr(widget, "children", ()) if isinstance(c, widgets.Widget)]
-    return found
-
-
 def assert_sendable(root: widgets.Widget) -> None:
     """Every part's state encodes as UTF-8 JSON, which is what the kernel sends to the browser."""
-    for widget in parts(root):
+    for widget in [root, *_parts(root)]:
         json.dumps(widget.get_state(), ensure_ascii=False).encode("utf-8")
 
 
