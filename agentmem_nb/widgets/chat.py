@@ -220,7 +220,34 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         Errors raised by the service are shown in the widget's error area *and* re-raised; a turn that failed inside
         the service (``result.error``) is shown and returned. Either way the :meth:`on_turn` callbacks run last.
         """
-        return self._send_turn(text)
+        text = str(text)
+        event: ChatEvent | None = None
+        user_id, session_id = self.user_id, self.session_id
+        try:
+            if not text.strip():
+                raise ValueError("cannot send an empty message: type some text first")  # nothing sent, nobody told
+            try:
+                result = self._chat_send(text)
+            except Exception as exc:
+                # the service may have written the user's message and the log line before it raised
+                event = ChatEvent("turn", user_id, session_id, error=f"{type(exc).__name__}: {exc}")
+                raise
+            error = getattr(result, "error", None)
+            event = ChatEvent("turn", user_id, session_id, result=result, error=str(error or ""))
+            if error:
+                # the service kept the user's message and logged the failure; its visible reply is not persisted,
+                # so this is the only place the person sees it
+                reply = str(getattr(result, "reply", "") or "")
+                shown = f"the turn failed: {error}" + (f" — {reply}" if reply and str(error) not in reply else "")
+                self._show_error("send", None, message=shown)
+            return result
+        except Exception as exc:
+            self._show_error("send", exc)
+            raise
+        finally:
+            # observers are told last: their errors show under the turn's, their refreshes see all the turn wrote
+            if event is not None:
+                self._notify(event)
 
     def on_turn(self, callback: TurnCallback, *, weak: bool = False) -> TurnSubscription:
         """Call ``callback(event)`` with a :class:`~agentmem_nb.widgets._turns.ChatEvent` after every turn this
@@ -283,37 +310,6 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         self._notify_switch(*before)
 
     # ------------------------------------------------------------------ a turn
-
-    def _send_turn(self, text: str) -> Any:
-        """Run one turn and show its outcome (an error raised is shown, then re-raised); observers are told last, so
-        their errors show under the turn's and their refreshes see everything the turn wrote."""
-        text = str(text)
-        event: ChatEvent | None = None
-        user_id, session_id = self.user_id, self.session_id
-        try:
-            if not text.strip():
-                raise ValueError("cannot send an empty message: type some text first")  # nothing sent, nobody told
-            try:
-                result = self._chat_send(text)
-            except Exception as exc:
-                # the service may have written the user's message and the log line before it raised
-                event = ChatEvent("turn", user_id, session_id, error=f"{type(exc).__name__}: {exc}")
-                raise
-            error = getattr(result, "error", None)
-            event = ChatEvent("turn", user_id, session_id, result=result, error=str(error or ""))
-            if error:
-                # the service kept the user's message and logged the failure; its visible reply is not persisted,
-                # so this is the only place the person sees it
-                reply = str(getattr(result, "reply", "") or "")
-                shown = f"the turn failed: {error}" + (f" — {reply}" if reply and str(error) not in reply else "")
-                self._show_error("send", None, message=shown)
-            return result
-        except Exception as exc:
-            self._show_error("send", exc)
-            raise
-        finally:
-            if event is not None:
-                self._notify(event)
 
     def _chat_send(self, text: str) -> Any:
         self.clear_error()
@@ -379,8 +375,8 @@ class ChatWidget(CallbackErrors, widgets.VBox):
             return
         self.input.value = ""
         try:
-            self._send_turn(text)
-        except Exception:  # noqa: BLE001 - _send has shown it in the error area
+            self.send(text)
+        except Exception:  # noqa: BLE001 - send() has shown it in the error area
             if not self.input.value:
                 self.input.value = text  # give the draft back so it can be retried
         finally:
