@@ -66,6 +66,9 @@ FAST_MIN_BYTES = 1 << 20
 64 KiB 3.5 ms exact / 3.7 ms columnar, 256 KiB 6.4 / 5.7, 1 MiB 21 / 13, 4 MiB 80 / 35, 16 MiB 296 / 69. Below
 1 MiB the gain is a few milliseconds: the small files people edit and test with stay on the exact path."""
 
+TAIL_BYTES = 256
+"""Bytes before the end kept with a load: unchanged at the next refresh means new bytes are appends."""
+
 SEGMENT_BYTES = 8 << 20
 """Bytes checked and parsed at a time (each segment ends at a newline)."""
 
@@ -114,6 +117,7 @@ class FastColumns:
     calls: list[tuple[int, list[Any]]]  # (row, raw meta.tool_calls) when asked for
     end: int  # bytes read: the file's size when read (it ends with a newline)
     inode: tuple[int, int]
+    tail: bytes  # the last TAIL_BYTES bytes read (up to ``end``)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -333,7 +337,7 @@ def _absorb(parts: _Parts, table: Any, segment: memoryview, bounds: tuple[np.nda
     parts.rows += rows
 
 
-def _finish(parts: _Parts, *, with_session_id: bool, end: int, inode: tuple[int, int]) -> FastColumns:
+def _finish(parts: _Parts, *, with_session_id: bool, end: int, inode: tuple[int, int], tail: bytes) -> FastColumns:
     ids = np.concatenate(parts.ids)
     if ids[0] < 1 or ids[-1] >= _ID_LIMIT or not (np.diff(ids) > 0).all():
         raise Refused("message ids not all in 1..2**53 and strictly increasing (the store normalises those)")
@@ -348,6 +352,7 @@ def _finish(parts: _Parts, *, with_session_id: bool, end: int, inode: tuple[int,
         calls=parts.calls,
         end=end,
         inode=inode,
+        tail=tail,
     )
 
 
@@ -366,11 +371,14 @@ def read_columns(file: MessageFile, *, calls: bool = False) -> FastColumns:
             size = st.st_size
             if size == 0 or size < FAST_MIN_BYTES:
                 raise TooSmall(f"{size} bytes: below FAST_MIN_BYTES ({FAST_MIN_BYTES})")
-            if os.pread(fd, 1, size - 1) != b"\n":
+            # The bytes just before the end, read under the lock like the rest: a follower compares them later to
+            # tell appends from an in-place rewrite.
+            tail = os.pread(fd, min(size, TAIL_BYTES), size - min(size, TAIL_BYTES))
+            if tail[-1:] != b"\n":
                 raise Refused("the last line has no newline (an unterminated tail)")
             with_session_id = file.kind == "daily"
             try:
-                return _read_all(fd, size, (st.st_dev, st.st_ino), schema=_schema(with_session_id),
+                return _read_all(fd, size, (st.st_dev, st.st_ino), tail, schema=_schema(with_session_id),
                                  zone=file.zone, with_session_id=with_session_id, calls=calls)
             except pa.ArrowException as exc:  # a limit of a compute function: read the file exactly instead
                 raise Refused(f"pyarrow: {str(exc)[:200]}") from None
@@ -394,7 +402,7 @@ class _Pending:
     segment: memoryview
 
 
-def _read_all(fd: int, size: int, inode: tuple[int, int], *, schema: Any, zone: _dt.tzinfo | None,
+def _read_all(fd: int, size: int, inode: tuple[int, int], tail: bytes, *, schema: Any, zone: _dt.tzinfo | None,
               with_session_id: bool, calls: bool) -> FastColumns:
     parts = _Parts()
     tags = _TagTuples()
@@ -420,4 +428,4 @@ def _read_all(fd: int, size: int, inode: tuple[int, int], *, schema: Any, zone: 
                 waiting.work.cancel()
     if not parts.ids:
         raise Refused("no lines")
-    return _finish(parts, with_session_id=with_session_id, end=size, inode=inode)
+    return _finish(parts, with_session_id=with_session_id, end=size, inode=inode, tail=tail)

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from agentmem_nb.frames._read import ReadStats, _fast_loads, _FastError
+from agentmem_nb.frames._fast import TAIL_BYTES
 from agentmem_nb.frames._text import concat_frames
 from agentmem_nb.frames._time import frame_zone, timestamp_us
 from agentmem_nb.frames.documents import log_frame
@@ -48,7 +49,6 @@ from agentmem_nb.store.jsonl import _ID_LIMIT, fast_parse_exact  # the store's i
 __all__ = ["LayerFollower"]
 
 
-_TAIL = 256  # bytes before the end that must be unchanged for new bytes to be appends
 _REREAD = object()  # _appended_bytes: the file is not the one read
 
 
@@ -115,11 +115,8 @@ class LayerFollower:
 
     def _whole(self, file: MessageFile, *, calls: bool) -> _Followed:
         read = _read_file(file, user_id=self.mem.user_id, calls=calls, stats=self.stats)
-        # Bytes before the end never change by appending, so reading them now (the file may have grown since) is
-        # reading them as loaded — unless it was rewritten meanwhile, which the next refresh then cannot tell.
-        tail = _bytes_before(file, read.end) if read.end is not None else b""
         return _Followed(len(read.frame), _last_id(read.frame, None), read.frame,
-                         self._calls(read.frame, read.calls) if calls else None, read.end, read.inode, tail)
+                         self._calls(read.frame, read.calls) if calls else None, read.end, read.inode, read.tail)
 
     def _grown(self, known: _Followed, new: pd.DataFrame, raw: list[tuple[int, list[Any]]], **where: Any) -> _Followed:
         calls = None
@@ -176,7 +173,7 @@ class LayerFollower:
         _scan_records(file, cols, [(ids, records)], before_us=before)
         new = _to_frame(cols, user_id=self.mem.user_id, zone=self.zone)
         return self._grown(known, new, cols.calls, end=known.end + len(complete), inode=known.inode,
-                           tail=(known.tail + complete)[-_TAIL:])
+                           tail=(known.tail + complete)[-TAIL_BYTES:])
 
     def _calls(self, frame: pd.DataFrame, raw: list[tuple[int, list[Any]]]) -> pd.DataFrame:
         return tool_calls_from_messages(frame, raw, user_id=self.mem.user_id, zone=self.zone)
@@ -255,19 +252,6 @@ class LayerFollower:
 
 def _last_id(frame: pd.DataFrame, default: int | None) -> int | None:
     return int(frame["message_id"].iloc[-1]) if len(frame) else default
-
-
-def _bytes_before(file: MessageFile, end: int) -> bytes:
-    """The last ``_TAIL`` bytes before ``end`` (empty when the file is gone)."""
-    try:
-        fd = os.open(file.path, os.O_RDONLY)
-    except FileNotFoundError:
-        return b""
-    try:
-        start = max(0, end - _TAIL)
-        return os.pread(fd, end - start, start)
-    finally:
-        os.close(fd)
 
 
 def _last_ts(known: _Followed) -> pd.Timestamp | None:

@@ -270,6 +270,7 @@ class _FileRead:
     calls: list[tuple[int, list[Any]]]
     end: int | None = None
     inode: tuple[int, int] | None = None
+    tail: bytes = b""  # the bytes just before ``end``, read with the rest
 
 
 def _read_file(
@@ -285,7 +286,7 @@ def _read_file(
     if start == 0 and not meta:
         fast = _columnar(file, calls=calls, stats=stats)
         if fast is not None:
-            return _FileRead(_columnar_frame(fast, file, user_id=user_id), fast.calls, fast.end, fast.inode)
+            return _FileRead(_columnar_frame(fast, file, user_id=user_id), fast.calls, fast.end, fast.inode, fast.tail)
     cols = _Columns(with_meta=meta, with_calls=calls)
     before = 0 if before_ts is None or pd.isna(before_ts) else timestamp_us(before_ts)
     _scan(file, cols, start=start, before_us=before, stats=stats)
