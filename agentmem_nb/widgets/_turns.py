@@ -98,9 +98,9 @@ class TurnObservers:
         self._entries[token] = getter
         return TurnSubscription(self, token)
 
-    def remove(self, token: int) -> bool:
-        """Unsubscribe; False if it already was."""
-        return self._entries.pop(token, None) is not None
+    def remove(self, token: int) -> None:
+        """Unsubscribe (nothing happens if it already was)."""
+        self._entries.pop(token, None)
 
     def contains(self, token: int) -> bool:
         """True while ``token``'s callback is subscribed and alive."""

@@ -359,8 +359,8 @@ class ToolTimeline(FollowsChat, widgets.VBox):
             self.source_picker.value = self.source
             self.lanes_picker.value = self.lanes
             f = self.filters
-            tools = sorted(set(self.all_calls["tool"].dropna())) if len(self.all_calls) else []
-            tools = [(displayable(t), t) for t in sorted(set(tools) | set(f.tools or ()))]  # labels go to the browser
+            known = set(self.all_calls["tool"].dropna()) if len(self.all_calls) else set()
+            tools = [(displayable(t), t) for t in sorted(known | set(f.tools or ()))]  # labels go to the browser
             if list(self.tool_filter.options) != tools:
                 self.tool_filter.options = tools
             self.tool_filter.value = tuple(f.tools or ())
