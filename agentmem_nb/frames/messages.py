@@ -214,11 +214,18 @@ def _scan_records(file: MessageFile, cols: _Columns, chunks: Iterable[tuple[np.n
         cols.day += _local_days(ts, frame_zone(zone), cache)
 
 
-def _local_days(micros: np.ndarray, zone: _dt.tzinfo, cache: dict[Any, Any]) -> list[str]:
-    """``YYYY-MM-DD`` of each instant in ``zone`` (the store's ``Message.day`` for a session line)."""
+def _day_codes(micros: np.ndarray, zone: _dt.tzinfo) -> tuple[np.ndarray, list[str]]:
+    """``YYYY-MM-DD`` of each instant in ``zone`` (the store's ``Message.day`` for a session line), factorised:
+    ``(codes, names)`` with ``names[codes[i]]`` the day of row ``i``."""
     local = us_to_series(micros, zone).dt.tz_localize(None).dt.floor("D")
     codes, uniques = pd.factorize(local)
-    names = [_intern(cache, d.strftime("%Y-%m-%d")) for d in uniques]
+    return codes, [d.strftime("%Y-%m-%d") for d in uniques]
+
+
+def _local_days(micros: np.ndarray, zone: _dt.tzinfo, cache: dict[Any, Any]) -> list[str]:
+    """The day of each instant as a list of shared strings."""
+    codes, names = _day_codes(micros, zone)
+    names = [_intern(cache, name) for name in names]
     return [names[c] for c in codes.tolist()]
 
 
@@ -320,10 +327,8 @@ def _repeat_text(value: str, count: int) -> Any:
 def _local_day_array(micros: np.ndarray, zone: _dt.tzinfo) -> Any:
     """``YYYY-MM-DD`` of each instant in ``zone`` as a ``"str"`` array (as :func:`_local_days`, without a Python
     string per row)."""
-    local = us_to_series(micros, zone).dt.tz_localize(None).dt.floor("D")
-    codes, uniques = pd.factorize(local)
-    names = pa.array([d.strftime("%Y-%m-%d") for d in uniques], type=pa.large_string())
-    return pd.array(names.take(pa.array(codes)), dtype="str")
+    codes, names = _day_codes(micros, zone)
+    return pd.array(pa.array(names, type=pa.large_string()).take(pa.array(codes)), dtype="str")
 
 
 def _columnar_frame(fast: _fast.FastColumns, file: MessageFile, *, user_id: str) -> pd.DataFrame:
