@@ -511,11 +511,10 @@ def test_any_turn_source_can_be_followed(store: MemoryStore, service: ChatServic
 
     class ServiceWithObservers:
         def __init__(self) -> None:
-            self.callbacks: list[Any] = []
+            from agentmem_nb.widgets._turns import TurnObservers
+            self.observers = TurnObservers()
 
         def on_turn(self, callback: Any, *, weak: bool = False) -> Any:
-            from agentmem_nb.widgets._turns import TurnObservers
-            self.observers = getattr(self, "observers", TurnObservers())
             return self.observers.add(callback, weak=weak)
 
         def turn(self, user_id: str, session_id: str, message: str) -> Any:
