@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from agentmem_nb.frames._read import ReadStats, _fast_loads, _FastError
+from agentmem_nb.frames._read import ReadStats
 from agentmem_nb.frames._fast import TAIL_BYTES
 from agentmem_nb.frames._text import concat_frames
 from agentmem_nb.frames._time import frame_zone, timestamp_us
@@ -44,7 +44,7 @@ from agentmem_nb.frames.messages import _Columns, _read_file, _scan_records, _to
 from agentmem_nb.frames.tools import ToolSource, tool_calls_from_log, tool_calls_from_messages
 from agentmem_nb.store import MessageFile, UserMemory
 from agentmem_nb.store._fs import flocked
-from agentmem_nb.store.jsonl import _ID_LIMIT, fast_parse_exact  # the store's id limit: a larger id is junk
+from agentmem_nb.store.jsonl import fast_parse_exact, plain_records
 
 __all__ = ["LayerFollower"]
 
@@ -163,10 +163,13 @@ class LayerFollower:
         complete = data[: data.rfind(b"\n") + 1]  # a last line without its newline is not read (as the store)
         if not complete:
             return known
-        parsed = _clean_records(complete.split(b"\n")[:-1], after=known.last_id or 0)
+        # Only appends exactly as the store writes them are taken here; anything else goes through its index.
+        # fast_parse_exact: orjson would round a long integer (in meta, say) that the index path keeps exact.
+        parsed = plain_records(complete.split(b"\n")[:-1], known.last_id or 0) if fast_parse_exact(complete) else None
         if parsed is None:
             return None
-        ids, records = parsed
+        records, id_list = parsed
+        ids = np.asarray(id_list, dtype=np.int64)
         self.stats.records += len(records)
         cols = _Columns(with_calls=known.calls is not None)
         before = timestamp_us(_last_ts(known)) if known.rows else 0
@@ -256,32 +259,6 @@ def _last_id(frame: pd.DataFrame, default: int | None) -> int | None:
 
 def _last_ts(known: _Followed) -> pd.Timestamp | None:
     return known.frame["ts"].iloc[-1] if known.rows else None
-
-
-def _clean_records(lines: list[bytes], *, after: int) -> tuple[np.ndarray, list[dict[str, Any]]] | None:
-    """``(ids, records)`` of appended lines when each is what the store writes — a JSON object (parsed by the
-    store's own first parser) with an integer ``message_id`` above the previous one — so the store's index would
-    keep exactly these records with exactly these ids; ``None`` otherwise (blank, malformed, legacy lines...)."""
-    records = []
-    ids = []
-    for line in lines:
-        if line[:1] != b"{":  # (also keeps a BOM or UTF-16 line away from a fallback parser that would take it)
-            return None
-        if not fast_parse_exact(line):  # a long integer: orjson would round it (the index path parses it exactly)
-            return None
-        try:
-            record = _fast_loads(line)
-        except _FastError:
-            return None
-        if record.__class__ is not dict:
-            return None
-        given = record.get("message_id")
-        if given.__class__ is not int or not after < given < _ID_LIMIT:
-            return None
-        after = given
-        ids.append(given)
-        records.append(record)
-    return np.asarray(ids, dtype=np.int64), records
 
 
 def _empty_calls(mem: UserMemory) -> pd.DataFrame:

@@ -40,7 +40,9 @@ from agentmem_nb.messages import parse_message_id
 from agentmem_nb.store._fs import flocked
 from agentmem_nb.store.problems import Problem, ProblemKind
 
-__all__ = ["Durability", "IOStats", "IndexSnapshot", "JsonlFile", "fast_parse_exact", "loads_record"]
+__all__ = [
+    "Durability", "IOStats", "IndexSnapshot", "JsonlFile", "fast_parse_exact", "loads_record", "plain_records",
+]
 
 try:  # Indexing is dominated by JSON parsing; orjson parses a line 3-5x faster than the standard library.
     import orjson
@@ -104,6 +106,28 @@ def loads_record(raw: bytes) -> Any:
         except _FAST_ERRORS:
             pass
     return json.loads(raw.decode("utf-8"))
+
+
+def plain_records(lines: list[bytes], previous: int) -> tuple[list[dict[str, Any]], list[int]] | None:
+    """``(records, ids)`` when every line is what this store writes — a JSON object (each parsed alone, so no record
+    straddles lines) whose ``message_id`` is a plain integer, strictly increasing from ``previous`` and below the id
+    limit — so the index keeps exactly these records with exactly these ids; ``None`` for anything the per-line rules
+    must judge (a blank, bad or legacy line, an out-of-order id). One C-level pass per step, no Python per line.
+
+    orjson parses here: a long integer it would round can only be an id (then a float, refused) or sit in fields the
+    caller must check itself (see :func:`fast_parse_exact`)."""
+    try:
+        records = list(map(_fast_loads, lines))
+    except _FAST_ERRORS:
+        return None
+    if not records or set(map(type, records)) != {dict}:
+        return None
+    ids = list(map(dict.get, records, repeat("message_id")))
+    if set(map(type, ids)) != {int}:  # bool, float, str and missing ids follow the per-line rules
+        return None
+    if ids[0] <= previous or ids[-1] >= _ID_LIMIT or not all(map(operator.lt, ids, islice(ids, 1, None))):
+        return None
+    return records, ids
 
 
 def _usable_id(raw: object) -> int | None:
@@ -259,22 +283,14 @@ class JsonlFile:
         if self._id_pos is not None:  # positions of out-of-order ids are being kept per line
             return False
         # No fast_parse_exact scan here: orjson's rounding of a long integer cannot reach this path's result (such
-        # an id comes back a float and is refused below; content must be text), so only the per-line path and
-        # record reads, which keep whole records, need it.
+        # an id comes back a float and is refused; content must be text), so only the per-line path and record
+        # reads, which keep whole records, need it.
         lines = block.split(b"\n")
         lines.pop()  # the block ends with a newline: the last piece is empty
-        try:
-            records = list(map(_fast_loads, lines))
-        except _FAST_ERRORS:
+        plain = plain_records(lines, self._ids[-1] if self._ids else 0)
+        if plain is None:
             return False
-        if set(map(type, records)) != {dict}:
-            return False
-        ids = list(map(dict.get, records, repeat("message_id")))
-        if set(map(type, ids)) != {int}:  # bool, float, str and missing ids follow the per-line rules
-            return False
-        previous = self._ids[-1] if self._ids else 0
-        if ids[0] <= previous or ids[-1] >= _ID_LIMIT or not all(map(operator.lt, ids, islice(ids, 1, None))):
-            return False
+        records, ids = plain
         if not self._on_records(records, ids):
             return False
         # Line i starts after the i lines (and i newlines) before it.
