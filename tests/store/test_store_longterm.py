@@ -34,7 +34,7 @@ def test_a_failed_replace_keeps_the_old_text_and_cleans_up(mem: UserMemory, monk
         raise OSError("disk full (simulated)")
 
     monkeypatch.setattr(_fs.os, "replace", broken_replace)
-    with pytest.raises(OSError, match="simulated"):
+    with pytest.raises(StoreError, match=r"could not write .*memory\.md: disk full \(simulated\)"):
         mem.long_term.write("new text\n")
     monkeypatch.undo()
     assert mem.long_term.read() == "old text\n"
