@@ -11,7 +11,7 @@ import pytest
 from agentmem_nb import ProblemKind, StoreError, UserMemory
 from agentmem_nb.errors import UndecodableMemoryFile, VersionConflict
 from agentmem_nb.store import _fs
-from agentmem_nb.store.longterm import MemorySnapshot
+from agentmem_nb.store import MemorySnapshot
 
 
 def _leftovers(directory: Path) -> list[str]:
