@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import tempfile
+import warnings
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentmem_nb import MemoryStore, ProblemKind, UserMemory
+from agentmem_nb import MemoryDataWarning, MemoryStore, ProblemKind, StoreError, UserMemory
+from agentmem_nb.store import longterm
 
 
 def _records(mem: UserMemory) -> list[dict]:
@@ -160,3 +164,41 @@ def test_any_sequence_of_changes_keeps_every_version_exactly(ops: list[tuple]) -
         for v in history:  # restore every version exactly
             long_term.restore(v.version)
             assert long_term.read() == v.after
+
+
+@given(st.text("ab\n", max_size=30), st.text("ab\n", max_size=30), st.sampled_from([1, 2, 3, 64]))
+def test_the_splice_turns_one_text_into_the_other_with_the_longest_common_prefix(before: str, after: str,
+                                                                                block: int) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(longterm, "_BLOCK", block)  # small blocks: the block-by-block and halving paths both run
+        at, cut, insert = longterm._splice_of(before, after)
+    assert before[:at] + insert + before[at + cut:] == after
+    assert at == len(os.path.commonprefix([before, after]))
+
+
+@pytest.mark.parametrize("damage", ["torn line", "edited text"])
+def test_a_damaged_history_is_reported_and_never_rebuilt_into_a_wrong_text(mem: UserMemory, damage: str) -> None:
+    long_term = mem.long_term
+    long_term.write("# notes\n" + "- an older fact\n" * 100)
+    for i in range(3):
+        long_term.add_note(f"fact {i}")
+    path = mem.directory / "memory.history.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    assert [("after" in json.loads(raw)) for raw in lines] == [True, False, False, False]
+    if damage == "torn line":  # version 2's delta is lost: the deltas after it no longer fit
+        lines[1] = b'{"torn by hand\n'
+        broken = 3
+    else:  # valid JSON, wrong text: only the hash can tell
+        lines[1] = lines[1].replace(b"fact 0", b"fact X")
+        broken = 2
+    path.write_bytes(b"".join(lines))
+    fresh = MemoryStore(mem.store.root, zone="Europe/Paris").user("alice").long_term
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MemoryDataWarning)  # the torn line's warning; problems() is checked below
+        assert fresh.version(1).after.startswith("# notes\n")
+    with pytest.raises(StoreError, match=rf"memory\.history\.jsonl: version {broken} cannot be (replayed|rebuilt)"):
+        fresh.version(broken)
+    with pytest.raises(StoreError, match=rf"version {broken} cannot be"):
+        list(fresh.history())
+    if damage == "torn line":
+        assert [p.kind for p in fresh.problems()] == [ProblemKind.MALFORMED_JSON]
