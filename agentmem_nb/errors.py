@@ -5,6 +5,8 @@
     AgentMemError                  base of everything raised on purpose
     ├── InvalidIdentifier          (also a ValueError) a user_id / session_id / day that is not allowed
     ├── StoreError                 the files cannot be read or written as asked (permissions, unknown version, ...)
+    │   ├── UndecodableMemoryFile  memory.md is not UTF-8: shown with replacement characters, never rewritten
+    │   └── VersionConflict        write(expected_version=N) found another version: re-read and try again
     └── ConfigError                config/llm.yaml or an environment override is malformed
 
     AgentMemWarning                base of warnings (the test-suite turns them into errors)
@@ -22,6 +24,8 @@ __all__ = [
     "ConfigError",
     "AgentMemWarning",
     "MemoryDataWarning",
+    "UndecodableMemoryFile",
+    "VersionConflict",
 ]
 
 
@@ -60,3 +64,39 @@ class AgentMemWarning(UserWarning):
 
 class MemoryDataWarning(AgentMemWarning):
     """Some lines of a memory file were skipped, repaired or quarantined while reading it."""
+
+
+class UndecodableMemoryFile(StoreError):
+    """``memory.md`` is not valid UTF-8 (say, saved as cp1252 by an editor). The store shows it with replacement
+    characters but never rewrites it, since the replacement would destroy the original bytes for good.
+
+    Attributes:
+        path: the file.
+        offset: byte offset of the first byte that is not UTF-8.
+    """
+
+    def __init__(self, path: object, offset: int, reason: str) -> None:
+        self.path = path
+        self.offset = offset
+        super().__init__(f"{path} is not valid UTF-8 ({reason} at byte {offset}), so it was left untouched: re-save "
+                         "it as UTF-8 (e.g. `iconv -f cp1252 -t utf-8`, or 'Save with encoding: UTF-8' in an editor) "
+                         "and try again")
+
+
+class VersionConflict(StoreError):
+    """``LongTermMemory.write(text, expected_version=N)`` found that another change came first.
+
+    Attributes:
+        path: the file.
+        expected: the version the caller read.
+        actual: the version the file is at now.
+    """
+
+    def __init__(self, path: object, expected: int, actual: int | None) -> None:
+        self.path = path
+        self.expected = expected
+        self.actual = actual
+        now = "a text no version records" if actual is None else f"version {actual}"
+        super().__init__(f"{path} changed since version {expected} was read (it is now {now}); nothing was written: "
+                         "read it again (LongTermMemory.current()) and redo the change, or use "
+                         "LongTermMemory.edit(fn), which applies fn under the lock")

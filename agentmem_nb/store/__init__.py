@@ -8,7 +8,7 @@ from agentmem_nb.store.conversations import Conversation, Conversations
 from agentmem_nb.store.dialogue_log import DialogueEntry, DialogueLog
 from agentmem_nb.store.jsonl import Durability, IOStats, JsonlFile
 from agentmem_nb.store.layer import MAX_SEARCH_LIMIT, MAX_WINDOW_SIDE, MessageFile, Window
-from agentmem_nb.store.longterm import LongTermMemory, MemoryVersion
+from agentmem_nb.store.longterm import LongTermMemory, MemoryHistory, MemorySnapshot, MemoryVersion
 from agentmem_nb.store.memory_store import MemoryStore
 from agentmem_nb.store.problems import Problem, ProblemKind
 from agentmem_nb.store.user import Appended, UserMemory
@@ -24,6 +24,8 @@ __all__ = [
     "Durability",
     "LongTermMemory",
     "MemoryVersion",
+    "MemoryHistory",
+    "MemorySnapshot",
     "Conversations",
     "Conversation",
     "DialogueLog",

@@ -24,6 +24,11 @@ class ProblemKind(str, Enum):
     LEGACY_ID_NORMALISED = "legacy_id_normalised"  # missing / non-positive / junk message_id given the running id
     BAD_TIMESTAMP = "bad_timestamp"  # unparseable ts, previous line's time used
     CORRUPT_DOCUMENT_REBUILT = "corrupt_document_rebuilt"  # conversations.json kept as .bak and rebuilt
+    MEMORY_UNDECODABLE = "memory_undecodable"  # memory.md is not UTF-8: read with U+FFFD, every write refused
+    MEMORY_UNREADABLE = "memory_unreadable"  # memory.md cannot be opened (permissions, a directory, ...)
+    HISTORY_OUT_OF_STEP = "history_out_of_step"  # memory.md is not the last recorded version; the next change repairs
+    HISTORY_REPAIRED = "history_repaired"  # a change made outside the store (hand edit, crash) was recorded as a repair
+    HISTORY_DAMAGED = "history_damaged"  # a recorded version cannot be rebuilt from memory.history.jsonl
 
     @property
     def skips_data(self) -> bool:
