@@ -219,7 +219,9 @@ def _day_codes(micros: np.ndarray, zone: _dt.tzinfo) -> tuple[np.ndarray, list[s
     ``(codes, names)`` with ``names[codes[i]]`` the day of row ``i``."""
     local = us_to_series(micros, zone).dt.tz_localize(None).dt.floor("D")
     codes, uniques = pd.factorize(local)
-    return codes, [d.strftime("%Y-%m-%d") for d in uniques]
+    # From the components, not strftime: an instant near year 1 can fall on a local day in year 0, which pandas
+    # holds but cannot strftime (a single such line made the whole frame raise).
+    return codes, [f"{d.year:04d}-{d.month:02d}-{d.day:02d}" for d in uniques]
 
 
 def _local_days(micros: np.ndarray, zone: _dt.tzinfo, cache: dict[Any, Any]) -> list[str]:
