@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentmem_nb.errors import StoreError
-from agentmem_nb.store._fs import atomic_write, directory_lock
+from agentmem_nb.store._fs import atomic_write, directory_lock, read_file
 from agentmem_nb.store.jsonl import Durability, JsonlFile
 from agentmem_nb.timeutil import Clock, format_ts, parse_ts
 
@@ -38,7 +38,7 @@ class LongTermMemory:
     def __init__(self, directory: Path, *, clock: Clock, zone: _dt.tzinfo | None, durability: Durability) -> None:
         self.directory = directory
         self.path = directory / "memory.md"
-        self._history = JsonlFile(directory / "memory.history.jsonl", durability=durability)
+        self._history = JsonlFile(directory / "memory.history.jsonl", durability=durability, base=directory.parent)
         self._clock = clock
         self._zone = zone
         self._fsync = durability == "fsync"
@@ -46,11 +46,11 @@ class LongTermMemory:
     def read(self) -> str:
         """The whole text (empty if there is none yet)."""
         try:
-            return self.path.read_text(encoding="utf-8")
+            raw = read_file(self.path, base=self.directory.parent)  # never through a link (see store._fs)
         except FileNotFoundError:
             return ""
-        except UnicodeDecodeError:
-            return self.path.read_bytes().decode("utf-8", errors="replace")
+        # As read_text did: universal newlines (a CRLF file reads with "\n").
+        return raw.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
 
     def lines(self) -> list[str]:
         """Non-empty lines of the text."""
@@ -89,7 +89,7 @@ class LongTermMemory:
         # History first: if we crash between the two steps, the change is recorded and restorable.
         record = self._history.append({"ts": format_ts(now.astimezone(self._zone) if self._zone else now.astimezone()),
                                        "source": source, "before": before, "after": after})
-        atomic_write(self.path, data, fsync=self._fsync)
+        atomic_write(self.path, data, fsync=self._fsync, base=self.directory.parent)
         return MemoryVersion(record["message_id"], now, source, before, after)
 
     def history(self) -> list[MemoryVersion]:

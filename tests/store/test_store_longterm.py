@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import itertools
 import os
 from pathlib import Path
@@ -30,12 +31,15 @@ def test_write_replaces_the_file_atomically_and_leaves_no_temp_files(mem: UserMe
 def test_a_failed_replace_keeps_the_old_text_and_cleans_up(mem: UserMemory, monkeypatch: pytest.MonkeyPatch) -> None:
     mem.long_term.write("old text\n")
 
-    def broken_replace(src: str, dst: str) -> None:
-        raise OSError("disk full (simulated)")
+    def broken_replace(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device (simulated)")
 
     monkeypatch.setattr(_fs.os, "replace", broken_replace)
-    with pytest.raises(OSError, match="simulated"):
+    with pytest.raises(StoreError, match="simulated") as raised:
         mem.long_term.write("new text\n")
+    # The error names the file being written (not a temporary file) and says what to do.
+    assert str(mem.long_term.path) in str(raised.value) and "free some disk space" in str(raised.value)
+    assert ".tmp" not in str(raised.value)
     monkeypatch.undo()
     assert mem.long_term.read() == "old text\n"
     assert _leftovers(mem.directory) == []
