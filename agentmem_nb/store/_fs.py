@@ -119,37 +119,81 @@ def open_in(dfd: int, name: str, flags: int, *, shown: Path, mode: int = 0o666) 
     return fd
 
 
-def open_folder_in(dfd: int, name: str, *, shown: Path, create: bool = False) -> int:
-    """Open the real folder ``name`` in the folder open as ``dfd`` (made first when ``create``), never through a
-    link; the caller closes the descriptor. Raises :class:`~agentmem_nb.errors.UnsafeFileError` for anything that
-    is not a real folder, ``FileNotFoundError`` (naming ``shown``) when missing."""
+class _NotAFolder(Exception):
+    """Internal: what stands where a folder was expected (translated to UnsafeFileError with the full path)."""
+
+    def __init__(self, found: str) -> None:
+        super().__init__(found)
+        self.found = found
+
+
+def _folder_in(dfd: int, name: str, create: bool) -> int:
     for attempt in (1, 2):
         try:
             return os.open(name, _DIR_FLAGS, dir_fd=dfd)
-        except FileNotFoundError as exc:
+        except FileNotFoundError:
             if not create or attempt == 2:
-                raise _renamed(exc, shown) from None
+                raise
             try:
                 os.mkdir(name, 0o777, dir_fd=dfd)
             except FileExistsError:  # made by someone else meanwhile (or a dangling link: the retry refuses it)
                 pass
-            except OSError as made:
-                raise _renamed(made, shown) from None
         except OSError as exc:
             if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                raise UnsafeFileError(shown, describe_entry(dfd, name), expected="folder") from None
-            raise _renamed(exc, shown) from None
+                raise _NotAFolder(describe_entry(dfd, name)) from None
+            raise
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _parts_below(path: Path, base: Path) -> tuple[str, ...]:
+def open_folder_in(dfd: int, name: str, *, shown: Path, create: bool = False) -> int:
+    """Open the real folder ``name`` in the folder open as ``dfd`` (made first when ``create``), never through a
+    link; the caller closes the descriptor. Raises :class:`~agentmem_nb.errors.UnsafeFileError` for anything that
+    is not a real folder, ``FileNotFoundError`` (naming ``shown``) when missing."""
     try:
-        parts = path.relative_to(base).parts
-    except ValueError:
-        raise StoreError(f"{path} is not inside {base}: the store opens nothing outside its folder") from None
-    if any(part in ("..", ".") for part in parts):
-        raise StoreError(f"{path} leaves {base} through '..': the store opens nothing outside its folder")
+        return _folder_in(dfd, name, create)
+    except _NotAFolder as exc:
+        raise UnsafeFileError(shown, exc.found, expected="folder") from None
+    except OSError as exc:
+        raise _renamed(exc, shown) from None
+
+
+def _parts_below(directory: str, base: str) -> list[str]:
+    # Plain string work: this runs on every open, and pathlib's relative_to costs more than the system calls.
+    # Both come from Path objects, so they are already normalised (no "//", no trailing "/", no "." parts).
+    if directory == base:
+        return []
+    prefix = "" if base == "." else base if base.endswith("/") else base + "/"  # Path(".") / "a" is "a"
+    if not directory.startswith(prefix) or (not prefix and directory.startswith("/")):
+        raise StoreError(f"{directory} is not inside {base}: the store opens nothing outside its folder")
+    parts = directory[len(prefix):].split("/")
+    if ".." in parts or "." in parts or "" in parts:
+        raise StoreError(f"{directory} leaves {base} through '..': the store opens nothing outside its folder")
     return parts
+
+
+def _open_folder(directory: str, base: Path, create: bool) -> int:
+    """A descriptor of ``directory`` (see :func:`folder_fd`); the caller closes it."""
+    parts = _parts_below(directory, str(base))
+    try:
+        fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except FileNotFoundError as exc:
+        if not create:
+            raise _renamed(exc, base) from None
+        base.mkdir(parents=True, exist_ok=True)
+        fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise _renamed(exc, base) from None
+    for i, part in enumerate(parts):
+        try:
+            inner = _folder_in(fd, part, create)
+        except _NotAFolder as exc:
+            raise UnsafeFileError(base.joinpath(*parts[: i + 1]), exc.found, expected="folder") from None
+        except OSError as exc:
+            raise _renamed(exc, base.joinpath(*parts[: i + 1])) from None
+        finally:
+            os.close(fd)
+        fd = inner
+    return fd
 
 
 @contextmanager
@@ -159,20 +203,8 @@ def folder_fd(directory: Path, *, base: Path, create: bool = False) -> Iterator[
 
     Raises ``FileNotFoundError`` (when not creating) or :class:`~agentmem_nb.errors.UnsafeFileError` naming the
     first step that is not a real folder."""
-    parts = _parts_below(directory, base)
-    if create:
-        base.mkdir(parents=True, exist_ok=True)
+    fd = _open_folder(str(directory), base, create)
     try:
-        fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError as exc:
-        raise _renamed(exc, base) from None
-    try:
-        here = base
-        for part in parts:
-            here = here / part
-            inner = open_folder_in(fd, part, shown=here, create=create)
-            os.close(fd)
-            fd = inner
         yield fd
     finally:
         os.close(fd)
@@ -181,8 +213,12 @@ def folder_fd(directory: Path, *, base: Path, create: bool = False) -> Iterator[
 def open_file(path: Path, flags: int, *, base: Path, mode: int = 0o666, create_folders: bool = False) -> int:
     """Open the regular file ``path`` (below ``base``) under the rule of this module; the caller closes the
     descriptor. See :func:`open_in` for what is raised."""
-    with folder_fd(path.parent, base=base, create=create_folders) as dfd:
-        return open_in(dfd, path.name, flags, shown=path, mode=mode)
+    folder, _, name = str(path).rpartition("/")
+    dfd = _open_folder(folder, base, create_folders)
+    try:
+        return open_in(dfd, name, flags, shown=path, mode=mode)
+    finally:
+        os.close(dfd)
 
 
 def read_file(path: Path, *, base: Path) -> bytes:
@@ -210,16 +246,19 @@ def check_file(path: Path, *, base: Path) -> None:
     """Raise :class:`~agentmem_nb.errors.UnsafeFileError` if ``path`` exists but would be refused by
     :func:`open_file` (or a folder on its way would be); a missing file is fine. Opens no file: a check before a
     write to several files, so that a refusal comes before the first of them is touched."""
+    folder, _, name = str(path).rpartition("/")
     try:
-        with folder_fd(path.parent, base=base) as dfd:
-            try:
-                st = os.stat(path.name, dir_fd=dfd, follow_symlinks=False)
-            except FileNotFoundError:
-                return
-            if not stat.S_ISREG(st.st_mode):
-                raise UnsafeFileError(path, describe_entry(dfd, path.name))
+        dfd = _open_folder(folder, base, False)
     except FileNotFoundError:
         return
+    try:
+        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafeFileError(path, describe_entry(dfd, name))
+    except FileNotFoundError:
+        return
+    finally:
+        os.close(dfd)
 
 
 # ---------------------------------------------------------------------------------------------- locks

@@ -98,15 +98,16 @@ class Conversations:
 
     def _rebuild(self, raw: bytes, why: str) -> dict[str, dict[str, Any]]:
         with directory_lock(self.directory):
-            backup = self._backup_path()
-            atomic_write(backup, raw, fsync=self._fsync, base=self._base)
             data = {}
+            # Gathered before anything is written: if sessions/ cannot be read (a link), no backup piles up.
             for session_id, first, last, first_text in self._rebuild_source():
                 data[session_id] = {
                     "title": _title_from(first_text),
                     "created_at": format_ts(first) if first else self._now(),
                     "updated_at": format_ts(last) if last else self._now(),
                 }
+            backup = self._backup_path()
+            atomic_write(backup, raw, fsync=self._fsync, base=self._base)
             atomic_write(self.path, _dump(data), fsync=self._fsync, base=self._base)
         self._problems.append(Problem(str(self.path), ProblemKind.CORRUPT_DOCUMENT_REBUILT, 0,
                                       f"unreadable ({why}); kept as {backup.name} and rebuilt from sessions/ "

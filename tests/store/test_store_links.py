@@ -332,3 +332,21 @@ def test_outside_the_base_nothing_is_opened(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="'..'"):
         _fs.open_file(tmp_path / "b" / ".." / "a", os.O_RDONLY, base=tmp_path / "b")
 
+
+
+def test_a_store_rooted_at_the_working_folder_works(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    mem = MemoryStore(".", zone="UTC").user("alice")
+    mem.append("s1", "user", "hello")
+    mem.long_term.add_note("likes tea")
+    assert [m.content for m in mem.search_session("s1", "hello")] == ["hello"]
+    assert mem.long_term.lines() == ["- likes tea"] and mem.problems() == []
+
+
+def test_a_corrupt_index_beside_a_linked_sessions_folder_piles_up_no_backups(mem: UserMemory, outside: Path) -> None:
+    mem.directory.mkdir(parents=True)
+    mem.conversations.path.write_text("{broken", encoding="utf-8")
+    os.symlink(outside, mem.directory / "sessions")
+    for _attempt in range(3):
+        _refused(mem.conversations.list, mem.directory / "sessions")
+    assert sorted(os.listdir(mem.directory)) == ["conversations.json", "sessions"]
