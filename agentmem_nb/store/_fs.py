@@ -15,7 +15,15 @@ are two look-ups, and a folder swapped for a link between them (by another proce
 followed by the second. Opening each step relative to the descriptor of the step before checks and uses *the same*
 entry, so there is no window; ``O_NONBLOCK`` makes opening a FIFO return at once (a read-only open of a FIFO otherwise
 waits for a writer), and the ``fstat`` on the open descriptor says what was really opened. It costs three or four
-extra ``openat``/``close`` calls per open (a few microseconds), nothing per byte.
+extra ``openat``/``close`` calls per open (a few microseconds; an append or a search measured the same as before
+within noise), nothing per byte. Errors name the whole path, not just the component ``openat`` was given.
+
+:func:`atomic_write` follows the same rule (its folder by descriptor, ``renameat`` within it, a link at the target
+refused rather than replaced), keeps the target's permission bits, and holds a ``flock`` on its temporary file until
+the rename so that :func:`temp_is_orphaned` can tell a killed writer's leftover from a write in progress.
+
+Not covered: a *hard* link is a regular file and is opened (its bytes are inside the folder too; refusing
+``st_nlink > 1`` would break hard-link snapshot backups). The base folder is trusted as given.
 
 Locks are POSIX ``flock`` locks taken on the data file itself (or on the user's directory for whole-file
 documents), so no lock files litter a memory folder that people read and diff. ``flock`` locks belong to an open
@@ -107,12 +115,9 @@ def open_in(dfd: int, name: str, flags: int, *, shown: Path, mode: int = 0o666) 
         raise _renamed(exc, shown) from None
     try:
         st = os.fstat(fd)
+        # O_NONBLOCK stays set: it has no effect on a regular file (POSIX), the only kind let through here.
         if not stat.S_ISREG(st.st_mode):
             raise UnsafeFileError(shown, describe_mode(st.st_mode))
-        if flags & os.O_NONBLOCK == 0:
-            # Back to ordinary blocking I/O for what the caller does next (no effect on a regular file on Linux,
-            # but the descriptor then behaves exactly as the caller asked).
-            os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise
