@@ -95,7 +95,9 @@ def test_the_temporary_file_of_a_write_in_progress_is_not_reported(mem: UserMemo
             sys.stdin.readline()  # the test's go-ahead
             real_replace(*args, **kwargs)
         _fs.os.replace = paused
-        mem.long_term.add_note("likes tea")
+        # atomic_write itself, not add_note: the pause must not hold the user's directory lock, which a
+        # problems() check may take.
+        _fs.atomic_write(mem.long_term.path, b"# alice\\n- likes tea\\n", base=mem.store.root)
     """, mem.store.root)
     try:
         assert writer.stdout is not None and writer.stdout.readline() == "written\n"
