@@ -6,7 +6,8 @@
     ├── InvalidIdentifier          (also a ValueError) a user_id / session_id / day that is not allowed
     ├── StoreError                 the files cannot be read or written as asked (permissions, unknown version, ...)
     │   ├── UndecodableMemoryFile  memory.md is not UTF-8: shown with replacement characters, never rewritten
-    │   └── VersionConflict        write(expected_version=N) found another version: re-read and try again
+    │   ├── VersionConflict        write(expected_version=N) found another version: re-read and try again
+    │   └── UnsafeFileError        a link, FIFO, device... or a folder where a file belongs: never opened
     └── ConfigError                config/llm.yaml or an environment override is malformed
 
     AgentMemWarning                base of warnings (the test-suite turns them into errors)
@@ -22,6 +23,7 @@ __all__ = [
     "InvalidIdentifier",
     "StoreError",
     "ConfigError",
+    "UnsafeFileError",
     "AgentMemWarning",
     "MemoryDataWarning",
     "UndecodableMemoryFile",
@@ -52,6 +54,25 @@ class InvalidIdentifier(AgentMemError, ValueError):
 
 class StoreError(AgentMemError):
     """The store could not read or write its files as asked."""
+
+
+class UnsafeFileError(StoreError):
+    """A file or folder inside a user folder that the store refuses to open: a symbolic link (it could lead out of
+    the memory folder), a FIFO, socket or device (a read could block forever, a write could vanish), or an entry of
+    the wrong kind (a folder where the store keeps a file, or the reverse).
+
+    Attributes:
+        path: the refused entry (the file itself, or the folder on its way that is not a real folder).
+        found: what is there, e.g. ``"a symbolic link to '/elsewhere/notes.txt'"`` or ``"a FIFO (named pipe)"``.
+    """
+
+    def __init__(self, path: object, found: str, *, expected: str = "file") -> None:
+        self.path = path
+        self.found = found
+        self.advice = (f"the store only opens real {expected}s inside a user folder (never through a link, never a "
+                       f"special file), so nothing outside it is read or written; replace it with a regular {expected} "
+                       "or move it out of the folder")
+        super().__init__(f"{path} is {found}: {self.advice}")
 
 
 class ConfigError(AgentMemError):

@@ -361,7 +361,7 @@ def read_columns(file: MessageFile, *, calls: bool = False) -> FastColumns:
     if pj is None:
         raise Refused("pyarrow is not installed")
     try:
-        fd = os.open(file.path, os.O_RDONLY)
+        fd = file.open_for_reading()  # never through a link, never a FIFO (store._fs)
     except FileNotFoundError:
         raise Refused("no such file") from None
     try:

@@ -81,7 +81,7 @@ def record_chunks(
     total = len(ids)
     if not total:
         return
-    fd = os.open(file.path, os.O_RDONLY)
+    fd = file.open_for_reading()  # never through a link, never a FIFO (store._fs)
     try:
         i = 0
         while i < total:

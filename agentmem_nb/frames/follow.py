@@ -142,7 +142,7 @@ class LayerFollower:
         the new lines are, ``_REREAD`` when the file is not the one read (gone, replaced, shrunk, rewritten)."""
         assert known.end is not None
         try:
-            fd = os.open(file.path, os.O_RDONLY)
+            fd = file.open_for_reading()  # never through a link, never a FIFO (store._fs)
         except FileNotFoundError:
             return _REREAD
         try:

@@ -2,21 +2,25 @@
 
 Written atomically under the user's directory lock. A corrupt file is kept as ``conversations.json.bak`` and the
 index is rebuilt from ``sessions/`` (first and last message of each thread), so a damaged index never hides a thread.
+A key that is not a valid session id (a hand edit, another tool) is kept in the file but not listed, and
+:meth:`Conversations.problems` reports it: whoever lists conversations opens what it gets, and must get only ids.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentmem_nb.errors import InvalidIdentifier, StoreError
 from agentmem_nb.identifiers import check_session_id
-from agentmem_nb.store._fs import atomic_write, directory_lock
-from agentmem_nb.store.problems import Problem, ProblemKind
+from agentmem_nb.store._fs import atomic_write, directory_lock, read_file
+from agentmem_nb.store.problems import Problem, ProblemKind, problem_for_error
 from agentmem_nb.timeutil import Clock, format_ts, parse_ts
 
 __all__ = ["Conversation", "Conversations"]
@@ -46,6 +50,7 @@ class Conversations:
     ) -> None:
         self.directory = directory
         self.path = directory / "conversations.json"
+        self._base = directory.parent  # the user folder and everything in it is opened without following links
         self._clock = clock
         self._zone = zone
         self._fsync = fsync
@@ -61,7 +66,7 @@ class Conversations:
     def _read(self) -> tuple[bytes, dict[str, dict[str, Any]] | str]:
         """The raw bytes and either the parsed document or why it is unreadable."""
         try:
-            raw = self.path.read_bytes()
+            raw = read_file(self.path, base=self._base)
         except FileNotFoundError:
             return b"", {}
         try:
@@ -86,23 +91,24 @@ class Conversations:
         """``conversations.json.bak``, or ``.bak.2``, ``.bak.3``... so an earlier backup is never overwritten."""
         backup = self.path.with_name("conversations.json.bak")
         n = 2
-        while backup.exists():
+        while os.path.lexists(backup):  # a dangling link counts as taken too
             backup = self.path.with_name(f"conversations.json.bak.{n}")
             n += 1
         return backup
 
     def _rebuild(self, raw: bytes, why: str) -> dict[str, dict[str, Any]]:
         with directory_lock(self.directory):
-            backup = self._backup_path()
-            atomic_write(backup, raw, fsync=self._fsync)
             data = {}
+            # Gathered before anything is written: if sessions/ cannot be read (a link), no backup piles up.
             for session_id, first, last, first_text in self._rebuild_source():
                 data[session_id] = {
                     "title": _title_from(first_text),
                     "created_at": format_ts(first) if first else self._now(),
                     "updated_at": format_ts(last) if last else self._now(),
                 }
-            atomic_write(self.path, _dump(data), fsync=self._fsync)
+            backup = self._backup_path()
+            atomic_write(backup, raw, fsync=self._fsync, base=self._base)
+            atomic_write(self.path, _dump(data), fsync=self._fsync, base=self._base)
         self._problems.append(Problem(str(self.path), ProblemKind.CORRUPT_DOCUMENT_REBUILT, 0,
                                       f"unreadable ({why}); kept as {backup.name} and rebuilt from sessions/ "
                                       f"({len(data)} conversations)"))
@@ -112,7 +118,7 @@ class Conversations:
         with directory_lock(self.directory):
             data = self._load()
             change(data)
-            atomic_write(self.path, _dump(data), fsync=self._fsync)
+            atomic_write(self.path, _dump(data), fsync=self._fsync, base=self._base)
 
     # ------------------------------------------------------------------ API
 
@@ -159,23 +165,45 @@ class Conversations:
         return None if entry is None else self._entry(session_id, entry)
 
     def list(self) -> list[Conversation]:
-        """Newest ``updated_at`` first; ties broken by ``created_at`` then ``session_id`` so the order is stable."""
-        items = [self._entry(k, v) for k, v in self._load().items()]
+        """Newest ``updated_at`` first; ties broken by ``created_at`` then ``session_id`` so the order is stable.
+        Keys that are not valid session ids are left out (see :meth:`problems`)."""
+        items = [self._entry(k, v) for k, v in self._load().items() if _key_problem(k) is None]
         epoch = _dt.datetime.min.replace(tzinfo=_dt.timezone.utc)
         items.sort(key=lambda c: (c.created_at or epoch, c.session_id), reverse=False)
         items.sort(key=lambda c: c.updated_at or epoch, reverse=True)
         return items
 
     def problems(self) -> list[Problem]:
-        """Rebuilds that happened through this object."""
-        self._load()
-        return list(self._problems)
+        """Rebuilds that happened through this object, and keys of the file that are not valid session ids.
+        Never raises: a file that cannot be read at all is itself the finding."""
+        try:
+            data = self._load()
+        except (StoreError, OSError) as exc:  # UnsafeFileError, PermissionError, EIO: reported, as promised
+            return [*self._problems, problem_for_error(self.path, exc)]
+        found = list(self._problems)
+        for key in data:
+            why = _key_problem(key)
+            if why is not None:
+                found.append(Problem(str(self.path), ProblemKind.INVALID_CONVERSATION_KEY, 0,
+                                     f"key {key!r} is not a session id ({why}); it is kept in the file but not "
+                                     "listed: rename it to a valid id (and its sessions/ file) or remove it"))
+        return found
 
     def _entry(self, session_id: str, entry: dict[str, Any]) -> Conversation:
         created, _ = parse_ts(entry.get("created_at"), self._zone)
         updated, _ = parse_ts(entry.get("updated_at"), self._zone)
         title = entry.get("title")
         return Conversation(session_id, title if isinstance(title, str) else "", created or updated, updated or created)
+
+
+def _key_problem(key: str) -> str | None:
+    """Why ``key`` cannot be listed as a conversation (``None`` when it is a session id as the store writes it)."""
+    try:
+        checked = check_session_id(key)
+    except InvalidIdentifier as exc:
+        return str(exc)
+    # An id the check would rewrite (another normal form) names another file than the key says.
+    return None if checked == key else f"the store spells it {checked!r}"
 
 
 def _dump(data: dict[str, Any]) -> bytes:

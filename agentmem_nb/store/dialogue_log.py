@@ -54,8 +54,9 @@ class DialogueEntry:
 class DialogueLog:
     """Append-only audit log of turns."""
 
-    def __init__(self, path: Path, *, zone: _dt.tzinfo | None, durability: Durability) -> None:
-        self.file = JsonlFile(path, durability=durability)
+    def __init__(self, path: Path, *, zone: _dt.tzinfo | None, durability: Durability,
+                 base: Path | None = None) -> None:
+        self.file = JsonlFile(path, durability=durability, base=base)
         self._zone = zone
 
     def append(self, entry: DialogueEntry) -> DialogueEntry:

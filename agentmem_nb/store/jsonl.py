@@ -37,8 +37,8 @@ from typing import Any, Literal
 
 from agentmem_nb.errors import MemoryDataWarning, StoreError
 from agentmem_nb.messages import parse_message_id
-from agentmem_nb.store._fs import flocked
-from agentmem_nb.store.problems import Problem, ProblemKind
+from agentmem_nb.store._fs import flocked, open_file
+from agentmem_nb.store.problems import Problem, ProblemKind, problem_for_error
 
 __all__ = [
     "Durability", "IOStats", "IndexSnapshot", "JsonlFile", "fast_parse_exact", "loads_record", "plain_records",
@@ -162,12 +162,17 @@ class JsonlFile:
 
     Instances keep an in-memory index and are meant to be long-lived and shared (``UserMemory`` caches them).
     All public methods are thread-safe.
+
+    Every folder below ``base`` (default: the file's own folder) and the file itself are opened without following a
+    link, and only a regular file is read or written (see :mod:`agentmem_nb.store._fs`); anything else raises
+    :class:`~agentmem_nb.errors.UnsafeFileError` naming it, and :meth:`problems` reports it instead.
     """
 
-    def __init__(self, path: Path, *, durability: Durability = "flush") -> None:
+    def __init__(self, path: Path, *, durability: Durability = "flush", base: Path | None = None) -> None:
         if durability not in ("flush", "fsync"):
             raise StoreError(f"unknown durability {durability!r}: use 'flush' or 'fsync'")
         self.path = path
+        self.base = path.parent if base is None else base
         self.durability: Durability = durability
         self.stats = IOStats()
         self._repairs: list[Problem] = []  # what appends repaired or quarantined; outlives index rebuilds
@@ -201,7 +206,7 @@ class JsonlFile:
         """Bring the index up to date with the file (reads only bytes not indexed yet)."""
         with self._lock:
             try:
-                fd = os.open(self.path, os.O_RDONLY)
+                fd = self.open_for_reading()
             except FileNotFoundError:
                 if self._inode is not None:
                     self._reset_index(inode=None)
@@ -385,9 +390,19 @@ class JsonlFile:
         self.sync()
         return self._next_id
 
+    def open_for_reading(self) -> int:
+        """A read-only descriptor of the file (the caller closes it), opened under the store's rule: never through
+        a link, never a FIFO or device. ``FileNotFoundError`` when there is no file yet."""
+        return open_file(self.path, os.O_RDONLY, base=self.base)
+
     def problems(self) -> list[Problem]:
-        """What was wrong with this file (after bringing the index up to date)."""
-        self.sync()
+        """What was wrong with this file (after bringing the index up to date). Never raises: a file that cannot
+        be read at all (a link, a FIFO, no permission, ...) is itself the finding."""
+        try:
+            self.sync()
+        except (StoreError, OSError) as exc:  # UnsafeFileError, PermissionError, EIO: reported, as promised
+            with self._lock:
+                return [*self._repairs, problem_for_error(self.path, exc)]
         with self._lock:
             found = list(self._repairs) + list(self._problems)
             if self._legacy_ids:
@@ -454,7 +469,7 @@ class JsonlFile:
             last = self._offsets[stop] if stop < len(self._offsets) else self._end
             ids = self._ids[start:stop].tolist()
             offsets = self._offsets[start:stop].tolist()
-        with open(self.path, "rb") as handle:
+        with os.fdopen(self.open_for_reading(), "rb") as handle:
             handle.seek(first)
             blob = handle.read(last - first)
         self._count_read(len(blob))
@@ -472,7 +487,7 @@ class JsonlFile:
         if not positions:
             return []  # no hits: do not open the file, which may not exist (a search of a day nobody wrote)
         out = []
-        with open(self.path, "rb") as handle:
+        with os.fdopen(self.open_for_reading(), "rb") as handle:
             for pos in positions:
                 with self._lock:
                     offset = self._offsets[pos]
@@ -500,8 +515,8 @@ class JsonlFile:
         single ``write``, and with ``durability="fsync"`` it is on stable storage before this returns.
         """
         with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = open_file(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, base=self.base, mode=0o644,
+                           create_folders=True)
             try:
                 with flocked(fd, exclusive=True):
                     size = self._repair_tail(fd)
@@ -602,7 +617,8 @@ class JsonlFile:
             "text": fragment.decode("utf-8", errors="replace"),
         }
         target = self.path.with_name(self.path.name + ".quarantine")
-        with open(target, "ab") as handle:
+        fd = open_file(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, base=self.base, mode=0o644)
+        with os.fdopen(fd, "wb") as handle:
             handle.write((json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8"))
             handle.flush()
             os.fsync(handle.fileno())  # the fragment must be safe before the data file is cut

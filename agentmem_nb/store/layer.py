@@ -137,12 +137,13 @@ class MessageFile(JsonlFile):
         key: str,
         zone: _dt.tzinfo | None,
         durability: Durability = "flush",
+        base: Path | None = None,
     ) -> None:
         self.kind = kind
         self._want_text = False
         self.key = key  # the session id or the day
         self.zone = zone
-        super().__init__(path, durability=durability)
+        super().__init__(path, durability=durability, base=base)
 
     # ------------------------------------------------------------------ index hooks
 

@@ -45,10 +45,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, overload
 
-from agentmem_nb.errors import StoreError, UndecodableMemoryFile, VersionConflict
-from agentmem_nb.store._fs import atomic_write, directory_lock
+from agentmem_nb.errors import StoreError, UndecodableMemoryFile, UnsafeFileError, VersionConflict
+from agentmem_nb.store._fs import atomic_write, directory_lock, read_file
 from agentmem_nb.store.jsonl import Durability, JsonlFile
-from agentmem_nb.store.problems import Problem, ProblemKind
+from agentmem_nb.store.problems import Problem, ProblemKind, problem_for_error
 from agentmem_nb.timeutil import Clock, format_ts, parse_ts
 
 __all__ = ["MemoryVersion", "MemorySnapshot", "MemoryHistory", "LongTermMemory"]
@@ -276,7 +276,8 @@ class LongTermMemory:
     def __init__(self, directory: Path, *, clock: Clock, zone: _dt.tzinfo | None, durability: Durability) -> None:
         self.directory = directory
         self.path = directory / "memory.md"
-        self._history = _HistoryFile(directory / "memory.history.jsonl", durability=durability)
+        self._history = _HistoryFile(directory / "memory.history.jsonl", durability=durability,
+                                     base=directory.parent)
         self._clock = clock
         self._zone = zone
         self._fsync = durability == "fsync"
@@ -286,8 +287,7 @@ class LongTermMemory:
     def _read_bytes(self) -> bytes:
         """The file's bytes (empty if there is none); other failures become a StoreError naming the file."""
         try:
-            with open(self.path, "rb") as handle:
-                return handle.read()
+            return read_file(self.path, base=self.directory.parent)  # never through a link (see store._fs)
         except FileNotFoundError:
             return b""
         except OSError as exc:
@@ -334,7 +334,7 @@ class LongTermMemory:
                 return MemorySnapshot(None, self.read())
             try:
                 return MemorySnapshot(self._recorded_version(text, data), text)
-            except OSError:  # the history cannot be written (read-only folder, full disk): no number names the text
+            except (OSError, StoreError):  # the history cannot be written (read-only folder, full disk): no number names the text
                 return MemorySnapshot(None, text)
 
     # ------------------------------------------------------------------ changing the text
@@ -414,21 +414,19 @@ class LongTermMemory:
         record["sha"] = _digest(data)
         # The file first: a crash before the history append leaves a file the next change records as a repair, never
         # a recorded version the file did not get.
-        try:
-            atomic_write(self.path, data, fsync=self._fsync)
-        except OSError as exc:
-            raise StoreError(f"could not write {self.path}: {exc.strerror or exc}; it was left as it was (check free "
-                             "space and the folder's permissions)") from exc
+        # atomic_write leaves the file as it was on failure and raises a StoreError naming it and the fix.
+        atomic_write(self.path, data, fsync=self._fsync, base=self.directory.parent)
         try:
             written = self._history.append(record)
-        except OSError as exc:
+        except (OSError, StoreError) as exc:  # a full disk, or a history file the store refuses to open
             try:
-                atomic_write(self.path, before_data, fsync=self._fsync)
+                atomic_write(self.path, before_data, fsync=self._fsync, base=self.directory.parent)
                 undone = "it was put back as it was"
-            except OSError:  # the disk refuses this too: the next change or current() records the file as a repair
+            except StoreError:  # the disk refuses this too: the next change or current() records the file as a repair
                 undone = "it could not be put back either; the next change records it as a repair"
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             raise StoreError(f"could not record the change of {self.path} in {self._history.path.name}: "
-                             f"{exc.strerror or exc}; {undone} (check free space and the folder's permissions)") from exc
+                             f"{reason}; {undone} (check free space and the folder's permissions)") from exc
         return MemoryVersion(written["message_id"], now, source, before, after)
 
     def _recorded_version(self, text: str, data: bytes) -> int:
@@ -570,6 +568,8 @@ class LongTermMemory:
         path = str(self.path)
         try:
             data = self._read_bytes()
+        except UnsafeFileError as exc:  # a link or special file: the finding the folder check makes too (reported once)
+            return found + [problem_for_error(self.path, exc)]
         except StoreError as exc:
             return found + [Problem(path, ProblemKind.MEMORY_UNREADABLE, 0, str(exc))]
         try:

@@ -59,15 +59,15 @@ class MemoryStore:
     __getitem__ = user
 
     def users(self) -> list[str]:
-        """User ids that have a folder under ``root``."""
+        """User ids that have a folder under ``root`` (a real folder: a link is not a user folder, the store never
+        opens one; ``user(id).problems()`` reports it)."""
         try:
-            names = sorted(os.listdir(self.root))
+            with os.scandir(self.root) as listing:
+                names = sorted(entry.name for entry in listing if entry.is_dir(follow_symlinks=False))
         except FileNotFoundError:
             return []
         out = []
         for name in names:
-            if not (self.root / name).is_dir():
-                continue
             try:
                 out.append(check_user_id(name))
             except ValueError:

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from pathlib import Path
 
-__all__ = ["ProblemKind", "Problem"]
+from agentmem_nb.errors import UnsafeFileError
+
+__all__ = ["ProblemKind", "Problem", "problem_for_error"]
 
 
 class ProblemKind(str, Enum):
@@ -29,6 +32,11 @@ class ProblemKind(str, Enum):
     HISTORY_OUT_OF_STEP = "history_out_of_step"  # memory.md is not the last recorded version; the next change repairs
     HISTORY_REPAIRED = "history_repaired"  # a change made outside the store (hand edit, crash) was recorded as a repair
     HISTORY_DAMAGED = "history_damaged"  # a recorded version cannot be rebuilt from memory.history.jsonl
+    UNSAFE_FILE = "unsafe_file"  # a link, FIFO, socket, device, or a folder where a file belongs: never opened
+    UNREADABLE_FILE = "unreadable_file"  # the file exists but cannot be opened or read (permissions, I/O error)
+    QUARANTINE_FILE = "quarantine_file"  # {layer}.quarantine holds fragments cut from a layer by earlier repairs
+    ORPHANED_TEMP_FILE = "orphaned_temp_file"  # .{file}.XXXXXXXX.tmp left by a write that was killed
+    INVALID_CONVERSATION_KEY = "invalid_conversation_key"  # a conversations.json key that is no session id: not listed
 
     @property
     def skips_data(self) -> bool:
@@ -39,6 +47,8 @@ class ProblemKind(str, Enum):
             ProblemKind.NOT_AN_OBJECT,
             ProblemKind.UNTERMINATED_TAIL,
             ProblemKind.TORN_TAIL_QUARANTINED,
+            ProblemKind.UNSAFE_FILE,
+            ProblemKind.UNREADABLE_FILE,
         }
 
 
@@ -57,3 +67,15 @@ class Problem:
         where = f"{self.path}:{self.line}" if self.line else self.path
         many = f" (x{self.count})" if self.count > 1 else ""
         return f"{where}: {self.kind.value}{many}: {self.detail}"
+
+
+def problem_for_error(path: Path, exc: Exception) -> Problem:
+    """The finding for a file that could not be read at all: ``exc`` is an
+    :class:`~agentmem_nb.errors.UnsafeFileError` (reported at the entry it names) or another error (an ``OSError``
+    such as a permission error, a ``StoreError``) reported at ``path``."""
+    if isinstance(exc, UnsafeFileError):
+        return Problem(str(exc.path), ProblemKind.UNSAFE_FILE, 0, f"{exc.found}: {exc.advice}")
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return Problem(str(path), ProblemKind.UNREADABLE_FILE, 0,
+                   f"cannot be read ({type(exc).__name__}: {reason}); nothing in it was read: fix its permissions "
+                   "(or the disk) and check again")

@@ -1,22 +1,28 @@
-"""Everything one user has: :class:`UserMemory`, the object behind ``MemoryStore(root).user("alice")``."""
+"""Everything one user has: :class:`UserMemory`, the object behind ``MemoryStore(root).user("alice")``.
+
+The user folder and everything in it is opened relative to the store's root without following links (the rule
+lives in :mod:`agentmem_nb.store._fs`): a folder from someone else never makes the store read or write outside it.
+"""
 
 from __future__ import annotations
 
 import datetime as _dt
-import os
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentmem_nb.errors import StoreError, UnsafeFileError
 from agentmem_nb.identifiers import check_day, check_session_id, check_user_id
 from agentmem_nb.messages import Message, ToolCall
+from agentmem_nb.store._fs import check_file, list_folder
 from agentmem_nb.store.conversations import Conversations
 from agentmem_nb.store.dialogue_log import DialogueLog
+from agentmem_nb.store.folder_check import check_user_folder
 from agentmem_nb.store.layer import MAX_SEARCH_LIMIT, MessageFile, Window
 from agentmem_nb.store.longterm import LongTermMemory
-from agentmem_nb.store.problems import Problem
+from agentmem_nb.store.problems import Problem, ProblemKind, problem_for_error
 from agentmem_nb.timeutil import day_of, format_ts, to_zone
 
 if TYPE_CHECKING:
@@ -53,7 +59,7 @@ class UserMemory:
         self.conversations = Conversations(self.directory, clock=store.clock, zone=store.zone, fsync=fsync,
                                            rebuild_source=self._session_summaries)
         self.log = DialogueLog(self.directory / "logs" / "llm_dialogue.jsonl", zone=store.zone,
-                               durability=store.durability)
+                               durability=store.durability, base=store.root)
 
     def __repr__(self) -> str:
         return f"UserMemory(user_id={self.user_id!r}, directory={str(self.directory)!r})"
@@ -66,7 +72,8 @@ class UserMemory:
             if layer is None:
                 folder = "sessions" if kind == "session" else "daily"
                 layer = MessageFile(self.directory / folder / f"{key}.jsonl", kind=kind,  # type: ignore[arg-type]
-                                    key=key, zone=self.store.zone, durability=self.store.durability)
+                                    key=key, zone=self.store.zone, durability=self.store.durability,
+                                    base=self.store.root)
                 self._layers[(kind, key)] = layer
             return layer
 
@@ -79,12 +86,24 @@ class UserMemory:
         return self._layer("daily", check_day(day))
 
     def session_ids(self) -> list[str]:
-        """Ids of the threads on disk (files whose names are not valid ids are ignored)."""
-        return sorted(_stems(self.directory / "sessions", check_session_id))
+        """Ids of the threads on disk (files whose names are not valid ids are ignored). Raises
+        :class:`~agentmem_nb.errors.UnsafeFileError` when ``sessions/`` (or the user folder) is a link."""
+        return sorted(self._stems("sessions", check_session_id))
 
     def days(self) -> list[str]:
-        """Days that have a day file, oldest first."""
-        return sorted(_stems(self.directory / "daily", check_day))
+        """Days that have a day file, oldest first (raises like :meth:`session_ids`)."""
+        return sorted(self._stems("daily", check_day))
+
+    def _stems(self, folder: str, check: Any) -> list[str]:
+        out = []
+        for name in list_folder(self.directory / folder, base=self.store.root):
+            if not name.endswith(".jsonl"):
+                continue
+            try:
+                out.append(check(name[: -len(".jsonl")]))
+            except ValueError:
+                continue
+        return out
 
     # ------------------------------------------------------------------ writes
 
@@ -118,6 +137,9 @@ class UserMemory:
         extra["session_id"] = session_id
         base = {"ts": format_ts(moment), "role": str(role), "content": str(content)}
         tags = list(tags)
+        # A day file the store would refuse (a link, a FIFO) is refused before the session line is written, so a
+        # refused append leaves neither half behind. (The session file is checked by its own open, which comes first.)
+        check_file(self.daily(day).path, base=self.store.root)
         session_record = self.session(session_id).append({**base, "tags": ["session", *tags], "meta": extra})
         daily_record = self.daily(day).append({**base, "tags": ["daily", *tags], "meta": extra})
         return Appended(
@@ -157,22 +179,37 @@ class UserMemory:
         return self.session(session_id).recent(rounds)
 
     def problems(self) -> list[Problem]:
-        """Everything wrong in this user's files, after reading each of them (a full check)."""
+        """Everything wrong in this user's files, after reading each of them (a full check). Never raises and
+        never blocks: a file that cannot be read (a link, a FIFO, a folder where a file belongs, no permission) is
+        itself a finding, and so is whatever an interrupted write left behind (quarantine and temporary files)."""
         found: list[Problem] = []
-        for session_id in self.session_ids():
-            found += self.session(session_id).problems()
-        for day in self.days():
-            found += self.daily(day).problems()
-        found += self.log.problems()
-        found += self.long_term.problems()
-        found += self.conversations.problems()
-        return found
+        found += _gathered(self.directory / "sessions",
+                           lambda: [p for sid in self.session_ids() for p in self.session(sid).problems()])
+        found += _gathered(self.directory / "daily",
+                           lambda: [p for day in self.days() for p in self.daily(day).problems()])
+        found += _gathered(self.log.file.path, self.log.problems)
+        found += _gathered(self.long_term.path, self.long_term.problems)
+        found += _gathered(self.long_term.path, lambda: check_file(self.long_term.path, base=self.store.root) or [])
+        found += _gathered(self.conversations.path, self.conversations.problems)
+        found += check_user_folder(self.directory, base=self.store.root)
+        seen: set[object] = set()
+        unique = []
+        for problem in found:
+            # One refused entry is met by the walk and by the reader that tried to open it: report it once.
+            key = (problem.path, problem.kind) if problem.kind is ProblemKind.UNSAFE_FILE else problem
+            if key not in seen:
+                seen.add(key)
+                unique.append(problem)
+        return unique
 
     def _session_summaries(self) -> list[tuple[str, _dt.datetime | None, _dt.datetime | None, str]]:
         out = []
         for session_id in self.session_ids():
             layer = self.session(session_id)
-            ends = layer.first_and_last()
+            try:
+                ends = layer.first_and_last()
+            except UnsafeFileError:  # listed with no times, not read: problems() reports the file
+                ends = None
             if ends is None:
                 out.append((session_id, None, None, ""))
                 continue
@@ -182,18 +219,9 @@ class UserMemory:
         return out
 
 
-def _stems(folder: Path, check: Any) -> list[str]:
+def _gathered(path: Path, gather: Any) -> list[Problem]:
+    """``gather()``, or the finding that ``path`` could not be read at all."""
     try:
-        names = os.listdir(folder)
-    except FileNotFoundError:
-        return []
-    out = []
-    for name in names:
-        if not name.endswith(".jsonl"):
-            continue
-        stem = name[: -len(".jsonl")]
-        try:
-            out.append(check(stem))
-        except ValueError:
-            continue
-    return out
+        return list(gather())
+    except (StoreError, OSError) as exc:  # a refused or unreadable file or folder: reported, problems() never raises
+        return [problem_for_error(path, exc)]

@@ -162,13 +162,14 @@ def _full_disk(*args: object, **kwargs: object) -> None:
 
 
 def test_a_full_disk_when_replacing_memory_md_records_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import agentmem_nb.store.longterm as longterm_module
     from agentmem_nb import MemoryStore, StoreError
+    from agentmem_nb.store import _fs
 
     long_term = MemoryStore(tmp_path, zone="Europe/Paris").user("alice").long_term
     long_term.add_note("kept")
-    monkeypatch.setattr(longterm_module, "atomic_write", _full_disk)
-    with pytest.raises(StoreError, match=r"memory\.md: No space left on device; it was left as it was"):
+    monkeypatch.setattr(_fs.os, "replace", _full_disk)  # the disk fills while memory.md is being replaced
+    with pytest.raises(StoreError, match=r"could not write .*memory\.md: No space left on device.*the file is "
+                                         r"unchanged"):
         long_term.add_note("lost to a full disk")
     monkeypatch.undo()
     assert long_term.read() == "- kept\n"
@@ -201,9 +202,9 @@ def test_when_the_file_cannot_be_put_back_the_next_change_repairs(tmp_path: Path
     real_write = longterm_module.atomic_write
     writes: list[bytes] = []
 
-    def first_write_only(path: Path, data: bytes, **kwargs: bool) -> None:
+    def first_write_only(path: Path, data: bytes, **kwargs: object) -> None:
         if writes:
-            _full_disk()
+            raise StoreError(f"could not write {path}: No space left on device (simulated)")  # as atomic_write does
         writes.append(data)
         real_write(path, data, **kwargs)
 
