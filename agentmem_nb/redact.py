@@ -37,7 +37,7 @@ __all__ = ["REDACTED", "MIN_SECRET_CHARS", "redact", "redact_url", "register_sec
 REDACTED = "<redacted>"
 """What a secret is replaced with."""
 
-MIN_SECRET_CHARS = 6
+MIN_SECRET_CHARS = 8
 """Shorter registered values are not replaced by value (see the module docstring)."""
 
 # scheme://userinfo@ — the userinfo (user, password, or a token alone) is a credential whatever it looks like. Greedy

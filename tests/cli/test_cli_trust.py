@@ -51,6 +51,16 @@ def folder(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def test_the_command_line_imports_nothing_heavy() -> None:
+    """The CLI prints with the widgets' text rule (agentmem_nb.textutil) without importing the widgets."""
+    code = ("import sys, agentmem_nb.cli; "
+            "print(sorted(m for m in ('ipywidgets', 'pandas', 'langchain', 'nh3', 'agentmem_nb.widgets') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr[-600:]
+
+
 # ---------------------------------------------------------------------- chat and its config
 
 
