@@ -1,7 +1,13 @@
 """The ``agentmem-nb`` command line.
 
 Each subcommand imports what it needs when it runs, so ``agentmem-nb --help`` is instant and the store commands work
-without loading langchain. Errors are reported as one line on stderr (exit status 2), never a traceback.
+without loading langchain. Errors are reported as one line on stderr (exit status 2), never a traceback; exit status 1
+is kept for ``problems`` finding some, so a script can tell "the data has problems" from "the command was wrong".
+
+What is printed is printable: stored text keeps any lone surrogate it was given, which has no UTF-8 form, so text
+output shows U+FFFD in its place (:func:`~agentmem_nb.textutil.displayable`, the widgets' rule) and ``--json`` writes
+it as a ``\\udXXX`` escape (valid JSON that reads back as the stored string). Error text is redacted
+(:func:`~agentmem_nb.redact.redact`).
 """
 
 from __future__ import annotations
@@ -9,14 +15,58 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from collections.abc import Callable, Sequence
+from typing import TextIO
 
-from agentmem_nb.errors import AgentMemError
+from agentmem_nb.errors import AgentMemError, ConfigError
+from agentmem_nb.redact import redact
+from agentmem_nb.textutil import LONE_SURROGATE, displayable
+from agentmem_nb.timeutil import resolve_zone
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "whole_number", "zone_name"]
 
 DEFAULT_ROOT = os.environ.get("AGENTMEM_ROOT", "memory")
+
+
+def whole_number(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type`` for a whole number in ``[minimum, maximum]``: ``--limit -5`` is refused with a message
+    that names the value and the range, instead of running with it."""
+    bounds = f">= {minimum}" if maximum is None else f"from {minimum} to {maximum}"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (give one {bounds})") from None
+        if value < minimum or (maximum is not None and value > maximum):
+            raise argparse.ArgumentTypeError(f"{value} is out of range: give a whole number {bounds}")
+        return value
+
+    return parse
+
+
+def zone_name(text: str) -> str:
+    """An argparse ``type`` for an IANA zone name, checked by :func:`~agentmem_nb.timeutil.resolve_zone` (the one
+    rule for zone names), so ``--zone America`` is refused at once with a suggestion."""
+    try:
+        resolve_zone(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def _out(text: object, *, file: TextIO | None = None) -> None:
+    """Print one line of text that may hold stored content (lone surrogates shown as U+FFFD)."""
+    print(displayable(text), file=file if file is not None else sys.stdout)
+
+
+def _json_text(value: object) -> str:
+    """Indented JSON with every lone surrogate written as its ``\\udXXX`` escape: printable, and exact on reading
+    back (surrogates occur only inside strings, where the escape is valid JSON)."""
+    text = json.dumps(value, ensure_ascii=False, indent=2)
+    return LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _store(args: argparse.Namespace):  # noqa: ANN202 - MemoryStore, imported lazily
@@ -25,16 +75,33 @@ def _store(args: argparse.Namespace):  # noqa: ANN202 - MemoryStore, imported la
     return MemoryStore(args.root, zone=args.zone)
 
 
+def _existing_user(args: argparse.Namespace):  # noqa: ANN202 - UserMemory, imported lazily
+    """The user named by ``--user``, refused when the memory folder has no such user: reading commands would
+    otherwise answer "nothing found" / "no problems" for a typo."""
+    store = _store(args)
+    user = store.user(args.user)
+    if user.directory.is_dir():
+        return user
+    if not store.root.is_dir():
+        raise AgentMemError(f"memory folder {str(store.root)!r} does not exist: give --root FOLDER or set "
+                            "AGENTMEM_ROOT to the folder that holds the users")
+    known = store.users()
+    listed = (f"it holds {len(known)} user(s): {', '.join(repr(u) for u in known[:10])}"
+              f"{' ...' if len(known) > 10 else ''}") if known else "it holds no user yet"
+    raise AgentMemError(f"no user {args.user!r} in {str(store.root)!r} ({listed}); "
+                        f"`agentmem-nb --root {shlex.quote(str(store.root))} users` lists them")
+
+
 def _print_messages(messages, *, with_day: bool) -> None:  # noqa: ANN001
     for message in messages:
-        print(message.anchor_line(with_day=with_day))
+        _out(message.anchor_line(with_day=with_day))
 
 
 # ---------------------------------------------------------------------- store commands
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
-    user = _store(args).user(args.user)
+    user = _existing_user(args)
     if args.session and args.day:
         raise AgentMemError("give --session SESSION_ID (one thread) or --day YYYY-MM-DD (one day), not both")
     if args.session:
@@ -42,17 +109,16 @@ def _cmd_search(args: argparse.Namespace) -> int:
     else:
         hits = user.search_daily(args.keyword, day=args.day, limit=args.limit)
     if args.json:
-        print(json.dumps([{**m.to_record(), "session_id": m.session_id, "day": m.day} for m in hits],
-                         ensure_ascii=False, indent=2))
+        print(_json_text([{**m.to_record(), "session_id": m.session_id, "day": m.day} for m in hits]))
     else:
         _print_messages(hits, with_day=not args.session)
         if not hits:
-            print(f"no message contains {args.keyword!r}", file=sys.stderr)
+            _out(f"no message contains {args.keyword!r}", file=sys.stderr)
     return 0
 
 
 def _cmd_window(args: argparse.Namespace) -> int:
-    user = _store(args).user(args.user)
+    user = _existing_user(args)
     if bool(args.session) == bool(args.day):
         raise AgentMemError("give exactly one of --session SESSION_ID or --day YYYY-MM-DD")
     if args.session:
@@ -63,25 +129,26 @@ def _cmd_window(args: argparse.Namespace) -> int:
         raise AgentMemError(window.reason)
     for message in window.messages:
         marker = ">" if message.message_id == args.message_id else " "
-        print(marker, message.anchor_line())
+        _out(f"{marker} {message.anchor_line()}")
     return 0
 
 
 def _cmd_problems(args: argparse.Namespace) -> int:
-    user = _store(args).user(args.user)
+    """Exit status 1 when anything is reported (a script or CI step should look), 0 when nothing is."""
+    user = _existing_user(args)
     found = user.problems()
     for problem in found:
-        print(problem)
+        _out(problem)
     if not found:
-        print(f"no problems in {user.directory}")
-    return 1 if any(p.kind.skips_data for p in found) else 0
+        _out(f"no problems in {user.directory}")
+    return 1 if found else 0
 
 
 def _cmd_users(args: argparse.Namespace) -> int:
     store = _store(args)
     for user_id in store.users():
         user = store.user(user_id)
-        print(f"{user_id}\t{len(user.session_ids())} sessions\t{len(user.days())} days")
+        _out(f"{user_id}\t{len(user.session_ids())} sessions\t{len(user.days())} days")
     return 0
 
 
@@ -122,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--root", default=DEFAULT_ROOT,
                         help="memory folder (default: $AGENTMEM_ROOT or ./memory)")
-    parser.add_argument("--zone", default=None,
+    parser.add_argument("--zone", default=None, type=zone_name,
                         help="IANA time zone for day files, e.g. Asia/Shanghai (default: this machine's zone)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -133,7 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--user", required=True)
     p.add_argument("--session", help="search this session (default: every day file)")
     p.add_argument("--day", help="search only this day (YYYY-MM-DD)")
-    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--limit", type=whole_number(1), default=20, help="at most this many hits (default: %(default)s)")
     p.add_argument("--json", action="store_true", help="print JSON instead of anchor lines")
     p.add_argument("keyword")
     p.set_defaults(func=_cmd_search)
@@ -142,9 +209,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--user", required=True)
     p.add_argument("--session")
     p.add_argument("--day")
-    p.add_argument("--before", type=int, default=2)
-    p.add_argument("--after", type=int, default=2)
-    p.add_argument("message_id", type=int)
+    p.add_argument("--before", type=whole_number(0), default=2)
+    p.add_argument("--after", type=whole_number(0), default=2)
+    p.add_argument("message_id", type=whole_number(1))
     p.set_defaults(func=_cmd_window)
 
     p = sub.add_parser("problems", help="check a user's files: malformed lines, torn tails, legacy rows")
@@ -168,14 +235,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except AgentMemError as exc:
-        print(f"agentmem-nb: error: {exc}", file=sys.stderr)
+        _out(f"agentmem-nb: error: {redact(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         return 0
     except OSError as exc:
-        print(f"agentmem-nb: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
+        _out(redact(f"agentmem-nb: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")), file=sys.stderr)
         return 2
 
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from agentmem_nb.cli import zone_name
+from agentmem_nb.textutil import displayable
+
 __all__ = ["add_parser"]
 
 
@@ -13,13 +16,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("chat", help="chat with the memory agent in the terminal")
     p.add_argument("--user", default="me")
     p.add_argument("--session", default=None, help="continue this conversation (default: start a new one)")
-    p.add_argument("--config", default="config/llm.yaml", help="model configuration (default: %(default)s)")
+    # None, not "config/llm.yaml": only a file the user names must exist; the default one is optional (offline model).
+    p.add_argument("--config", default=None,
+                   help="model configuration (default: $AGENTMEM_CONFIG, else config/llm.yaml if it exists, else the "
+                        "offline model)")
     p.add_argument("--show-tools", action="store_true", help="print each tool call and its output")
     p.set_defaults(func=_chat)
 
     p = sub.add_parser("seed", help="write the demo user's conversations (English and Chinese, with tool calls)")
     p.add_argument("--user", default="demo")
-    p.add_argument("--demo-zone", default="Europe/Paris", help="zone the demo's days are written in")
+    p.add_argument("--demo-zone", default="Europe/Paris", type=zone_name, help="zone the demo's days are written in")
     p.set_defaults(func=_seed)
 
 
@@ -30,8 +36,9 @@ def _chat(args: argparse.Namespace) -> int:
     store = MemoryStore(args.root, zone=args.zone)
     service = ChatService(store, config=load_config(args.config))
     session = args.session or service.new_conversation(args.user)
-    banner = "offline model (set llm.api_key in config/llm.yaml for a real one)" if service.offline else service.model_name
-    print(f"user {args.user!r}, conversation {session!r}, {banner}. Ctrl-D to leave.")
+    banner = ("offline model (set llm.api_key in config/llm.yaml, or AGENTMEM_API_KEY, for a real one)"
+              if service.offline else service.model_name)
+    print(displayable(f"user {args.user!r}, conversation {session!r}, {banner}. Ctrl-D to leave."))
     while True:
         try:
             text = input("you> ").strip()
@@ -43,8 +50,8 @@ def _chat(args: argparse.Namespace) -> int:
         result = service.turn(args.user, session, text)
         if args.show_tools:
             for call in result.tool_calls:
-                print(f"  [{call.name}] {call.input} -> {call.output[:200]!r}")
-        print(f"agent> {result.reply}")
+                print(displayable(f"  [{call.name}] {call.input} -> {call.output[:200]!r}"))
+        print(displayable(f"agent> {result.reply}"))  # stored text may hold a lone surrogate: print valid text
         sys.stdout.flush()
 
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from agentmem_nb.cli import whole_number
 from agentmem_nb.errors import AgentMemError
 
 __all__ = ["add_parser"]
@@ -19,7 +20,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("notebook", nargs="?", default="notebooks/01_quickstart.ipynb",
                    help="notebook to open, relative to --dir (default: %(default)s)")
     p.add_argument("--dir", default=".", help="folder JupyterLab serves (default: the current folder)")
-    p.add_argument("--port", type=int, default=8888)
+    p.add_argument("--port", type=whole_number(1, 65535), default=8888)
     p.add_argument("--no-browser", action="store_true", help="do not open a browser window")
     p.add_argument("--ip", default="127.0.0.1", help="address to listen on (default: %(default)s, this machine only)")
     p.set_defaults(func=_run)

@@ -35,10 +35,12 @@ class Reply:
 
 @dataclass(frozen=True)
 class Fault:
-    """An HTTP error status with an OpenAI-style error body."""
+    """An HTTP error status with an OpenAI-style error body. ``echo_authorization`` appends the request's
+    ``Authorization`` header to the message, as some proxies do in their error pages."""
 
     status: int
     message: str = "simulated failure"
+    echo_authorization: bool = False
 
 
 @dataclass(frozen=True)
@@ -171,7 +173,10 @@ def make_handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                     server.stop.wait(answer.seconds)
                     self._json(200, _completion(Reply(content="too late"), server, body.get("model", "")))
                 elif isinstance(answer, Fault):
-                    self._json(answer.status, {"error": {"message": answer.message, "type": "fake_error",
+                    message = answer.message
+                    if answer.echo_authorization:
+                        message += f" (request had Authorization: {self.headers.get('Authorization', '')})"
+                    self._json(answer.status, {"error": {"message": message, "type": "fake_error",
                                                          "code": str(answer.status)}})
                 elif body.get("stream"):
                     self.send_response(200)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Callable
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from agentmem_nb.errors import ConfigError
 
-__all__ = ["Clock", "system_clock", "resolve_zone", "to_zone", "parse_ts", "format_ts", "day_of"]
+__all__ = ["Clock", "system_clock", "zone_named", "resolve_zone", "to_zone", "parse_ts", "format_ts", "day_of"]
 
 Clock = Callable[[], _dt.datetime]
 """A zero-argument callable returning the current time as an aware datetime (inject one in tests)."""
@@ -24,18 +24,43 @@ def system_clock() -> _dt.datetime:
     return _dt.datetime.now(_dt.timezone.utc)
 
 
+def zone_named(name: str) -> ZoneInfo | None:
+    """The IANA zone called ``name``, or ``None`` when there is none: unknown, malformed (``"../x"``), or a region
+    folder of the zone database such as ``"America"`` (opening that one raises ``IsADirectoryError``)."""
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder, or an unreadable zone file
+        return None
+
+
 def resolve_zone(zone: str | _dt.tzinfo | None) -> _dt.tzinfo | None:
-    """Turn a zone name such as ``"Asia/Shanghai"`` into a tzinfo; ``None`` means the machine's local zone."""
+    """Turn a zone name such as ``"Asia/Shanghai"`` into a tzinfo; ``None`` means the machine's local zone.
+
+    Raises:
+        ConfigError: no zone has that name; the message names the value and suggests zones (``America`` ->
+            ``America/New_York`` ..., ``europe/paris`` -> ``Europe/Paris``).
+    """
     if zone is None or isinstance(zone, _dt.tzinfo):
         return zone
     if isinstance(zone, str):
-        try:
-            return ZoneInfo(zone)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise ConfigError(
-                f"unknown time zone {zone!r}: use an IANA name such as 'Europe/Paris' or 'Asia/Shanghai'"
-            ) from None
+        found = zone_named(zone)
+        if found is None:
+            raise ConfigError(f"unknown time zone {zone!r}: {_zone_hint(zone)}")
+        return found
     raise ConfigError(f"time zone must be a name or a tzinfo, got {type(zone).__name__} {zone!r}")
+
+
+def _zone_hint(name: str) -> str:
+    known = available_timezones()  # reads the zone database: only on this error path
+    folded = name.strip().casefold()
+    same = sorted(z for z in known if z.casefold() == folded)
+    if same:
+        return f"did you mean {same[0]!r}? (zone names are case-sensitive)"
+    inside = sorted(z for z in known if z.casefold().startswith(folded.rstrip("/") + "/")) if folded else []
+    if inside:
+        shown = ", ".join(repr(z) for z in inside[:3])
+        return f"that is a region, not a zone: name a city in it, such as {shown} ({len(inside)} in all)"
+    return "use an IANA zone name such as 'Europe/Paris' or 'Asia/Shanghai'"
 
 
 def to_zone(moment: _dt.datetime, zone: _dt.tzinfo | None) -> _dt.datetime:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from agentmem_nb.errors import ConfigError
+from agentmem_nb.redact import redact, redact_url, register_secret, url_secrets
 
 __all__ = ["LLMConfig", "load_config", "DEFAULT_CONFIG_PATH", "DEFAULT_MODEL"]
 
@@ -41,10 +42,13 @@ _OPENAI_HOSTS = ("api.openai.com",)
 class LLMConfig:
     """Which chat model to use. An empty ``api_key`` selects the offline model.
 
-    The repr never shows the key::
+    The repr never shows the key, nor a ``user:password@`` in ``base_url``; creating a config registers both with
+    :mod:`agentmem_nb.redact`, so no error text, reply or log line of this process shows them either::
 
         >>> LLMConfig(api_key="sk-secret")
         LLMConfig(model='gpt-4o-mini', base_url='', api_key=<set>, timeout=60.0, max_retries=2, source='')
+        >>> repr(LLMConfig(base_url="http://me:pa55word@proxy.local/v1")).split(", ")[1]
+        "base_url='http://<redacted>@proxy.local/v1'"
     """
 
     api_key: str = ""
@@ -55,6 +59,17 @@ class LLMConfig:
     source: str = ""
     """Where the values came from (file path and overriding variables), for display."""
 
+    def __post_init__(self) -> None:
+        for secret in self.secrets:
+            register_secret(secret)
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The values that must never be shown: the key and the credentials in ``base_url``."""
+        key = self.api_key if isinstance(self.api_key, str) else ""
+        url = self.base_url if isinstance(self.base_url, str) else ""
+        return tuple(s for s in (key, key.strip(), *url_secrets(url)) if s)
+
     @property
     def offline(self) -> bool:
         """True when no API key is configured, so the offline model is used."""
@@ -62,7 +77,7 @@ class LLMConfig:
 
     def __repr__(self) -> str:
         key = "<set>" if self.api_key else "<empty>"
-        return (f"LLMConfig(model={self.model!r}, base_url={self.base_url!r}, api_key={key}, "
+        return (f"LLMConfig(model={self.model!r}, base_url={redact_url(self.base_url)!r}, api_key={key}, "
                 f"timeout={self.timeout!r}, max_retries={self.max_retries!r}, source={self.source!r})")
 
     __str__ = __repr__
@@ -137,8 +152,9 @@ def _read_file(path: Path, *, required: bool) -> dict[str, Any] | None:
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         at = f" at line {where.line + 1}, column {where.column + 1}" if where is not None else ""
+        # Only the problem, never str(exc): that quotes the offending line, which may be the key's.
         raise ConfigError(f"config file {str(path)!r} is not valid YAML{at}: "
-                          f"{getattr(exc, 'problem', None) or exc}. Expected:\n"
+                          f"{redact(getattr(exc, 'problem', None) or type(exc).__name__)}. Expected:\n"
                           "llm:\n  api_key: \"\"\n  model: gpt-4o-mini\n  base_url: \"\"") from None
     if data is None:
         return {}
@@ -150,10 +166,10 @@ def _read_file(path: Path, *, required: bool) -> dict[str, Any] | None:
         return {}
     if not isinstance(section, dict):
         raise ConfigError(f"'llm' in {str(path)!r} must be a mapping (api_key, model, base_url), "
-                          f"got {type(section).__name__} {section!r:.60}")
+                          f"got a YAML {type(section).__name__}")  # its value is not shown: it may be a key
     unknown = sorted(set(section) - {"api_key", "model", "base_url", "timeout", "max_retries"})
     if unknown:
-        raise ConfigError(f"unknown key(s) {unknown} under 'llm' in {str(path)!r}: "
+        raise ConfigError(f"unknown key(s) {redact(unknown)} under 'llm' in {str(path)!r}: "
                           "allowed are api_key, model, base_url, timeout, max_retries")
     return dict(section)
 
@@ -171,8 +187,12 @@ def _text(values: Mapping[str, Any], key: str, default: str, origin: str) -> str
     if value is None:
         return default
     if not isinstance(value, str):
-        raise ConfigError(f"llm.{key} from {origin} must be text, got {type(value).__name__} {value!r:.40}; "
-                          "quote it in YAML")
+        if key == "api_key":  # a key YAML read as a number: saying which number would print the secret
+            raise ConfigError(f"llm.api_key from {origin} must be text, got a YAML {type(value).__name__} (not "
+                              "shown: it is a secret); quote it in YAML (api_key: \"...\") so that every character "
+                              "is kept as written (a number loses leading zeros, 0x/0o prefixes and underscores)")
+        raise ConfigError(f"llm.{key} from {origin} must be text, got {type(value).__name__} "
+                          f"{redact(repr(value)):.40}; quote it in YAML")
     return value.strip()
 
 

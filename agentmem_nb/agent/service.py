@@ -658,7 +658,13 @@ class _Turn:
 
 def describe_model_error(exc: BaseException, config: LLMConfig | None = None) -> str:
     """One readable sentence for a failed model call, without depending on the client library's class names
-    (they differ between langchain-openai versions): HTTP status, timeout, connection, or the exception itself."""
+    (they differ between langchain-openai versions): HTTP status, timeout, connection, or the exception itself.
+
+    Servers quote what they were sent (a 401 repeats the key, a proxy echoes the ``Authorization`` header), so the
+    sentence is redacted (:func:`~agentmem_nb.redact.redact`): it becomes the turn's reply and its log line."""
+    from agentmem_nb.redact import redact  # light; imported here to keep this edit inside this function
+
+    secrets = config.secrets if config is not None else ()
     names = [cls.__name__ for cls in type(exc).__mro__]
     status = getattr(exc, "status_code", None)
     detail = str(getattr(exc, "message", "") or exc)
@@ -670,14 +676,14 @@ def describe_model_error(exc: BaseException, config: LLMConfig | None = None) ->
             hint = " (check llm.model and llm.base_url)"
         elif status == 429:
             hint = " (rate limited: wait and try again)"
-        return f"The model call failed: HTTP {status}{hint}: {detail}"
+        return redact(f"The model call failed: HTTP {status}{hint}: {detail}", secrets=secrets)
     if any("Timeout" in name for name in names):
         limit = f" after {config.timeout:g} s" if config is not None else ""
         return f"The model call timed out{limit} (raise llm.timeout or AGENTMEM_LLM_TIMEOUT if the server is slow)."
     if any("Connection" in name for name in names):
         where = f" {config.base_url}" if config is not None and config.base_url else ""
-        return f"The model call failed: could not reach the server{where}: {detail}"
-    return f"The model call failed: {type(exc).__name__}: {detail}"
+        return redact(f"The model call failed: could not reach the server{where}: {detail}", secrets=secrets)
+    return redact(f"The model call failed: {type(exc).__name__}: {detail}", secrets=secrets)
 
 
 def _short(text: str) -> str:

@@ -12,12 +12,11 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 import pandas as pd
 
-from agentmem_nb.timeutil import parse_ts
+from agentmem_nb.timeutil import parse_ts, zone_named
 
 __all__ = [
     "NAT_US",
@@ -63,11 +62,9 @@ def _local_zone() -> _dt.tzinfo:
     except OSError:
         pass
     for name in candidates:
-        if name:
-            try:
-                return ZoneInfo(name)
-            except (ZoneInfoNotFoundError, ValueError):
-                continue
+        found = zone_named(name) if name else None  # TZ=America (a folder) is no zone: try the next candidate
+        if found is not None:
+            return found
     return _dt.datetime.now().astimezone().tzinfo or _dt.timezone.utc
 
 

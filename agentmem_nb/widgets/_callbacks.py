@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 import ipywidgets as widgets
 
+from agentmem_nb.redact import redact
 from agentmem_nb.widgets.html import escape
 
 __all__ = ["CallbackErrors", "WidgetError"]
@@ -112,8 +113,9 @@ class CallbackErrors:
         ``message`` replaces the exception's text (and is needed when ``exc`` is ``None``); ``keep_shown`` adds the
         box under the errors already shown instead of replacing them (a failed turn and a failing ``on_turn``
         callback are both worth seeing)."""
-        text = message or f"{type(exc).__name__}: {exc}"
-        trace = "".join(traceback.format_exception(exc)) if exc is not None else ""
+        # redacted: an exception may quote a key or a URL's password, and this box is what the person sees
+        text = redact(message or f"{type(exc).__name__}: {exc}")
+        trace = redact("".join(traceback.format_exception(exc))) if exc is not None else ""
         self.errors.append(WidgetError(action, text, exc, trace))
         details = f"<details><summary>traceback</summary><pre>{escape(trace)}</pre></details>" if trace else ""
         box = (f'<div class="{self._css_root} amn-error-box"><b>Error while {escape(action)}:</b> '

@@ -40,6 +40,7 @@ import ipywidgets as widgets
 
 from agentmem_nb.identifiers import check_session_id, check_user_id
 from agentmem_nb.messages import Message, ToolCall
+from agentmem_nb.redact import redact
 from agentmem_nb.widgets._callbacks import CallbackErrors, WidgetError
 from agentmem_nb.widgets._turns import (
     ChatEvent,
@@ -230,7 +231,7 @@ class ChatWidget(CallbackErrors, widgets.VBox):
                 result = self._chat_send(text)
             except Exception as exc:
                 # the service may have written the user's message and the log line before it raised
-                event = ChatEvent("turn", user_id, session_id, error=f"{type(exc).__name__}: {exc}")
+                event = ChatEvent("turn", user_id, session_id, error=redact(f"{type(exc).__name__}: {exc}"))
                 raise
             error = getattr(result, "error", None)
             event = ChatEvent("turn", user_id, session_id, result=result, error=str(error or ""))

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import html
 import json
-import re
 from typing import Any
 
 import nh3
 from markdown_it import MarkdownIt
+
+# A lone surrogate cannot cross to the browser nor pass through nh3: every text shown goes through displayable(),
+# which lives in a light module so that the command line uses the same rule without importing the widgets.
+from agentmem_nb.textutil import displayable
 
 __all__ = ["displayable", "escape", "safe_markdown", "pretty_json"]
 
@@ -25,18 +28,6 @@ _ALLOWED_TAGS = {
     "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td", "a", "del",
 }
 _ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "th": {"align"}, "td": {"align"}}
-
-
-# A lone surrogate (from a JSON escape such as "\ud800", which the store keeps as written) cannot be encoded as
-# UTF-8, so it can neither cross to the browser nor pass through nh3; on screen it becomes U+FFFD, the replacement
-# character. Only the display changes: files and frames keep the text as it is.
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def displayable(text: object) -> str:
-    """``str(text)`` with every lone surrogate shown as U+FFFD (``�``), so it can be sent to the browser."""
-    value = str(text)
-    return value if value.isascii() else _LONE_SURROGATE.sub("\ufffd", value)
 
 
 def escape(text: object) -> str:

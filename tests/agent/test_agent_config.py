@@ -83,7 +83,7 @@ def test_a_missing_default_file_means_defaults(tmp_path: Path, monkeypatch: pyte
     ("- just\n- a list\n", "must hold a mapping"),
     ("llm: just text\n", "'llm' in .* must be a mapping"),
     ("llm:\n  apikey: typo\n", r"unknown key\(s\) \['apikey'\]"),
-    ("llm:\n  api_key: 12345\n", "llm.api_key .* must be text, got int"),
+    ("llm:\n  api_key: 12345\n", "llm.api_key .* must be text, got a YAML int .not shown"),
     ("llm:\n  model: [a, b]\n", "llm.model .* must be text"),
     ("llm:\n  timeout: soon\n", "llm.timeout .* positive number"),
     ("llm:\n  timeout: -1\n", "llm.timeout .* positive number"),
