@@ -5,8 +5,10 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import threading
+import warnings
 from pathlib import Path
 
+from agentmem_nb.errors import InvalidIdentifier, MemoryDataWarning
 from agentmem_nb.identifiers import check_user_id
 from agentmem_nb.store.jsonl import Durability
 from agentmem_nb.store.user import UserMemory
@@ -59,17 +61,29 @@ class MemoryStore:
     __getitem__ = user
 
     def users(self) -> list[str]:
-        """User ids that have a folder under ``root``."""
+        """User ids that have a folder under ``root``.
+
+        A folder whose name is not a valid user id (see :mod:`agentmem_nb.identifiers`; e.g. a decomposed "é" made
+        by another program) cannot be opened, so it is not listed, but it is named in a
+        :class:`~agentmem_nb.errors.MemoryDataWarning` rather than left out in silence. Hidden folders (``.git``,
+        ``.ipynb_checkpoints``) are no one's memory and are passed over quietly.
+        """
         try:
             names = sorted(os.listdir(self.root))
         except FileNotFoundError:
             return []
         out = []
+        refused = []
         for name in names:
-            if not (self.root / name).is_dir():
+            if name.startswith(".") or not (self.root / name).is_dir():
                 continue
             try:
                 out.append(check_user_id(name))
-            except ValueError:
-                continue
+            except InvalidIdentifier as exc:
+                refused.append(str(exc))
+        if refused:
+            warnings.warn(MemoryDataWarning(
+                f"{self.root}: {len(refused)} folder(s) not listed as users, their names are not valid user ids "
+                "(rename them to open them): " + " | ".join(refused[:5]) + (" ..." if len(refused) > 5 else "")
+            ), stacklevel=2)
         return out
