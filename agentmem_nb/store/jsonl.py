@@ -114,11 +114,21 @@ def fast_parse_exact(raw: bytes) -> bool:
     return _LONG_RUN not in raw.translate(_DIGITS_TO_ZERO)
 
 
+# orjson needs about 12 bytes of working memory per byte of a line (a 3 MB message peaked at 38 MB), the standard
+# parser about 2: a line longer than this goes to the standard parser, whose result is the reference anyway. Such
+# lines are rare (a pasted document), so the speed orjson brings to ordinary lines is kept.
+_LONG_LINE = 1 << 16
+
+
+def _orjson_suits(raw: bytes) -> bool:
+    return len(raw) <= _LONG_LINE and fast_parse_exact(raw)
+
+
 def loads_record(raw: bytes) -> Any:
     """Parse a line the index accepted, the way the index parsed it: orjson where it is exact, the standard parser
-    for what orjson refuses (NaN, escaped lone surrogates) or would round (integers beyond 64 bits). Raises
-    ``ValueError`` for a line neither accepts."""
-    if fast_parse_exact(raw):
+    for what orjson refuses (NaN, escaped lone surrogates) or would round (integers beyond 64 bits), and for a long
+    line (memory, see ``_LONG_LINE``). Raises ``ValueError`` for a line neither accepts."""
+    if _orjson_suits(raw):
         try:
             return _fast_loads(raw)
         except _FAST_ERRORS:
@@ -134,6 +144,8 @@ def plain_records(lines: list[bytes], previous: int) -> tuple[list[dict[str, Any
 
     orjson parses here: a long integer it would round can only be an id (then a float, refused) or sit in fields the
     caller must check itself (see :func:`fast_parse_exact`)."""
+    if max(map(len, lines), default=0) > _LONG_LINE:
+        return None  # parsed alone by the standard parser, see _LONG_LINE
     try:
         records = list(map(_fast_loads, lines))
     except _FAST_ERRORS:
@@ -337,7 +349,7 @@ class JsonlFile:
         if not raw.strip():
             return
         record: Any = _NOT_PARSED
-        if fast_parse_exact(raw):
+        if _orjson_suits(raw):
             try:
                 record = _fast_loads(raw)
             except _FAST_ERRORS:
