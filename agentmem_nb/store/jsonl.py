@@ -74,8 +74,6 @@ _ID_LIMIT = 2**53
 
 
 _NOT_PARSED = object()
-_SKIP = object()  # a line the indexer skips (blank, not UTF-8, not JSON, not an object)
-
 
 ANCHOR_KEY = "byte_offset"
 """The key of a store-written line that says where the line starts (see the module docstring: the tail's proof)."""
