@@ -16,18 +16,20 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Sequence
-from itertools import accumulate, chain
+from itertools import accumulate, chain, islice
 
 import numpy as np
 
 from agentmem_nb.retrieval.bm25 import SMALL_BLOCK, TermIndex
-from agentmem_nb.retrieval.tokenize import Tokenizer
+from agentmem_nb.retrieval.tokenize import LONG_CHUNK, Tokenizer
 
 __all__ = ["BlockEncoder"]
 
 # Distinct chunks remembered by one encoder before its table starts afresh (about 100 bytes each): this bounds the
 # memory of an index over a huge, varied history; starting afresh only costs re-learning the chunks seen next.
 MAX_CHUNKS = 500_000
+# Terms of a long chunk are turned into ids this many at a time (under a megabyte of Python strings).
+_TERM_BATCH = 1 << 13
 
 
 _SEPARATOR = "\x00"
@@ -77,7 +79,8 @@ class BlockEncoder:
         self._ids[_SEPARATOR] = _SEPARATOR_ID
         self._starts = array("q", [0])
         self._counts = array("q", [0])
-        self._flat = array("q")
+        # Term ids as 32-bit integers, as the term index keeps them (a long text's ids are most of its memory).
+        self._flat = array("i")
 
     @property
     def chunks_known(self) -> int:
@@ -89,16 +92,43 @@ class BlockEncoder:
         pending = self._ids.pending
         if not pending:
             return
-        terms = self.tokenizer.chunk_terms_many(pending)
+        if max(map(len, pending)) <= LONG_CHUNK:  # the usual case: every chunk a word or a short phrase
+            self._learn(pending)
+        else:
+            short: list[str] = []
+            for chunk in pending:
+                if len(chunk) <= LONG_CHUNK:
+                    short.append(chunk)
+                    continue
+                self._learn(short)
+                short.clear()
+                self._learn_long(chunk)
+            self._learn(short)
+        pending.clear()
+
+    def _learn(self, chunks: list[str]) -> None:
+        if not chunks:
+            return
+        terms = self.tokenizer.chunk_terms_many(chunks)
         counts = list(map(len, terms))
         self._starts.extend(accumulate(counts[:-1], initial=len(self._flat)))
         self._counts.extend(counts)
         self._flat.extend(self.index.term_ids(list(chain.from_iterable(terms))))
-        pending.clear()
+
+    def _learn_long(self, chunk: str) -> None:
+        """One long chunk, its terms streamed into ids a batch at a time: the table grows by 8 bytes per term, and
+        no list of the chunk's terms (tens of bytes each) ever exists."""
+        start = len(self._flat)
+        terms = self.tokenizer.iter_chunk_terms(chunk)
+        while batch := list(islice(terms, _TERM_BATCH)):
+            self._flat.extend(self.index.term_ids(batch))
+        self._starts.append(start)
+        self._counts.append(len(self._flat) - start)
+        self.tokenizer.chunks_learnt += 1
 
     def encode(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """``(term_ids, doc_lengths)`` of ``texts``, ready for :meth:`TermIndex.add_block`: the ids of every term
-        occurrence, text after text, and how many belong to each text."""
+        occurrence (32-bit), text after text, and how many belong to each text."""
         if len(self._ids) > self.max_chunks:
             self._start_afresh()
         try:
@@ -122,12 +152,12 @@ class BlockEncoder:
         self._learn_pending()
         total = len(chunk_ids)
         if not total:
-            return np.zeros(0, dtype=np.int64), per_text
+            return np.zeros(0, dtype=np.int32), per_text
         # Views, not copies, of the table (copying it would cost as much as the table is large); they are released
         # when this returns, before the table next grows (an array cannot grow while a view of it exists).
         counts = np.frombuffer(self._counts, dtype=np.int64)[chunk_ids]
         firsts = np.frombuffer(self._starts, dtype=np.int64)[chunk_ids]
-        flat = np.frombuffer(self._flat, dtype=np.int64)
+        flat = np.frombuffer(self._flat, dtype=np.int32)
         if int(counts.min()) == 1 == int(counts.max()):  # every chunk one term: the common case
             return flat[firsts], per_text
         # Expand each chunk occurrence into its terms (0, 1 or more): occurrence k of the output is term
@@ -145,11 +175,13 @@ class BlockEncoder:
         chunk_lists = [list(map(lookup, Tokenizer.chunks(text))) for text in texts]
         self._learn_pending()
         starts, counts, flat = self._starts, self._counts, self._flat
-        term_ids: list[int] = []
+        # An array, not a list: a long text's ids are copied as machine integers (4 bytes each), never as Python ints.
+        term_ids = array("i")
         lengths = []
         for chunk_ids in chunk_lists:
             before = len(term_ids)
             for chunk in chunk_ids:
                 term_ids.extend(flat[starts[chunk] : starts[chunk] + counts[chunk]])
             lengths.append(len(term_ids) - before)
-        return np.array(term_ids, dtype=np.int64), np.array(lengths, dtype=np.int64)
+        return np.frombuffer(term_ids, dtype=np.int32) if term_ids else np.zeros(0, dtype=np.int32), np.array(
+            lengths, dtype=np.int64)

@@ -288,10 +288,13 @@ class KindIndex:
             return
         records = list(map(itemgetter(1), pairs))
         texts = document_texts(records, speaker=self.config.speaker)
-        term_ids, lengths = self.encoder.encode(texts)
+        encoded, lengths = self.encoder.encode(texts)
+        term_ids = encoded.astype(np.int32)
+        del encoded  # the 64-bit copy goes now, not after a tally below (a long text's ids are most of its memory)
         first = len(self.file_of)  # the global id the term index will give the block's first message
-        self._untallied.append((term_ids.astype(np.int32), lengths))
+        self._untallied.append((term_ids, lengths))
         self._untallied_terms += len(term_ids)
+        del term_ids
         count = len(pairs)
         previous = follower.gids[-1] if follower.gids else -1
         start = len(follower)
@@ -317,8 +320,11 @@ class KindIndex:
         if not self._untallied:
             return
         blocks, self._untallied, self._untallied_terms = self._untallied, [], 0
-        first = self.terms.add_block(np.concatenate([ids for ids, _ in blocks]),
-                                     np.concatenate([lengths for _, lengths in blocks]))
+        if len(blocks) == 1:  # no copy of one block's ids
+            first = self.terms.add_block(*blocks[0])
+        else:
+            first = self.terms.add_block(np.concatenate([ids for ids, _ in blocks]),
+                                         np.concatenate([lengths for _, lengths in blocks]))
         if first + sum(len(lengths) for _, lengths in blocks) != len(self.file_of):
             raise RuntimeError(f"{self.kind} index out of step: {len(self.terms)} documents for "
                                f"{len(self.file_of)} messages")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, filterfalse, islice, repeat
 from operator import and_, is_, not_
@@ -58,6 +58,10 @@ _TOKEN_RE = re.compile(rf"([{_CJK_RANGES}]+)|({_LETTER}+(?:'{_LETTER}+)*)")
 # Distinct chunks remembered per tokenizer (a chunk and its terms take about 200 bytes): a long conversation has a
 # few tens of thousands; past the limit new chunks are still tokenised correctly, just not remembered.
 _CHUNK_CACHE_SIZE = 200_000
+LONG_CHUNK = 1024
+"""A chunk longer than this (characters) is tokenised as a stream (:meth:`Tokenizer.iter_chunk_terms`) and never
+memoised. Chinese has no spaces, so one pasted document can be a single chunk of millions of characters, and its
+terms as Python strings (two per character, about 60-80 bytes each) took ~90x the text's size in memory at once."""
 _STEM_CACHE_SIZE = 200_000
 
 
@@ -216,6 +220,20 @@ class Tokenizer:
         cache.update(found if room >= len(found) else islice(found.items(), max(0, room)))
         return [f if f is not None else found[c] for c, f in zip(chunks, known)]
 
+    def iter_chunk_terms(self, chunk: str) -> Iterator[str]:
+        """The terms of one chunk (see :meth:`chunks`), one at a time, in the order :meth:`terms` gives them.
+
+        For a chunk too long to hold its terms as a list (see :data:`LONG_CHUNK`): memory stays proportional to the
+        chunk's text, whatever its length. Nothing is memoised."""
+        for match in _TOKEN_RE.finditer(chunk):
+            cjk, word = match.group(1), match.group(2)
+            if cjk:
+                yield from self._iter_cjk_run(cjk)
+            else:
+                out: list[str] = []
+                self._word(word, out)
+                yield from out
+
     def stem(self, word: str) -> str:
         """The stem of one casefolded English word (identity when stemming is off)."""
         if self._stem_word is None and self._lemma is None:
@@ -259,16 +277,20 @@ class Tokenizer:
         out.append(self.stem(token) if token.isalpha() else token)
 
     def _cjk_run(self, run: str, out: list[str]) -> None:
+        out.extend(self._iter_cjk_run(run))
+
+    def _iter_cjk_run(self, run: str) -> Iterator[str]:
+        """The terms of a run of CJK characters: unigrams (stop characters dropped), then bigrams; lazily."""
         if self.config.cjk == "jieba":
             for word in self._jieba()(run):
                 if word.strip() and not (len(word) == 1 and word in CJK_STOP_CHARS):
-                    out.append(word)
+                    yield word
             return
         if self.config.cjk_unigrams:
-            out.extend(c for c in run if c not in CJK_STOP_CHARS)
-        out.extend(run[i : i + 2] for i in range(len(run) - 1))
+            yield from filterfalse(CJK_STOP_CHARS.__contains__, run)
+        yield from map(run.__getitem__, map(slice, range(len(run) - 1), range(2, len(run) + 1)))
         if len(run) == 1 and not self.config.cjk_unigrams:
-            out.append(run)
+            yield run
 
     def _jieba(self) -> Callable[[str], Iterable[str]]:
         if self._segment is None:

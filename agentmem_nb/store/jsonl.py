@@ -2,9 +2,17 @@
 
 Why it looks like this:
 
-* **Append costs the same at line 10 and at line 10 million.** The next id is taken from the file's tail (the last
-  line that carries a usable id), or from the in-memory index when it already covers the file; the file is never
-  rescanned to append.
+* **Append costs the same at line 10 and at line 10 million, and gives the id a full read would.** The rule is the
+  original demo's running one: next = 1 + the highest id so far, a line without a usable id taking next. So the next
+  id depends on *every* explicit id in the file, and no tail alone can prove it: ``cat a.jsonl b.jsonl`` gives a tail
+  that looks exactly like a store-written file's, yet a's ids may be higher. What a tail can prove it from is a line
+  that vouches for everything before it: each line this store appends records ``byte_offset``, where it starts; its
+  id was the running next of exactly those bytes, under the lock. A line whose ``byte_offset`` is where it really
+  starts is such an anchor (a merge or an edit that moves bytes breaks the equality), and the next id is the anchor's
+  id + 1 carried through the few lines after it by the rule. With no anchor in the last chunk (a file never appended
+  by this store, a merge, hand-written lines at the end) the whole file is indexed once, the exact rule; the next
+  append writes a fresh anchor, so each process pays that at most once per file. (What neither path sees is an
+  in-place edit of earlier bytes that keeps every length: the index assumes the same, see ``_still_ends_a_line``.)
 * **Writers never interleave or share an id**, threads or processes: the whole line goes out in one ``write`` on an
   ``O_APPEND`` descriptor while an exclusive ``flock`` on the file is held, and the id is chosen under that lock.
 * **A crash mid-write loses nothing acknowledged.** A last line without its newline is not read; before the next
@@ -12,6 +20,7 @@ Why it looks like this:
   complete JSON object that merely lacks the newline (a hand edit) gets its newline instead.
 * **Reads never raise on bad data.** Malformed lines are skipped and recorded as :class:`Problem`\\ s; legacy rows
   get ids by the original rule (a missing or non-positive id takes the running next id; next = max(next, id + 1)).
+  An id that an earlier line already has (a hand merge) is kept, and reported as ``DUPLICATE_ID``.
 * **Reads after the first are incremental.** The index (byte offset and id of every line) is extended from the
   last indexed byte, so a reader following a growing file reads each byte once.
 
@@ -65,22 +74,29 @@ _ID_LIMIT = 2**53
 
 
 _NOT_PARSED = object()
-_SKIP = object()  # a line the indexer skips (blank, not UTF-8, not JSON, not an object)
+
+ANCHOR_KEY = "byte_offset"
+"""The key of a store-written line that says where the line starts (see the module docstring: the tail's proof)."""
 
 
-def _tail_id(raw: bytes) -> int | None | object:
-    """What a line contributes to the id rule: its usable id, ``None`` (a record without one) or ``_SKIP``."""
+def _tail_record(raw: bytes) -> dict[str, Any] | None:
+    """The record of a line as the indexer reads it, or ``None`` for a line the indexer skips."""
     if not raw.strip():
-        return _SKIP
+        return None
     try:
         # Decode as the indexer does: json.loads(bytes) would also accept a UTF-8 BOM or UTF-16 text, lines the
         # index skips, and the cold and warm paths would then disagree on the next id.
         record = json.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError):  # UnicodeDecodeError included
-        return _SKIP
-    if not isinstance(record, dict):
-        return _SKIP
-    return _usable_id(record.get("message_id"))
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def _is_anchor(record: dict[str, Any], given: int | None, offset: int) -> bool:
+    """Whether ``record`` (starting at byte ``offset``, with usable id ``given``) was appended by this store at the
+    place it still is: then ``given`` was the running next id of every byte before it."""
+    stated = record.get(ANCHOR_KEY)
+    return given is not None and type(stated) is int and stated == offset
 
 
 # orjson turns an integer beyond 64 bits into a float, silently dropping digits, where the standard parser keeps it
@@ -96,11 +112,21 @@ def fast_parse_exact(raw: bytes) -> bool:
     return _LONG_RUN not in raw.translate(_DIGITS_TO_ZERO)
 
 
+# orjson needs about 12 bytes of working memory per byte of a line (a 3 MB message peaked at 38 MB), the standard
+# parser about 2: a line longer than this goes to the standard parser, whose result is the reference anyway. Such
+# lines are rare (a pasted document), so the speed orjson brings to ordinary lines is kept.
+_LONG_LINE = 1 << 16
+
+
+def _orjson_suits(raw: bytes) -> bool:
+    return len(raw) <= _LONG_LINE and fast_parse_exact(raw)
+
+
 def loads_record(raw: bytes) -> Any:
     """Parse a line the index accepted, the way the index parsed it: orjson where it is exact, the standard parser
-    for what orjson refuses (NaN, escaped lone surrogates) or would round (integers beyond 64 bits). Raises
-    ``ValueError`` for a line neither accepts."""
-    if fast_parse_exact(raw):
+    for what orjson refuses (NaN, escaped lone surrogates) or would round (integers beyond 64 bits), and for a long
+    line (memory, see ``_LONG_LINE``). Raises ``ValueError`` for a line neither accepts."""
+    if _orjson_suits(raw):
         try:
             return _fast_loads(raw)
         except _FAST_ERRORS:
@@ -116,6 +142,8 @@ def plain_records(lines: list[bytes], previous: int) -> tuple[list[dict[str, Any
 
     orjson parses here: a long integer it would round can only be an id (then a float, refused) or sit in fields the
     caller must check itself (see :func:`fast_parse_exact`)."""
+    if max(map(len, lines), default=0) > _LONG_LINE:
+        return None  # parsed alone by the standard parser, see _LONG_LINE
     try:
         records = list(map(_fast_loads, lines))
     except _FAST_ERRORS:
@@ -192,6 +220,8 @@ class JsonlFile:
         self._id_pos: dict[int, int] | None = None  # only built when legacy ids are out of order
         self._problems: list[Problem] = []  # found while indexing; rebuilt with the index
         self._legacy_ids = 0
+        self._duplicates = 0  # lines whose id an earlier line already has
+        self._duplicate_lines: list[tuple[int, int]] = []  # (line number, id) of the first few, for problems()
         self._pending_tail = False
         self._pending_line = 0  # line number of the reported unterminated tail
         self._on_reset()
@@ -285,19 +315,21 @@ class JsonlFile:
         is one C-level pass over the block (``map``, ``accumulate``) instead of Python code per line: that halves
         the cost of a cold index, which is what a fresh kernel's first query pays.
         """
-        if self._id_pos is not None:  # positions of out-of-order ids are being kept per line
-            return False
         # No fast_parse_exact scan here: orjson's rounding of a long integer cannot reach this path's result (such
         # an id comes back a float and is refused; content must be text), so only the per-line path and record
         # reads, which keep whole records, need it.
         lines = block.split(b"\n")
         lines.pop()  # the block ends with a newline: the last piece is empty
-        plain = plain_records(lines, self._ids[-1] if self._ids else 0)
+        # Above the highest id so far (not merely the last one): then no id of the block repeats an earlier one. For
+        # a file whose ids only go up the two are the same.
+        plain = plain_records(lines, self._next_id - 1)
         if plain is None:
             return False
         records, ids = plain
         if not self._on_records(records, ids):
             return False
+        if self._id_pos is not None:  # ids went down earlier in the file: first positions are kept in a dict
+            self._id_pos.update(zip(ids, range(len(self._ids), len(self._ids) + len(ids))))
         # Line i starts after the i lines (and i newlines) before it.
         starts = accumulate(map(len, lines), initial=0)
         self._offsets.extend(map(operator.add, starts, range(offset, offset + len(lines))))
@@ -320,7 +352,7 @@ class JsonlFile:
         if not raw.strip():
             return
         record: Any = _NOT_PARSED
-        if fast_parse_exact(raw):
+        if _orjson_suits(raw):
             try:
                 record = _fast_loads(raw)
             except _FAST_ERRORS:
@@ -348,9 +380,23 @@ class JsonlFile:
             self._legacy_ids += 1
         else:
             message_id = given
-        if self._ids and message_id <= self._ids[-1]:
-            self._ids_sorted = False
-            self._id_pos = None
+        if self._ids_sorted:
+            repeated = False
+            if self._ids and message_id <= self._ids[-1]:
+                # The first id that does not go up: from here on, first positions (and repeats) need a dict.
+                repeated = self._ids[bisect.bisect_left(self._ids, message_id)] == message_id
+                self._ids_sorted = False
+                self._id_pos = dict(zip(self._ids, range(len(self._ids))))  # strictly increasing so far: no repeats
+        else:
+            if self._id_pos is None:
+                self._id_pos = {}
+                for pos, mid in enumerate(self._ids):
+                    self._id_pos.setdefault(mid, pos)
+            repeated = message_id in self._id_pos
+        if repeated:
+            self._duplicates += 1
+            if len(self._duplicate_lines) < 10:
+                self._duplicate_lines.append((self._lineno, message_id))
         self._next_id = max(self._next_id, message_id + 1)
         self._offsets.append(offset)
         self._ids.append(message_id)
@@ -409,6 +455,15 @@ class JsonlFile:
                 found.append(
                     Problem(str(self.path), ProblemKind.LEGACY_ID_NORMALISED, 0,
                             "lines without a usable message_id were given the running next id", self._legacy_ids)
+                )
+            if self._duplicates:
+                shown = ", ".join(f"line {line} (#{mid})" for line, mid in self._duplicate_lines)
+                more = " ..." if self._duplicates > len(self._duplicate_lines) else ""
+                found.append(
+                    Problem(str(self.path), ProblemKind.DUPLICATE_ID, self._duplicate_lines[0][0],
+                            f"{self._duplicates} line(s) repeat the message_id of an earlier line (a hand-merged "
+                            f"file?): {shown}{more}; every line is kept, a window finds the first line with an id, "
+                            f"and appends go on from the highest id (next: {self._next_id})", self._duplicates)
                 )
             return found
 
@@ -534,7 +589,9 @@ class JsonlFile:
                         warm, next_id = True, self._next_id
                     written = dict(record)
                     written.pop("message_id", None)
+                    written.pop(ANCHOR_KEY, None)
                     written["message_id"] = next_id
+                    written[ANCHOR_KEY] = size  # where this line starts: the proof a later cold append reads
                     try:
                         data = (json.dumps(written, ensure_ascii=False) + "\n").encode("utf-8")
                     except UnicodeEncodeError:
@@ -624,14 +681,17 @@ class JsonlFile:
             os.fsync(handle.fileno())  # the fragment must be safe before the data file is cut
 
     def _next_id_from_tail(self, fd: int, size: int) -> int | None:
-        """Next id from the tail: last usable id + 1 + the id-less records after it (the legacy rule, read backwards).
+        """The next id from the tail, when the tail can prove it; ``None`` when it cannot (the caller then indexes
+        the whole file once, the exact rule).
 
-        Reads one small chunk in the normal case; only a file whose last lines all lack ids is read further back.
-        ``None`` when the ids read are out of order (a hand-merged file): the caller then indexes the whole file once.
+        The proof is the last anchor (a store-written line still at the ``byte_offset`` it states): its id was the
+        running next id of every byte before it, so the rule carried forward from there over the lines after it
+        gives the answer. A tail that reaches the start of the file proves it with no anchor at all. Reads one small
+        chunk in the normal case (a long last line is read whole); caller holds the lock and has repaired the tail.
         """
-        id_less = 0
         position = size
         pieces: list[bytes] = []  # the unfinished first line of what was read so far, in file order
+        after: list[int | None] = []  # the usable id (None: none) of each record after the anchor, last first
         while position > 0:
             step = min(_TAIL_CHUNK, position)
             position -= step
@@ -642,19 +702,25 @@ class JsonlFile:
                 continue
             data = chunk + b"".join(pieces)
             lines = data.split(b"\n")
-            pieces = [lines[0]] if position > 0 else []
-            candidates = lines[1:] if position > 0 else lines
-            for n in range(len(candidates) - 1, -1, -1):
-                given = _tail_id(candidates[n])
-                if given is _SKIP:
+            # Where each piece starts in the file: piece k after k pieces and their newlines.
+            starts = list(accumulate((len(piece) + 1 for piece in lines), initial=position))
+            first = 1 if position > 0 else 0  # the first piece is the end of a line that starts further back
+            for n in range(len(lines) - 1, first - 1, -1):
+                record = _tail_record(lines[n])
+                if record is None:
                     continue
-                if given is None:
-                    id_less += 1
-                    continue
-                # Ids written by the store only go up. If the previous id in the chunk is not smaller, the file was
-                # merged or edited by hand, and only the full rule (a running maximum) is right: say so.
-                previous = next((p for p in map(_tail_id, reversed(candidates[:n])) if isinstance(p, int)), None)
-                if previous is not None and previous >= given:  # type: ignore[operator]
+                given = _usable_id(record.get("message_id"))
+                if _is_anchor(record, given, starts[n]):
+                    next_id = given + 1  # type: ignore[operator]
+                    break
+                after.append(given)
+            else:
+                if position > 0:
+                    # No anchor in the lines read: whatever lies further back may hold a higher id. Rather than read
+                    # back line by line, index the whole file (what a warm append would have done) and stop guessing.
                     return None
-                return given + 1 + id_less  # type: ignore[operator]
-        return 1 + id_less
+                next_id = 1  # the whole file was read: the rule from its start
+            for given in reversed(after):
+                next_id = max(next_id, (next_id if given is None else given) + 1)
+            return next_id
+        return 1  # an empty file

@@ -271,6 +271,9 @@ class MessageFile(JsonlFile):
     def search(self, keyword: str, *, limit: int = 20) -> list[Message]:
         """Messages whose content contains ``keyword`` (casefolded substring), the **last** ``limit`` of them,
         in chronological order. An empty keyword returns the last ``limit`` messages.
+
+        Whitespace around the keyword is not part of it (``" 找工作 "`` finds 找工作), as in the original demo: this
+        is the one place the rule lives, so every keyword search (user, tools, retrieval, CLI) goes through it.
         """
         limit = _clamp(int(limit), 0, MAX_SEARCH_LIMIT)
         with self._lock:
@@ -279,8 +282,8 @@ class MessageFile(JsonlFile):
                 if self._inode is None and self._text is None:
                     self._text = bytearray()  # never indexed: let the one indexing pass fill the search text too
         self.sync()
-        needle = _folded(keyword)
-        if not needle.strip():
+        needle = _folded(keyword.strip())  # str.strip: Unicode spaces too (U+3000, the CJK full-width one)
+        if not needle:
             return self.tail(limit)
         positions: list[int] = []
         with self._lock:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import threading
+import warnings
 from pathlib import Path
 
+from agentmem_nb.errors import InvalidIdentifier, MemoryDataWarning
 from agentmem_nb.identifiers import check_user_id
 from agentmem_nb.store.jsonl import Durability
 from agentmem_nb.store.user import UserMemory
@@ -59,17 +61,31 @@ class MemoryStore:
     __getitem__ = user
 
     def users(self) -> list[str]:
-        """User ids that have a folder under ``root`` (a real folder: a link is not a user folder, the store never
-        opens one; ``user(id).problems()`` reports it)."""
+        """User ids that have a folder under ``root``.
+
+        Only real folders count: a link is not a user folder (the store never opens one; ``user(id).problems()``
+        reports it). A folder whose name is not a valid user id (see :mod:`agentmem_nb.identifiers`; e.g. a
+        decomposed "é" made by another program) cannot be opened, so it is not listed, but it is named in a
+        :class:`~agentmem_nb.errors.MemoryDataWarning` rather than left out in silence. Hidden folders (``.git``,
+        ``.ipynb_checkpoints``) are no one's memory and are passed over quietly.
+        """
         try:
             with os.scandir(self.root) as listing:
                 names = sorted(entry.name for entry in listing if entry.is_dir(follow_symlinks=False))
         except FileNotFoundError:
             return []
         out = []
+        refused = []
         for name in names:
+            if name.startswith("."):
+                continue
             try:
                 out.append(check_user_id(name))
-            except ValueError:
-                continue
+            except InvalidIdentifier as exc:
+                refused.append(str(exc))
+        if refused:
+            warnings.warn(MemoryDataWarning(
+                f"{self.root}: {len(refused)} folder(s) not listed as users, their names are not valid user ids "
+                "(rename them to open them): " + " | ".join(refused[:5]) + (" ..." if len(refused) > 5 else "")
+            ), stacklevel=2)
         return out

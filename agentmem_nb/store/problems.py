@@ -25,6 +25,7 @@ class ProblemKind(str, Enum):
     TORN_TAIL_QUARANTINED = "torn_tail_quarantined"  # moved to {file}.quarantine before an append
     MISSING_NEWLINE_REPAIRED = "missing_newline_repaired"  # complete last line without newline: newline added
     LEGACY_ID_NORMALISED = "legacy_id_normalised"  # missing / non-positive / junk message_id given the running id
+    DUPLICATE_ID = "duplicate_id"  # a message_id already used by an earlier line (a hand-merged file); line kept
     BAD_TIMESTAMP = "bad_timestamp"  # unparseable ts, previous line's time used
     CORRUPT_DOCUMENT_REBUILT = "corrupt_document_rebuilt"  # conversations.json kept as .bak and rebuilt
     MEMORY_UNDECODABLE = "memory_undecodable"  # memory.md is not UTF-8: read with U+FFFD, every write refused

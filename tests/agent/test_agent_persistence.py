@@ -34,7 +34,7 @@ def test_one_turn_writes_exactly_the_specified_lines(svc: ChatService, store: Me
     session = _lines(user_dir / "sessions" / f"{sid}.jsonl")
     assert [r["message_id"] for r in session] == list(range(1, 13))
     question, answer = session[-2], session[-1]
-    assert set(question) == set(answer) == {"ts", "role", "content", "tags", "meta", "message_id"}
+    assert set(question) == set(answer) == {"ts", "role", "content", "tags", "meta", "message_id", "byte_offset"}
     assert question["role"] == "user" and question["content"] == "What did I say about my sister?"
     assert question["tags"] == ["session"] and question["meta"] == {"session_id": sid}
     assert answer["role"] == "assistant" and answer["content"] == result.reply

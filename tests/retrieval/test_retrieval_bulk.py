@@ -157,7 +157,7 @@ docs_strategy = st.lists(st.lists(st.sampled_from("abcdefgh"), max_size=9), max_
 
 @settings(max_examples=100, deadline=None)
 @given(docs=docs_strategy, cuts=st.lists(st.integers(min_value=0, max_value=30), max_size=4),
-       path=st.sampled_from(["_add_many", "add_block"]))
+       path=st.sampled_from(["_add_many", "_add_long", "add_block"]))
 def test_blocks_of_documents_equal_documents_added_one_by_one(docs: list[list[str]], cuts: list[int],
                                                               path: str) -> None:
     blocks = TermIndex()

@@ -100,7 +100,8 @@ def model_of(data: bytes) -> Model:
 
 
 def search_model(model: Model, keyword: str, limit: int) -> list[ModelRow]:
-    """The last ``limit`` rows whose content contains ``keyword`` (casefold), chronological."""
+    """The last ``limit`` rows whose content contains ``keyword`` (casefold, spaces around it stripped), chronological."""
+    keyword = keyword.strip()
     hits = [row for row in model.rows if not keyword or keyword.casefold() in row.content.casefold()]
     return hits[max(0, len(hits) - limit):]
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from agentmem_nb import MemoryStore, StoreError, ToolCall, UserMemory
+from agentmem_nb.errors import MemoryDataWarning
 from agentmem_nb.store import MAX_SEARCH_LIMIT, MAX_WINDOW_SIDE, DialogueEntry
 
 UTC = _dt.UTC
@@ -109,14 +110,15 @@ def test_appended_messages_carry_tags_meta_and_tool_calls(mem: UserMemory) -> No
 def test_listings_ignore_names_that_are_not_ids(store: MemoryStore) -> None:
     mem = store.user("alice")
     mem.append("s1", "user", "x", day="2026-04-08")
-    for name in [".hidden.jsonl", "a b.jsonl", "notes.txt", "s1.jsonl.quarantine"]:
+    for name in [".hidden.jsonl", " a.jsonl", "a\u202eb.jsonl", "notes.txt", "s1.jsonl.quarantine"]:
         (mem.directory / "sessions" / name).write_text("{}\n")
     (mem.directory / "daily" / "2026-4-8.jsonl").write_text("{}\n")
     (store.root / ".trash").mkdir()
-    (store.root / "not a user").mkdir()
+    (store.root / "not a user ").mkdir()  # a space at the end: not an id (see test_store_paths for the rule)
     (store.root / "file-not-dir").write_text("")
     assert mem.session_ids() == ["s1"] and mem.days() == ["2026-04-08"]
-    assert store.users() == ["alice"]
+    with pytest.warns(MemoryDataWarning, match="'not a user '"):  # listed as not openable, not dropped silently
+        assert store.users() == ["alice"]
 
 
 def test_durability_is_checked_and_fsync_mode_writes(tmp_path: Path) -> None:

@@ -20,13 +20,18 @@ BOUND = 2 * 4096 + 1  # a tail chunk or two and the one-byte newline check: a co
 
 
 def _write_session(root: Path, lines: int) -> Path:
+    """A session as the store writes it, without an append loop: each line states its ``byte_offset`` (the proof a
+    cold append takes the next id from; a file without it is indexed once, see test_store_ids.py)."""
     path = root / "alice" / "sessions" / "s1.jsonl"
     path.parent.mkdir(parents=True)
     template = (
         '{{"ts": "2026-04-08T10:00:00.000000+08:00", "role": "user", "content": "message {i:06d} about 蓝莓 and '
-        'the weather", "tags": ["session"], "meta": {{"session_id": "s1"}}, "message_id": {i}}}\n'
+        'the weather", "tags": ["session"], "meta": {{"session_id": "s1"}}, "message_id": {i}, "byte_offset": {at}}}\n'
     )
-    path.write_bytes("".join(template.format(i=i) for i in range(1, lines + 1)).encode("utf-8"))
+    out = bytearray()
+    for i in range(1, lines + 1):
+        out += template.format(i=i, at=len(out)).encode("utf-8")
+    path.write_bytes(bytes(out))
     return path
 
 
@@ -146,4 +151,4 @@ def test_window_and_search_cost_does_not_grow_with_the_file(files: dict[int, Pat
         assert [m.message_id for m in hits] == [lines - 3]
         assert window_cost <= 11 * line_size and search_cost <= line_size
         per_size[lines] = (window_cost, search_cost)
-    assert per_size[LARGE][0] <= per_size[SMALL][0] + 11 * 6, per_size  # only the id digits differ
+    assert per_size[LARGE][0] <= per_size[SMALL][0] + 11 * 12, per_size  # only the id and byte_offset digits differ

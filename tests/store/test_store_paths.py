@@ -13,10 +13,22 @@ import pytest
 from store_testlib import snapshot
 
 from agentmem_nb import InvalidIdentifier, MemoryStore, UserMemory
+from agentmem_nb.errors import MemoryDataWarning
 
 HOSTILE_IDS: list[object] = [
-    "../x", "a/b", "/etc/passwd", "..", ".", ".hidden", "a\x00b", "", "x" * 10_000, "x" * 129, "é", " a", "a ",
-    "a b", "a\\b", "a\nb", "~", "$HOME", "*", None, 5, b"x", 1.5, ["a"],
+    "../x", "a/b", "/etc/passwd", "..", ".", ".hidden", "a\x00b", "", "x" * 10_000, "x" * 129, " a", "a ",
+    "a\\b", "a\nb", "..\\x", "小明/../bob", "小\x00明", None, 5, b"x", 1.5, ["a"],
+    # Unicode that prints nothing, prints as something else, or is another spelling of a valid id:
+    "e\u0301",  # "é" decomposed (NFD): the NFC spelling is the id
+    "a\u202eb", "\u202e", "a\u200bb", "a\u200db", "\ufeffa", "a\u00adb",  # RLO, zero-width space/joiner, BOM, soft hyphen
+    "a\u2028b", "a\u00a0b", "\u3000a",  # line separator, no-break space, ideographic space
+    "a\ud800b", "a\ue000b",  # lone surrogate (an undecodable file name byte), private use
+    "😀" * 46,  # 46 characters but 184 bytes: too long a file name
+]
+# Printable Unicode ids are accepted: the original demo's user id is a free text box (memory/小明/ exists).
+UNICODE_IDS: list[str] = [
+    "小明", "王小明的记忆", "😀", "🇨🇳", "שלום", "مرحبا", "דני-2", "é", "Zoë", "a b", "~", "$HOME", "*", "한국어", "Ñandú",
+    "👍🏽", "xxx" + "字" * 59,  # 180 bytes exactly
 ]
 HOSTILE_DAYS: list[object] = [
     *HOSTILE_IDS, "2026-4-8", "20260408", "2026-02-30", "2026-13-01", "2026-04-08 ", "2026-04-08/../x",
@@ -92,7 +104,7 @@ def test_hostile_days_are_refused(populated: UserMemory, op: str, value: object)
     _assert_refused(lambda: DAY_OPS[op](populated, value), "day", value, populated.store.root.parent)
 
 
-@pytest.mark.parametrize("value", ["a" * 128, "a.b_c-D9", "2026-04-08", "A", "0", "x..y"])
+@pytest.mark.parametrize("value", ["a" * 128, "a.b_c-D9", "2026-04-08", "A", "0", "x..y", *UNICODE_IDS])
 def test_edge_valid_ids_are_accepted_and_stay_inside_the_user_folder(store: MemoryStore, value: str) -> None:
     mem = store.user(value)
     written = mem.append(value, "user", "hi", day=_dt.date(2026, 4, 8))
@@ -100,6 +112,39 @@ def test_edge_valid_ids_are_accepted_and_stay_inside_the_user_folder(store: Memo
     for path in store.root.rglob("*"):
         assert path.resolve().is_relative_to((store.root / value).resolve())
     assert mem.session_ids() == [value] and mem.days() == ["2026-04-08"]
+    assert store.users() == [value]
+    assert [m.content for m in MemoryStore(store.root).user(value).search_session(value, "hi")] == ["hi"]
+
+
+def test_a_decomposed_spelling_is_refused_with_the_nfc_form_so_one_name_is_one_folder(store: MemoryStore) -> None:
+    composed, decomposed = "Zo\u00eb", "Zoe\u0308"
+    store.user(composed).append("s1", "user", "hi")
+    with pytest.raises(InvalidIdentifier) as info:
+        store.user(decomposed)
+    assert "NFC" in str(info.value) and "'Zo\\xeb'" in str(info.value)  # the NFC spelling, escaped to be readable
+    with pytest.raises(InvalidIdentifier):
+        store.user(composed).session("s\u0301")
+    assert [p.name for p in store.root.iterdir()] == [composed]
+
+
+def test_users_lists_unicode_users_and_names_the_folders_it_cannot_open(store: MemoryStore) -> None:
+    for user_id in ("小明", "alice", "שלום"):
+        store.user(user_id).append("s1", "user", "hi")
+    (store.root / "Zoe\u0308").mkdir()  # an NFD folder made by another program
+    (store.root / "a\u202eb").mkdir()
+    (store.root / ".git").mkdir()  # hidden: nobody's memory, not worth a warning
+    (store.root / "notes.txt").write_text("not a folder")
+    with pytest.warns(MemoryDataWarning) as caught:
+        listed = store.users()
+    assert listed == sorted(["小明", "alice", "שלום"])
+    message = str(caught[0].message)
+    assert "2 folder(s)" in message and "Zoe\u0308" in message and "NFC" in message and "U+202E" in message
+
+
+def test_users_is_quiet_when_every_folder_is_a_user(store: MemoryStore) -> None:
+    store.user("小明").append("s1", "user", "hi")
+    (store.root / ".ipynb_checkpoints").mkdir()
+    assert store.users() == ["小明"]  # the AgentMemWarning filter turns any warning into a failure here
 
 
 # ------------------------------------------------------------------------------------------- user isolation

@@ -14,7 +14,8 @@ The expectation is computed by :func:`store_testlib.model_of`, an independent re
 DESIGN §1 (a missing/non-positive/junk id takes the running next id; next = max(next, id + 1)).
 
 Legacy ids written by hand here are never *below* the running next id: that is how the original demo wrote them.
-Out-of-order ids are a known limitation of tail-derived ids, pinned in ``test_store_malformed.py``.
+Ids in any order (hand merges, repeats), and files far longer than the tail a cold append reads, are the subject of
+``test_store_ids.py``.
 """
 
 from __future__ import annotations
