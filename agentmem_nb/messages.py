@@ -14,14 +14,30 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentmem_nb.timeutil import format_ts, parse_ts
 
-__all__ = ["ToolCall", "Message", "message_from_record", "parse_message_id", "EPOCH"]
+__all__ = ["ToolCall", "Message", "message_from_record", "parse_message_id", "EPOCH", "valid_unicode"]
 
 EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_unicode(text: str) -> str:
+    r"""``text`` with every lone surrogate replaced by U+FFFD (``\ufffd``), so that it has a UTF-8 form.
+
+    A ``str`` can hold a lone surrogate (``"\ud83d"``, from a JSON escape or a half-pasted emoji) and the store keeps
+    it as given; whatever leaves the process as UTF-8 (a request to a model, the browser, a terminal) must not: the
+    encoder raises. Only that copy changes, the stored text stays as it was.
+
+    >>> valid_unicode("ok \ud83d!") == "ok \N{REPLACEMENT CHARACTER}!"
+    True
+    """
+    return text if text.isascii() else _LONE_SURROGATE.sub("\ufffd", text)
 
 
 @dataclass(frozen=True, slots=True)
