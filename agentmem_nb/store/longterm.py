@@ -52,6 +52,14 @@ class LongTermMemory:
         except UnicodeDecodeError:
             return self.path.read_bytes().decode("utf-8", errors="replace")
 
+    @property
+    def version(self) -> int:
+        """The number of the last recorded change of the text (0: none yet), to refer to it instead of copying it.
+
+        Incremental: after the first call in a process only the history appended since is read.
+        """
+        return self._history.next_id - 1
+
     def lines(self) -> list[str]:
         """Non-empty lines of the text."""
         return [line for line in self.read().splitlines() if line.strip()]
