@@ -86,3 +86,44 @@ def test_no_daily_context_by_default(store: MemoryStore) -> None:
     current = mem.append("here", "user", "now")
     assert build_context(mem, "here", current).daily == ()
     assert build_context(mem, "here", current, daily_limit=1).daily[0].content == "Lunch was ramen today."
+
+
+# ---------------------------------------------------------------------------------------------- memory.md in the log
+
+
+def _filler(chars: int) -> str:
+    lines = [f"- filler fact number {i} about nothing in particular" for i in range(chars // 40 + 1)]
+    return "\n".join(lines)[: chars - 1] + "\n"
+
+
+def test_the_log_line_refers_to_a_large_memory_md_instead_of_copying_it(store: MemoryStore) -> None:
+    """Log bytes per turn do not grow with the size of memory.md (100 MB of it made 150 MB of log a turn)."""
+    svc = ChatService(store, model=OfflineChatModel())
+    mem = store.user("u1")
+    log = store.root / "u1" / "logs" / "llm_dialogue.jsonl"
+    growth, contexts = {}, {}
+    for size in (16_384, 2_048_000):  # both beyond LOG_LONG_TERM_MAX_CHARS
+        mem.long_term.write(_filler(size))
+        before = log.stat().st_size if log.exists() else 0
+        result = svc.turn("u1", f"s{size}", "Good morning.")
+        assert result.error is None, result.error
+        growth[size] = log.stat().st_size - before
+        contexts[size] = (mem.log.tail(1)[0].memory_context, mem.long_term.version)
+
+    assert growth[2_048_000] - growth[16_384] < 100, growth  # a few more digits, not 2 MB more
+    assert growth[2_048_000] < 4000, growth
+    for size, (context, version) in contexts.items():
+        assert f"memory.md version {version}, {size} characters, sha256 " in context
+        assert "filler fact" not in context
+
+
+def test_a_small_memory_md_is_logged_as_it_is_and_empty_sections_are_left_out(store: MemoryStore) -> None:
+    svc = ChatService(store, model=OfflineChatModel())
+    first = svc.turn("u1", "s1", "Good morning.")
+    assert first.memory_context == "", "no history, no memory.md: nothing to log"
+
+    store.user("u1").long_term.write("- Prefers green tea\n")
+    second = svc.turn("u1", "s1", "Good evening.")
+    assert second.memory_context.startswith("[SESSION]\nuser: Good morning.\nassistant: ")
+    assert second.memory_context.endswith("\n[LONG_TERM]\n- Prefers green tea")
+    assert "[DAILY]" not in second.memory_context
