@@ -8,7 +8,7 @@ import json
 import threading
 
 import pytest
-from agentmem_nb.fake_openai import Cut, Drip, EmptyChoices, FakeOpenAI, Reply, memory_policy, real_config
+from agentmem_nb.fake_openai import Cut, Drip, EmptyChoices, FakeOpenAI, Reply, Stall, memory_policy, real_config
 
 from agentmem_nb import MemoryStore
 from agentmem_nb.agent import ChatService, TurnResult
@@ -118,15 +118,17 @@ def test_tool_arguments_that_are_not_an_object_are_told_to_the_model(store: Memo
 
 
 @STREAM
-def test_a_server_dripping_keep_alives_is_stopped_by_the_turn_deadline(store: MemoryStore, fake_openai,  # noqa: ANN001
-                                                                       stream: bool) -> None:
-    svc, sid = _seeded(store, fake_openai, timeout=5.0, turn_timeout=1.0)
-    fake_openai.overrides.append(Drip(seconds=120.0, every=0.05))  # every read gets a byte well within 5 s
+@pytest.mark.parametrize("answer", [Drip(seconds=120.0, every=0.05), Stall(seconds=120.0)], ids=["drip", "stall"])
+def test_a_server_holding_the_answer_is_stopped_by_the_turn_deadline(store: MemoryStore, fake_openai,  # noqa: ANN001
+                                                                     stream: bool, answer: Drip | Stall) -> None:
+    """Dripping keep-alives, every read gets a byte well within ``timeout``; stalled, the deadline comes first."""
+    svc, sid = _seeded(store, fake_openai, timeout=20.0, turn_timeout=1.0)
+    fake_openai.overrides.append(answer)
     results: list[TurnResult] = []
 
     worker = threading.Thread(target=lambda: results.append(_run(svc, sid, QUESTION, stream=stream)), daemon=True)
     worker.start()
-    worker.join(timeout=30.0)  # a loose bound: 30x the deadline, a quarter of the drip
+    worker.join(timeout=15.0)  # a loose bound: 15x the deadline, below the read timeout and far below the drip
 
     assert not worker.is_alive(), "the turn was still held by the dripping server"
     (result,) = results
