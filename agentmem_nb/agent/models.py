@@ -119,6 +119,17 @@ def _checked_chat_openai() -> tuple[type[BaseChatModel], Any]:
     client_class = next(c for c in openai.DefaultHttpxClient.__mro__ if c.__name__ == "Client")
     httpx: Any = sys.modules[client_class.__module__.partition(".")[0]]
 
+    def cut_short(exc: BaseException) -> str | None:
+        """What the HTTP library said if ``exc`` comes from a body cut short ("peer closed connection without
+        sending complete message body (received 180 bytes, expected 286)"), else ``None``."""
+        seen: BaseException | None = exc
+        while seen is not None:
+            if isinstance(seen, httpx.RemoteProtocolError):
+                detail = str(seen)
+                return detail.rpartition("complete message body")[2].strip(" ()") or detail
+            seen = seen.__cause__ or seen.__context__
+        return None
+
     def timed_out(request: Any) -> Exception:
         return httpx.ReadTimeout("the turn's deadline passed while the model server was still answering",
                                  request=request)
@@ -161,13 +172,28 @@ def _checked_chat_openai() -> tuple[type[BaseChatModel], Any]:
     class CheckedChatOpenAI(ChatOpenAI):
         """``ChatOpenAI`` that refuses unfinished answers and reports non-object tool arguments in one line."""
 
+        def _generate(self, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return super()._generate(*args, **kwargs)
+            except openai.APIConnectionError as exc:
+                cut = cut_short(exc)
+                if cut is None:
+                    raise
+                raise ModelResponseError("The model's answer did not finish: the server closed the connection "
+                                         f"before the whole answer arrived ({cut}); nothing was saved as a reply, "
+                                         "try again.") from exc
+
         def _stream(self, *args: Any, **kwargs: Any) -> Any:
             finished = False
             received: list[str] = []
-            for chunk in super()._stream(*args, **kwargs):
-                finished = finished or bool((chunk.generation_info or {}).get("finish_reason"))
-                received.append(chunk.text)
-                yield chunk
+            try:
+                for chunk in super()._stream(*args, **kwargs):
+                    finished = finished or bool((chunk.generation_info or {}).get("finish_reason"))
+                    received.append(chunk.text)
+                    yield chunk
+            except (openai.APIConnectionError, httpx.RemoteProtocolError) as exc:
+                if cut_short(exc) is None:
+                    raise
             if not finished:
                 partial = "".join(received)
                 got = f"after {len(partial)} characters" if partial else "before any text"
