@@ -13,6 +13,7 @@ the original demo did.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -133,6 +134,9 @@ def long_term_lines_used(long_term: str, reply: str) -> tuple[str, ...]:
         return ()
     folded_reply = reply.casefold()
     reply_tokens = content_tokens(reply)
+    # Every content token of a line is a substring of the casefolded line, so a line in which no token of the reply
+    # occurs cannot share any: one regex search skips the tokenising of almost every line of a large memory.md.
+    shared = re.compile("|".join(map(re.escape, sorted(reply_tokens, key=len, reverse=True)))) if reply_tokens else None
     used: list[str] = []
     for raw in long_term.splitlines():
         line = raw.strip()
@@ -141,8 +145,11 @@ def long_term_lines_used(long_term: str, reply: str) -> tuple[str, ...]:
         fact = line.lstrip("-*+ \t").strip()
         if len(fact) < 2:
             continue
-        if fact.casefold() in folded_reply:
+        folded = fact.casefold()
+        if folded in folded_reply:
             used.append(line)
+            continue
+        if shared is None or shared.search(folded) is None:
             continue
         tokens = content_tokens(fact)
         if len(tokens) >= 2 and len(tokens & reply_tokens) >= 0.6 * len(tokens):

@@ -4,11 +4,14 @@ this session wrote the tail of the day file, and read backwards a bounded amount
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import agentmem_nb.agent.context as agent_context
 from agentmem_nb import MemoryStore
 from agentmem_nb.agent import ChatService, OfflineChatModel
-from agentmem_nb.agent.context import build_context
+from agentmem_nb.agent._text import content_tokens
+from agentmem_nb.agent.context import build_context, long_term_lines_used
 
 
 def _fill(store: MemoryStore, sid: str, count: int) -> None:
@@ -127,3 +130,47 @@ def test_a_small_memory_md_is_logged_as_it_is_and_empty_sections_are_left_out(st
     assert second.memory_context.startswith("[SESSION]\nuser: Good morning.\nassistant: ")
     assert second.memory_context.endswith("\n[LONG_TERM]\n- Prefers green tea")
     assert "[DAILY]" not in second.memory_context
+
+
+def _lines_used_reference(long_term: str, reply: str) -> tuple[str, ...]:
+    """long_term_lines_used as first written: every line tokenised."""
+    if not long_term.strip() or not reply.strip():
+        return ()
+    folded_reply, reply_tokens, used = reply.casefold(), content_tokens(reply), []
+    for raw in long_term.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        fact = line.lstrip("-*+ \t").strip()
+        if len(fact) < 2:
+            continue
+        if fact.casefold() in folded_reply:
+            used.append(line)
+            continue
+        tokens = content_tokens(fact)
+        if len(tokens) >= 2 and len(tokens & reply_tokens) >= 0.6 * len(tokens):
+            used.append(line)
+    return tuple(dict.fromkeys(used))
+
+
+_WORDS = st.sampled_from(["tea", "Tea", "green", "GREEN", "lyon", "Lyon's", "sister", "the", "I", "ß", "SS", "straße",
+                          "生日", "喜欢", "绿茶", "茶", "-", "#", "a", "co-op", "x.y", "(tea)", "|", "\\d"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(st.lists(_WORDS, max_size=6).map(" ".join), max_size=8),
+       reply=st.lists(_WORDS, max_size=8).map(" ".join))
+def test_lines_used_skips_lines_without_a_reply_token_exactly(lines: list[str], reply: str) -> None:
+    memory = "\n".join(f"- {line}" for line in lines)
+    assert long_term_lines_used(memory, reply) == _lines_used_reference(memory, reply)
+
+
+def test_lines_used_tokenises_only_lines_that_share_a_word_with_the_reply(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A turn over a large memory.md spent seconds tokenising every line to estimate which ones the reply used."""
+    tokenised: list[str] = []
+    real = agent_context.content_tokens
+    monkeypatch.setattr(agent_context, "content_tokens", lambda text: tokenised.append(text) or real(text))
+    memory = "\n".join(f"- filler fact number {i}" for i in range(10_000)) + "\n- Prefers green tea\n"
+
+    assert long_term_lines_used(memory, "You prefer green tea.") == ("- Prefers green tea",)
+    assert tokenised == ["You prefer green tea.", "Prefers green tea"]
