@@ -134,7 +134,7 @@ def _checked_chat_openai() -> tuple[type[BaseChatModel], Any]:
         return httpx.ReadTimeout("the turn's deadline passed while the model server was still answering",
                                  request=request)
 
-    class DeadlineStream(httpx.SyncByteStream):  # type: ignore[name-defined]  # httpx is chosen at run time
+    class DeadlineStream(httpx.SyncByteStream):  # type: ignore[misc]  # the base is chosen at run time (Any)
         def __init__(self, inner: Any, at: float, request: Any) -> None:
             self._inner, self._at, self._request = inner, at, request
 
@@ -147,7 +147,7 @@ def _checked_chat_openai() -> tuple[type[BaseChatModel], Any]:
         def close(self) -> None:
             self._inner.close()
 
-    class DeadlineTransport(httpx.BaseTransport):  # type: ignore[name-defined]
+    class DeadlineTransport(httpx.BaseTransport):  # type: ignore[misc]
         def __init__(self) -> None:
             self._inner = httpx.HTTPTransport()
 
@@ -162,8 +162,8 @@ def _checked_chat_openai() -> tuple[type[BaseChatModel], Any]:
             request.extensions["timeout"] = {key: left if limits.get(key) is None else min(limits[key], left)
                                              for key in ("connect", "read", "write", "pool")}
             response = self._inner.handle_request(request)
-            assert isinstance(response.stream, httpx.SyncByteStream)  # a sync transport's body
-            response.stream = DeadlineStream(response.stream, at, request)
+            if isinstance(response.stream, httpx.SyncByteStream):  # always, from the sync transport
+                response.stream = DeadlineStream(response.stream, at, request)
             return response
 
         def close(self) -> None:
@@ -203,7 +203,8 @@ def _checked_chat_openai() -> tuple[type[BaseChatModel], Any]:
                     "try again.", partial=partial)
 
         def _create_chat_result(self, response: Any, generation_info: dict[str, Any] | None = None) -> Any:
-            data = response if isinstance(response, dict) else getattr(response, "model_dump", lambda: None)()
+            data = response if isinstance(response, dict) else (
+                response.model_dump(warnings=False) if hasattr(response, "model_dump") else None)
             if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
                 return super()._create_chat_result(response, generation_info)  # its own errors say enough
             if not data["choices"] and not data.get("error"):

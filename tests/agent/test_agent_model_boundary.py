@@ -177,3 +177,21 @@ def test_a_lone_surrogate_in_the_memory_does_not_break_real_model_turns(store: M
     assert stored == "My sister \ud83d lives in Lyon.", "the store keeps the text as given"
     sent = json.dumps(fake_openai.requests, ensure_ascii=False)
     assert "My sister \ufffd lives in Lyon." in sent, "the model was given valid text"
+
+
+@STREAM
+def test_a_bad_and_a_good_call_in_one_step_each_get_their_answer(store: MemoryStore, fake_openai,  # noqa: ANN001
+                                                                 stream: bool) -> None:
+    svc, sid = _seeded(store, fake_openai)
+    fake_openai.overrides.extend([Reply(tool_calls=(("search_session", '["sister"]'),
+                                                    ("search_session", json.dumps({"keyword": "sister"})))),
+                                  Reply(content="Done.")])
+
+    result = _run(svc, sid, QUESTION, stream=stream)
+
+    assert result.error is None and result.reply == "Done.", result.error
+    good, bad = result.tool_calls  # the call that ran, then the one answered without running
+    assert good.input == {"keyword": "sister"} and good.status == "success" and "Lyon" in good.output
+    assert bad.input == {"_raw": '["sister"]'} and bad.status == "error" and "not a JSON array" in bad.output
+    answered = {m["tool_call_id"]: m["content"] for m in fake_openai.requests[-1]["messages"] if m["role"] == "tool"}
+    assert answered == {good.id: good.output, bad.id: bad.output}
