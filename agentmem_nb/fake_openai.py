@@ -7,8 +7,10 @@ Public so that notebooks and your own tests can drive ``ChatOpenAI`` without a n
     svc = ChatService(store, config=real_config(server))
 
 It speaks ``POST /v1/chat/completions``, JSON or SSE (``stream: true``). What it answers is decided by a *policy*
-(a function of the request body) unless a queued override (a fault, a stall, a malformed tool call) comes first.
-Every request body is recorded in ``requests``.
+(a function of the request body) unless a queued override comes first: a :class:`Fault` (HTTP error), a
+:class:`Stall` (silence), a :class:`Cut` (the answer stops midway and the connection closes), :class:`EmptyChoices`
+(a 200 answer without any choice), a :class:`Drip` (keep-alive bytes, never an answer) or a :class:`Reply` (e.g. a
+malformed tool call: arguments are sent as the raw text given). Every request body is recorded in ``requests``.
 """
 
 from __future__ import annotations
@@ -50,6 +52,32 @@ class Stall:
     seconds: float = 3.0
 
 
+@dataclass(frozen=True)
+class Cut:
+    """Begin the answer with ``text``, then close the connection: no ``finish_reason``, no ``data: [DONE]`` (JSON:
+    the body stops after ``len(text)`` characters of the completion, short of its announced length)."""
+
+    text: str = "Your sister lives in"
+
+
+@dataclass(frozen=True)
+class EmptyChoices:
+    """A 200 answer whose ``choices`` list is empty (SSE: ``chunks`` chunks with ``choices: []``, then ``[DONE]``)."""
+
+    chunks: int = 3
+
+
+@dataclass(frozen=True)
+class Drip:
+    """Keep the request busy for ``seconds``, sending a keep-alive every ``every`` seconds (SSE: ``: keep-alive``
+    comment lines; JSON: the spaces JSON allows before a value), so no read ever waits long enough to time out;
+    then answer "too late" (if the client is still there)."""
+
+    seconds: float = 30.0
+    every: float = 0.05
+
+
+Answer = Reply | Fault | Stall | Cut | EmptyChoices | Drip
 Policy = Callable[[dict[str, Any]], Reply]
 
 
@@ -100,14 +128,14 @@ class FakeOpenAI:
 
     policy: Policy = chat_policy
     requests: list[dict[str, Any]] = field(default_factory=list)
-    overrides: deque[Reply | Fault | Stall] = field(default_factory=deque)
+    overrides: deque[Answer] = field(default_factory=deque)
     stop: threading.Event = field(default_factory=threading.Event)
     url: str = ""
     reuse_ids: bool = False
     _counter: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def next_answer(self, body: dict[str, Any]) -> Reply | Fault | Stall:
+    def next_answer(self, body: dict[str, Any]) -> Answer:
         with self._lock:
             self.requests.append(body)
             self._counter += 1
@@ -136,10 +164,16 @@ def _completion(reply: Reply, server: FakeOpenAI, model: str) -> dict[str, Any]:
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
 
 
+def _chunk(model: str, delta: dict[str, Any] | None, finish: str | None = None) -> dict[str, Any]:
+    """One SSE chunk; ``delta=None`` gives a chunk with an empty ``choices`` list."""
+    choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
+    return {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model,
+            "choices": choices}
+
+
 def _chunks(reply: Reply, server: FakeOpenAI, model: str) -> list[dict[str, Any]]:
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        return {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        return _chunk(model, delta, finish)
 
     out = [chunk({"role": "assistant", "content": ""})]
     for index, (name, args) in enumerate(reply.tool_calls):
@@ -168,10 +202,21 @@ def make_handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
                 return
             answer = server.next_answer(body)
+            model = body.get("model", "")
             try:
-                if isinstance(answer, Stall):
+                if isinstance(answer, Drip):
+                    self._drip(answer, stream=bool(body.get("stream")), model=model)
+                elif isinstance(answer, Cut):
+                    self._cut(answer, stream=bool(body.get("stream")), model=model)
+                elif isinstance(answer, EmptyChoices):
+                    if body.get("stream"):
+                        self._sse([_chunk(model, None) for _ in range(answer.chunks)], done=True)
+                    else:
+                        empty = _completion(Reply(content=""), server, model)
+                        self._json(200, {**empty, "choices": []})
+                elif isinstance(answer, Stall):
                     server.stop.wait(answer.seconds)
-                    self._json(200, _completion(Reply(content="too late"), server, body.get("model", "")))
+                    self._json(200, _completion(Reply(content="too late"), server, model))
                 elif isinstance(answer, Fault):
                     message = answer.message
                     if answer.echo_authorization:
@@ -179,19 +224,65 @@ def make_handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                     self._json(answer.status, {"error": {"message": message, "type": "fake_error",
                                                          "code": str(answer.status)}})
                 elif body.get("stream"):
-                    self.send_response(200)
-                    self.send_header("Content-Type", "text/event-stream")
-                    self.send_header("Connection", "close")
-                    self.end_headers()
-                    for item in _chunks(answer, server, body.get("model", "")):
-                        self.wfile.write(f"data: {json.dumps(item)}\n\n".encode())
-                        self.wfile.flush()
-                    self.wfile.write(b"data: [DONE]\n\n")
-                    self.wfile.flush()
+                    self._sse(_chunks(answer, server, model), done=True)
                 else:
-                    self._json(200, _completion(answer, server, body.get("model", "")))
+                    self._json(200, _completion(answer, server, model))
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (the timeout case)
+
+        def _sse_headers(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+
+        def _sse(self, items: list[dict[str, Any]], *, done: bool) -> None:
+            self._sse_headers()
+            for item in items:
+                self.wfile.write(f"data: {json.dumps(item)}\n\n".encode())
+                self.wfile.flush()
+            if done:
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+
+        def _cut(self, cut: Cut, *, stream: bool, model: str) -> None:
+            if stream:  # the text, then the connection closes: no finish_reason, no [DONE]
+                first = _chunk(model, {"role": "assistant", "content": ""})
+                self._sse([first, *(_chunk(model, {"content": cut.text[i:i + 5]})
+                                    for i in range(0, len(cut.text), 5))], done=False)
+                self.close_connection = True
+                return
+            data = json.dumps(_completion(Reply(content=cut.text), server, model)).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data[: data.index(cut.text.encode()) + len(cut.text.encode())])
+            self.wfile.flush()
+            self.close_connection = True
+
+        def _drip(self, drip: Drip, *, stream: bool, model: str) -> None:
+            answer = json.dumps(_completion(Reply(content="too late"), server, model)).encode()
+            ticks = max(1, int(drip.seconds / drip.every))
+            if stream:
+                self._sse_headers()
+            else:  # JSON allows whitespace before the value: announce the whole length, send it byte by byte
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(ticks + len(answer)))
+                self.end_headers()
+            for _ in range(ticks):
+                if server.stop.wait(drip.every):
+                    return
+                self.wfile.write(b": keep-alive\n\n" if stream else b" ")
+                self.wfile.flush()
+            if stream:
+                for item in _chunks(Reply(content="too late"), server, model):
+                    self.wfile.write(f"data: {json.dumps(item)}\n\n".encode())
+                self.wfile.write(b"data: [DONE]\n\n")
+            else:
+                self.wfile.write(answer)
+            self.wfile.flush()
 
         def _json(self, status: int, payload: dict[str, Any]) -> None:
             data = json.dumps(payload).encode()
@@ -214,6 +305,7 @@ def start(server: FakeOpenAI) -> ThreadingHTTPServer:
     return httpd
 
 
-def real_config(server: FakeOpenAI, *, timeout: float = 10.0) -> LLMConfig:
+def real_config(server: FakeOpenAI, *, timeout: float = 10.0, turn_timeout: float = 300.0) -> LLMConfig:
     """A config pointing ChatOpenAI at the fake server (no retries, so faults surface at once)."""
-    return LLMConfig(api_key="test-key", model="fake-model", base_url=server.url, timeout=timeout, max_retries=0)
+    return LLMConfig(api_key="test-key", model="fake-model", base_url=server.url, timeout=timeout, max_retries=0,
+                     turn_timeout=turn_timeout)

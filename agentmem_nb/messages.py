@@ -23,7 +23,6 @@ __all__ = ["ToolCall", "Message", "message_from_record", "parse_message_id", "EP
 
 EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
-
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """One tool call the agent made while producing an assistant message.

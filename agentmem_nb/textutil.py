@@ -3,7 +3,7 @@
 A Python ``str`` can hold a lone surrogate (``"\\ud83d"``, half of an emoji, from a JSON escape or a terminal that
 sent invalid bytes), and the store keeps text as it was given. Such a string has no UTF-8 form: printing it to a UTF-8
 terminal raises ``UnicodeEncodeError``, and it can neither cross to the browser nor pass through an HTML sanitiser.
-Whatever *shows* text (the widgets, the command line) passes it through :func:`displayable`, which puts U+FFFD, the
+Whatever *shows* or *sends* text (the widgets, the command line, the messages given to a model) passes it through :func:`displayable`, which puts U+FFFD, the
 replacement character, where each lone surrogate was. Only the display changes: files and frames keep the text as it is.
 
 Standard library only, so the command line can import it without the widgets.

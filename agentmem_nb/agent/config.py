@@ -8,6 +8,7 @@ The file keeps the original demo's shape::
       base_url: ""           # empty -> OpenAI; any OpenAI-compatible /v1 endpoint works
       timeout: 60            # optional, seconds per model request
       max_retries: 2         # optional
+      turn_timeout: 300      # optional, seconds for a whole turn ($AGENTMEM_TURN_TIMEOUT overrides)
 
 Environment variables win over the file (``AGENTMEM_API_KEY``, ``AGENTMEM_MODEL``, ``AGENTMEM_BASE_URL``,
 ``AGENTMEM_LLM_TIMEOUT``, ``AGENTMEM_LLM_MAX_RETRIES``; ``AGENTMEM_CONFIG`` names the file). The generic
@@ -58,6 +59,8 @@ class LLMConfig:
     max_retries: int = 2
     source: str = ""
     """Where the values came from (file path and overriding variables), for display."""
+    turn_timeout: float = 300.0
+    """Seconds a whole turn may take; ``timeout`` bounds each read, which a server sending keep-alives never hits."""
 
     def __post_init__(self) -> None:
         for secret in self.secrets:
@@ -110,7 +113,8 @@ def load_config(
 
     overridden: list[str] = []
     for key, var in (("api_key", "AGENTMEM_API_KEY"), ("model", "AGENTMEM_MODEL"), ("base_url", "AGENTMEM_BASE_URL"),
-                     ("timeout", "AGENTMEM_LLM_TIMEOUT"), ("max_retries", "AGENTMEM_LLM_MAX_RETRIES")):
+                     ("timeout", "AGENTMEM_LLM_TIMEOUT"), ("max_retries", "AGENTMEM_LLM_MAX_RETRIES"),
+                     ("turn_timeout", "AGENTMEM_TURN_TIMEOUT")):
         if env.get(var, "").strip():
             values[key] = env[var].strip()
             overridden.append(var)
@@ -132,6 +136,7 @@ def load_config(
         timeout=_number(values, "timeout", 60.0, origin),
         max_retries=_count(values, "max_retries", 2, origin),
         source=origin,
+        turn_timeout=_number(values, "turn_timeout", 300.0, origin),
     )
 
 
@@ -167,10 +172,10 @@ def _read_file(path: Path, *, required: bool) -> dict[str, Any] | None:
     if not isinstance(section, dict):
         raise ConfigError(f"'llm' in {str(path)!r} must be a mapping (api_key, model, base_url), "
                           f"got a YAML {type(section).__name__}")  # its value is not shown: it may be a key
-    unknown = sorted(set(section) - {"api_key", "model", "base_url", "timeout", "max_retries"})
+    unknown = sorted(set(section) - {"api_key", "model", "base_url", "timeout", "max_retries", "turn_timeout"})
     if unknown:
         raise ConfigError(f"unknown key(s) {redact(unknown)} under 'llm' in {str(path)!r}: "
-                          "allowed are api_key, model, base_url, timeout, max_retries")
+                          "allowed are api_key, model, base_url, timeout, max_retries, turn_timeout")
     return dict(section)
 
 

@@ -3,10 +3,17 @@
 Per DESIGN §3: the last ``recent_rounds`` rounds of the session (the message being answered is *not* counted twice),
 daily messages from other conversations only when ``daily_limit > 0``, and the whole ``memory.md``. Everything
 older is reached through the tools, which is the point: what the agent recalls is visible in its tool trace.
+
+The dialogue log keeps the context of every turn (:meth:`TurnContext.log_text`), but not a copy of a large
+``memory.md`` each time: beyond :data:`LOG_LONG_TERM_MAX_CHARS` it names the version instead (a 100 MB ``memory.md``
+copied into every line made a turn take 44 s and the log grow by 150 MB a turn). Empty sections are left out, as
+the original demo did.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -16,7 +23,10 @@ from agentmem_nb.agent._text import content_tokens
 from agentmem_nb.messages import Message
 from agentmem_nb.store import Appended, UserMemory
 
-__all__ = ["TurnContext", "build_context", "long_term_lines_used"]
+__all__ = ["TurnContext", "build_context", "long_term_lines_used", "LOG_LONG_TERM_MAX_CHARS"]
+
+LOG_LONG_TERM_MAX_CHARS = 8192
+"""Up to this many characters ``memory.md`` is copied into the log line as it is; beyond, it is referred to by version."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +39,8 @@ class TurnContext:
     """Today's messages from *other* sessions (empty unless ``daily_limit > 0``)."""
     long_term: str
     """The whole of ``memory.md``."""
+    long_term_version: int | None = None
+    """The number of the last recorded change of ``memory.md`` when it was read (``None``: not known)."""
 
     def history_messages(self) -> list[BaseMessage]:
         """The history as chat messages (only user and assistant turns; other roles are not replayed)."""
@@ -41,12 +53,24 @@ class TurnContext:
         return out
 
     def log_text(self) -> str:
-        """The context as the original demo logged it: ``[SESSION]``, ``[DAILY]`` and ``[LONG_TERM]`` sections."""
-        parts = ["[SESSION]", *(f"{m.role}: {m.content}" for m in self.history)]
+        """The context as the original demo logged it: ``[SESSION]``, ``[DAILY]`` and ``[LONG_TERM]`` sections, each
+        only when it has something; a long-term memory longer than :data:`LOG_LONG_TERM_MAX_CHARS` is named by its
+        version, length and hash instead of copied."""
+        parts: list[str] = []
+        if self.history:
+            parts += ["[SESSION]", *(f"{m.role}: {m.content}" for m in self.history)]
         if self.daily:
             parts += ["[DAILY]", *(f"{m.role}: {m.content}" for m in self.daily)]
-        parts += ["[LONG_TERM]", self.long_term.strip()]
+        long_term = self.long_term.strip()
+        if long_term:
+            parts += ["[LONG_TERM]", long_term if len(long_term) <= LOG_LONG_TERM_MAX_CHARS else self._long_term_ref()]
         return "\n".join(parts)
+
+    def _long_term_ref(self) -> str:
+        data = self.long_term.encode("utf-8", errors="surrogatepass")
+        version = f"version {self.long_term_version}" if self.long_term_version is not None else "version unknown"
+        return (f"(memory.md {version}, {len(self.long_term)} characters, sha256 {hashlib.sha256(data).hexdigest()[:16]}"
+                ": not copied into the log; memory.history.jsonl holds every version)")
 
 
 def build_context(
@@ -67,7 +91,10 @@ def build_context(
     daily: tuple[Message, ...] = ()
     if daily_limit > 0 and current.daily.day:
         daily = _daily_from_other_sessions(user, current.daily.day, session_id, daily_limit, 2 * rounds + 1)
-    return TurnContext(history=history, daily=daily, long_term=user.long_term.read())
+    # The text and the version that names it, read together under the lock (a change made by hand is recorded first),
+    # so the log line can refer to a large memory.md by version instead of copying it.
+    long_term = user.long_term.current()
+    return TurnContext(history=history, daily=daily, long_term=long_term.text, long_term_version=long_term.version)
 
 
 DAILY_SCAN_MAX = 2000
@@ -107,6 +134,9 @@ def long_term_lines_used(long_term: str, reply: str) -> tuple[str, ...]:
         return ()
     folded_reply = reply.casefold()
     reply_tokens = content_tokens(reply)
+    # Every content token of a line is a substring of the casefolded line, so a line in which no token of the reply
+    # occurs cannot share any: one regex search skips the tokenising of almost every line of a large memory.md.
+    shared = re.compile("|".join(map(re.escape, sorted(reply_tokens, key=len, reverse=True)))) if reply_tokens else None
     used: list[str] = []
     for raw in long_term.splitlines():
         line = raw.strip()
@@ -115,8 +145,11 @@ def long_term_lines_used(long_term: str, reply: str) -> tuple[str, ...]:
         fact = line.lstrip("-*+ \t").strip()
         if len(fact) < 2:
             continue
-        if fact.casefold() in folded_reply:
+        folded = fact.casefold()
+        if folded in folded_reply:
             used.append(line)
+            continue
+        if shared is None or shared.search(folded) is None:
             continue
         tokens = content_tokens(fact)
         if len(tokens) >= 2 and len(tokens & reply_tokens) >= 0.6 * len(tokens):

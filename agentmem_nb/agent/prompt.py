@@ -48,8 +48,9 @@ def system_prompt_for(context: TurnContext, *, now: _dt.datetime | None = None) 
     parts = [SYSTEM_PROMPT]
     if now is not None:
         parts.append(f"Current time: {now.strftime('%Y-%m-%d %H:%M %A')} (UTC{now.strftime('%z')}).")
-    body = context.long_term.strip() or "(empty)"
-    parts.append(f"Long-term memory (memory.md):\n{LONG_TERM_OPEN}\n{body}\n{LONG_TERM_CLOSE}")
+    body = context.long_term.strip()
+    if body:  # an empty section is left out (as the original demo did); the rules above say what memory.md is
+        parts.append(f"Long-term memory (memory.md):\n{LONG_TERM_OPEN}\n{body}\n{LONG_TERM_CLOSE}")
     if context.daily:
         parts.append("Earlier today in other conversations (daily log, oldest first):\n<daily>\n"
                      f"{render_lines(context.daily, with_day=True)}\n</daily>")

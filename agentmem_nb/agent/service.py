@@ -1,16 +1,26 @@
 """The one-turn pipeline: :class:`ChatService`.
 
 A turn (DESIGN §3): (1) persist the user message to session + daily, (2) build the context, (3) run the agent,
-(4) collect the reply and the tool trace (each result matched to its call by ``tool_call_id`` within the model
-step that issued it: some servers reuse ids across steps), (5) persist the assistant
-message with ``meta.tool_calls``, (6) append the dialogue log line, (7) update ``conversations.json``.
+(4) collect the reply and the tool trace, (5) persist the assistant message with ``meta.tool_calls``, (6) append the
+dialogue log line, (7) update ``conversations.json``.
+
+The trace has one source of truth: the middleware that runs each tool call (``_Recorder.wrap_tool_call``) sees the
+call and its result together and records them under the call's place in the model's answer (step, position). Ids
+cannot be trusted for that (some servers send ``call_0`` in every step, or one id for every call), nor can the order
+in which results arrive: langgraph runs each call as its own task, so results come back in completion order.
 
 The agent graph (``langchain.agents.create_agent``) is built once per ``(user, session)`` and cached: the tools are
 bound to that session, and the per-turn context reaches the model through a middleware that rewrites the system
 message, so nothing is rebuilt per request.
 
 Failures of the model or a tool end the turn with a visible ``"⚠️ ..."`` reply: the user message stays, the log
-line records the error, no assistant message is written, and the next turn works as usual.
+line records the error, no assistant message is written, and the next turn works as usual. An answer that did not
+finish (a cut stream) is such a failure; its partial text goes to the log line only, marked as partial. A whole turn
+has a deadline (``llm.turn_timeout``), checked before every model and tool call and, for the configured client,
+while the server's answer arrives.
+
+What the model is given is valid Unicode: the store keeps text as given, lone surrogates included, but a request
+holding one cannot be encoded, so every message of a model request is made valid (U+FFFD) on its way out.
 """
 
 from __future__ import annotations
@@ -25,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain.agents import create_agent
-from langchain.agents.middleware import AgentMiddleware
+from langchain.agents.middleware import AgentMiddleware, hook_config
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, SystemMessage, ToolMessage
@@ -33,7 +43,8 @@ from langgraph.errors import GraphBubbleUp, GraphRecursionError
 
 from agentmem_nb.agent.config import LLMConfig, load_config
 from agentmem_nb.agent.context import TurnContext, build_context, long_term_lines_used
-from agentmem_nb.agent.models import make_chat_model, model_name_of
+from agentmem_nb.agent.models import (ModelResponseError, arguments_shape_error, make_chat_model, model_deadline,
+                                      model_name_of)
 from agentmem_nb.agent.offline import OfflineChatModel
 from agentmem_nb.agent.prompt import SYSTEM_PROMPT, system_prompt_for
 from agentmem_nb.agent.results import TurnEvent, TurnResult
@@ -41,7 +52,9 @@ from agentmem_nb.agent.tools import MemoryTools, TurnScope
 from agentmem_nb.errors import AgentMemError
 from agentmem_nb.identifiers import check_session_id
 from agentmem_nb.messages import Message, ToolCall
+from agentmem_nb.redact import redact
 from agentmem_nb.store import Appended, DialogueEntry, MemoryStore, UserMemory
+from agentmem_nb.textutil import displayable
 from agentmem_nb.timeutil import to_zone
 
 __all__ = ["ChatService", "SessionBusy", "title_from", "describe_model_error"]
@@ -115,6 +128,8 @@ class ChatService:
         self.recent_rounds = max(0, int(recent_rounds))
         self.max_steps = max(2, int(max_steps))
         self.lock_timeout = None if lock_timeout is None else max(0.0, float(lock_timeout))
+        self.turn_timeout = (config if config is not None else LLMConfig()).turn_timeout
+        """Seconds a whole turn may take (``llm.turn_timeout``)."""
         self._agents: OrderedDict[tuple[str, str], _SessionAgent] = OrderedDict()
         # One slot per (user, session) with a turn running, waiting or paused: each of those holds a strong
         # reference, so while any turn needs it every caller finds the same lock, and once none does the entry goes
@@ -258,6 +273,10 @@ class _ToolFailed(Exception):
         super().__init__(f"The tool {name} failed: {type(cause).__name__}: {cause}")
 
 
+class _DeadlinePassed(Exception):
+    """The turn's deadline passed before a model or tool call could start."""
+
+
 class _MalformedToolCall(Exception):
     """The model asked for a tool with arguments that are not a JSON object; ``calls`` holds them for the trace."""
 
@@ -291,16 +310,35 @@ class _StreamedToolArguments(BaseCallbackHandler):
             entry["args"] += piece.get("args") or ""
 
 
+def _wrong_shape_calls(message: AIMessage) -> list[tuple[dict[str, Any], str]]:
+    """The invalid tool calls of ``message`` whose arguments are valid JSON but not an object, with the complaint.
+
+    Those are the model's mistake, told to the model as the call's error result (``_Recorder.after_model``); other
+    invalid arguments (text that is not JSON, a streamed object that had to be repaired) fail the turn.
+    """
+    out = []
+    for call in message.invalid_tool_calls:
+        raw = call.get("args")
+        error = arguments_shape_error(str(call.get("name") or "?"), raw) if isinstance(raw, str) else None
+        if error is not None:
+            out.append((dict(call), error))
+    return out
+
+
 def _check_tool_arguments(message: AIMessage, streamed: list[dict[str, str]]) -> None:
-    """Refuse tool calls whose arguments were not a JSON object as the server sent them, before any tool runs
-    with a guessed argument (non-streamed, langchain reports them as ``invalid_tool_calls``)."""
+    """Refuse tool calls whose arguments were not JSON as the server sent them, before any tool runs with a guessed
+    argument (non-streamed, langchain reports them as ``invalid_tool_calls``). Valid JSON of the wrong shape (an
+    array) is left to :func:`_wrong_shape_calls`."""
     bad: list[ToolCall] = []
     for call in message.invalid_tool_calls:
+        raw = call.get("args")
+        if isinstance(raw, str) and arguments_shape_error(str(call.get("name") or "?"), raw) is not None:
+            continue
         bad.append(ToolCall(name=str(call.get("name") or "?"), input={"_raw": call.get("args")}, id=call.get("id"),
                             output=f"Error: {call.get('error') or 'arguments are not valid JSON'}", status="error"))
     for raw in streamed if not bad else []:
         text = raw["args"]
-        if not text.strip():
+        if not text.strip() or arguments_shape_error(raw["name"] or "?", text) is not None:
             continue
         try:
             ok = isinstance(json.loads(text), dict)
@@ -315,15 +353,20 @@ def _check_tool_arguments(message: AIMessage, streamed: list[dict[str, str]]) ->
 
 @dataclass(slots=True)
 class _ToolRun:
-    """One tool execution as the middleware saw it: which model step asked for it, how long it took, how it failed."""
+    """One tool call as the middleware ran it: its place in the model's answer, what it returned, how long it took.
+
+    ``step`` counts the model calls of the turn (the tools run between call n and n+1 answer the AIMessage of
+    call n); ``position`` is the call's index in that AIMessage's ``tool_calls`` (calls answered without running,
+    see ``_Recorder.after_model``, come after them).
+    """
 
     step: int
-    call_id: str
+    position: int
     name: str
-    args: Any
     ms: float = 0.0
+    output: str | None = None
+    status: str = "success"
     error: str | None = None
-    claimed: bool = False
 
 
 @dataclass(slots=True)
@@ -331,27 +374,82 @@ class _TurnRecord:
     """What the middleware learns during one turn."""
 
     system_prompt: str
+    deadline: float | None = None
+    """``time.monotonic()`` by which the turn must be over (``None``: no limit)."""
     model_ms: float = 0.0
     model_calls: int = 0
     """Model calls so far: the tools run between call n and n+1 answer the AIMessage of step n."""
-    tool_runs: list[_ToolRun] = field(default_factory=list)
+    runs: dict[tuple[int, int], _ToolRun] = field(default_factory=dict)
+    """Every tool call run (or answered) so far, by ``(step, position)``."""
+    by_message: dict[str, _ToolRun] = field(default_factory=dict)
+    """The same runs by the id of the ToolMessage that carried their result into the graph."""
     streamed: _StreamedToolArguments = field(default_factory=_StreamedToolArguments)
     helpers: set[int] = field(default_factory=set)
     """The session holder's set of threads running a tool of this turn (see ``_Holder.helpers``)."""
 
-    def claim_run(self, step: int, call: ToolCall) -> _ToolRun | None:
-        """The run of ``call`` (issued at ``step``), each run claimed once: ids alone are not enough, some
-        servers reuse them (``call_0`` in every step, or even twice in one step)."""
-        candidates = [r for r in self.tool_runs
-                      if not r.claimed and r.step == step and r.call_id == (call.id or "") and r.name == call.name]
-        run = next((r for r in candidates if r.args == call.input), candidates[0] if candidates else None)
-        if run is not None:
-            run.claimed = True
-        return run
+    def check_deadline(self, what: str) -> None:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise _DeadlinePassed(what)
+
+    def deadline_passed(self) -> bool:
+        return self.deadline is not None and time.monotonic() > self.deadline
+
+    def finish(self, run: _ToolRun, result: Any) -> None:
+        """Record ``result`` (what the tool node returned) as the outcome of ``run``, and label it so that the turn,
+        seeing the ToolMessage in the graph's updates, finds this run (ToolMessage ids are never sent to a model)."""
+        self.runs[(run.step, run.position)] = run  # a dict item assignment: atomic, tools of one step run in threads
+        if isinstance(result, ToolMessage):
+            run.output = result.text
+            run.status = "error" if result.status == "error" else "success"
+            if result.id is None:
+                result.id = f"agentmem-tool-{run.step}-{run.position}"
+            self.by_message[result.id] = run
+
+
+def _position_of(request: Any) -> int:
+    """Where ``request.tool_call`` stands in the AIMessage that issued it (the last one in the state).
+
+    The tool node receives the very dicts of ``AIMessage.tool_calls`` (one ``Send`` each), so identity says which
+    one it is even when ids and names repeat; an equal call is the fallback, and identical calls cannot be told
+    apart by anyone, so any of them is right.
+    """
+    state = request.state
+    messages = state.get("messages") if isinstance(state, dict) else getattr(state, "messages", None)
+    issuer = next((m for m in reversed(messages or []) if isinstance(m, AIMessage)), None)
+    calls = issuer.tool_calls if issuer is not None else []
+    call = request.tool_call
+    for position, candidate in enumerate(calls):
+        if candidate is call:
+            return position
+    for position, candidate in enumerate(calls):
+        if (candidate.get("id"), candidate.get("name"), candidate.get("args")) == (
+                call.get("id"), call.get("name"), call.get("args")):
+            return position
+    return len(calls)
+
+
+def _valid_messages(messages: list[BaseMessage]) -> list[BaseMessage]:
+    """``messages`` with every text made valid Unicode (:func:`~agentmem_nb.textutil.displayable`: a lone surrogate
+    has no UTF-8 form and the client's encoder raises), copied only where something changes: the stored messages
+    (and the graph's state) keep their text as given."""
+    out: list[BaseMessage] = []
+    for message in messages:
+        content = message.content
+        if isinstance(content, str):
+            fixed: Any = displayable(content)
+            changed = fixed is not content and fixed != content
+        else:
+            fixed = [displayable(b) if isinstance(b, str) else
+                     {**b, "text": displayable(b["text"])} if isinstance(b, dict) and isinstance(b.get("text"), str)
+                     else b for b in content]
+            changed = fixed != content
+        out.append(message.model_copy(update={"content": fixed}) if changed else message)
+    return out
 
 
 class _Recorder(AgentMiddleware):
-    """Puts the turn's memory into the system message, and times every model and tool call."""
+    """Puts the turn's memory into the system message, keeps the turn's deadline, makes what the model is given
+    valid Unicode, and records every model and tool call."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -359,13 +457,17 @@ class _Recorder(AgentMiddleware):
 
     def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         record = self.record
+        system = record.system_prompt if record is not None else SYSTEM_PROMPT
+        request = request.override(system_message=SystemMessage(content=displayable(system)),
+                                   messages=_valid_messages(list(request.messages)))
         if record is not None:
-            request = request.override(system_message=SystemMessage(content=record.system_prompt))
+            record.check_deadline("the model call")
             record.streamed.calls.clear()
             record.model_calls += 1
         started = time.perf_counter()
         try:
-            response = handler(request)
+            with model_deadline(record.deadline if record is not None else None):
+                response = handler(request)
         finally:
             if record is not None:
                 record.model_ms += (time.perf_counter() - started) * 1000
@@ -375,18 +477,46 @@ class _Recorder(AgentMiddleware):
                 _check_tool_arguments(message, streamed)
         return response
 
+    @hook_config(can_jump_to=["model"])
+    def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        """Answer each tool call whose arguments were not a JSON object with a one-line error, without running it.
+
+        Such a call stays an *invalid* tool call (so the next request shows the model what it really sent), which
+        the graph would not route to the tools: the error ToolMessages are added here, and when no valid call is
+        left to run the graph goes straight back to the model.
+        """
+        messages = state.get("messages") if isinstance(state, dict) else getattr(state, "messages", None)
+        last = messages[-1] if messages else None
+        if not isinstance(last, AIMessage):
+            return None
+        wrong = _wrong_shape_calls(last)
+        if not wrong:
+            return None
+        record = self.record
+        step = record.model_calls if record is not None else 0
+        answers: list[BaseMessage] = []
+        for offset, (call, error) in enumerate(wrong):
+            run = _ToolRun(step=step, position=len(last.tool_calls) + offset, name=str(call.get("name") or "?"))
+            message = ToolMessage(content=f"Error: {error}.", tool_call_id=str(call.get("id") or ""), name=run.name,
+                                  status="error")
+            if record is not None:
+                record.finish(run, message)
+            answers.append(message)
+        return {"messages": answers} if last.tool_calls else {"messages": answers, "jump_to": "model"}
+
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         record = self.record
         call = request.tool_call
-        run = _ToolRun(step=record.model_calls if record is not None else 0, call_id=str(call.get("id") or ""),
-                       name=str(call.get("name")), args=dict(call.get("args") or {}))
+        run = _ToolRun(step=record.model_calls if record is not None else 0, position=_position_of(request),
+                       name=str(call.get("name")))
         me = threading.get_ident()
         if record is not None:
-            record.tool_runs.append(run)  # list.append is atomic: parallel calls of one step may run in threads
+            record.check_deadline(f"the tool {run.name}")
+            record.runs[(run.step, run.position)] = run  # known before it ends: a failure keeps its duration
             record.helpers.add(me)  # a tool that starts a turn of this same session must not wait for itself
         started = time.perf_counter()
         try:
-            return handler(request)
+            result = handler(request)
         except GraphBubbleUp:  # langgraph control flow (interrupts), not a failure
             raise
         except Exception as exc:
@@ -396,6 +526,9 @@ class _Recorder(AgentMiddleware):
             run.ms = (time.perf_counter() - started) * 1000
             if record is not None:
                 record.helpers.discard(me)
+        if record is not None:
+            record.finish(run, result)
+        return result
 
 
 @dataclass(slots=True)
@@ -455,15 +588,6 @@ class _SessionAgent:
 # ---------------------------------------------------------------------------------------------- one turn
 
 
-@dataclass(slots=True)
-class _IssuedCall:
-    """A tool call as the model issued it: the step (the AIMessage) it came from, and its outcome once known."""
-
-    step: int
-    call: ToolCall
-    finished: ToolCall | None = None
-
-
 class _Turn:
     """The seven steps of one turn, as a generator of events."""
 
@@ -476,9 +600,10 @@ class _Turn:
         self.agent = agent
         self.timings: dict[str, float] = {}
         self.produced: list[BaseMessage] = []
-        self.calls: list[_IssuedCall] = []  # every call the model made, in order
+        self.issued: dict[tuple[int, int], ToolCall] = {}  # every call the model made, by (step, position), in order
         self.step = 0  # AIMessages seen: the step that issued the calls now running
         self.error: str | None = None
+        self.partial = ""  # the text of an answer that did not finish (for the log line only)
         self.rejected: list[ToolCall] = []
         self.record = _TurnRecord(system_prompt="", helpers=helpers)
 
@@ -490,6 +615,7 @@ class _Turn:
     def run(self, *, stream_tokens: bool) -> Iterator[TurnEvent]:
         svc, user, session_id = self.service, self.user, self.session_id
         t0 = tick = time.perf_counter()
+        deadline = time.monotonic() + svc.turn_timeout
         now = user.store.clock()
         day = user.day_for(now)  # chosen once: a turn that crosses midnight stays in one day file
         appended = user.append(session_id, "user", self.message, ts=now, day=day)  # (1)
@@ -508,7 +634,7 @@ class _Turn:
                 self.error = _short(f"The agent could not read the memory for this turn: {type(exc).__name__}: "
                                     f"{exc} (run `agentmem-nb problems` to check the user's files).")
             self.record = _TurnRecord(system_prompt=system_prompt_for(context, now=to_zone(now, user.store.zone)),
-                                      helpers=self.record.helpers)
+                                      helpers=self.record.helpers, deadline=deadline)
             tick = self._time("context", tick)
             self.agent.tools.turn = scope
             self.agent.recorder.record = self.record
@@ -527,7 +653,7 @@ class _Turn:
             self.agent.recorder.record = None
             tick = self._time("agent", tick)
             self.timings["model"] = round(self.record.model_ms, 3)
-            self.timings["tools"] = round(sum(run.ms for run in self.record.tool_runs), 3)
+            self.timings["tools"] = round(sum(run.ms for run in list(self.record.runs.values())), 3)
             result = self._finish(appended, context, scope, day, tick, t0)  # (4)-(7)
         if abandoned:
             return
@@ -562,74 +688,68 @@ class _Turn:
         except _MalformedToolCall as exc:
             self.error = _short(str(exc))
             self.rejected = exc.calls
+        except ModelResponseError as exc:  # the server answered, but not with a finished answer
+            self.error = _short(str(exc))
+            self.partial = exc.partial
+        except _DeadlinePassed as exc:
+            self.error = self._deadline_error(f"before {exc} could start")
         except GraphRecursionError:
             self.error = (f"The agent did not finish within {self.service.max_steps} steps (it kept calling tools); "
                           "ask again more specifically.")
         except Exception as exc:  # any failure of the model call: HTTP status, timeout, bad response
-            self.error = _short(describe_model_error(exc, self.service.config))
+            if self.record.deadline_passed():  # the transport stopped a server that kept the answer coming
+                self.error = self._deadline_error("while the model server was still answering")
+            else:
+                self.error = _short(describe_model_error(exc, self.service.config))
         finally:
             stream.close()
+
+    def _deadline_error(self, when: str) -> str:
+        limit = self.service.turn_timeout
+        return (f"The turn took longer than its {limit:g} s limit and was stopped {when}; nothing was saved as a "
+                "reply. Try again, or raise llm.turn_timeout (AGENTMEM_TURN_TIMEOUT) if the model is that slow.")
 
     def _observe(self, msg: BaseMessage) -> Iterator[TurnEvent]:
         self.produced.append(msg)
         if isinstance(msg, AIMessage):
             self.step += 1
-            for call in msg.tool_calls:
-                started = ToolCall(name=call["name"], input=dict(call.get("args") or {}), id=call.get("id"),
-                                   status="running")
-                self.calls.append(_IssuedCall(self.step, started))
+            issued = [(call.get("name"), dict(call.get("args") or {}), call.get("id")) for call in msg.tool_calls]
+            issued += [(call.get("name"), {"_raw": call.get("args")}, call.get("id"))
+                       for call, _ in _wrong_shape_calls(msg)]  # answered with an error, see _Recorder.after_model
+            for position, (name, args, call_id) in enumerate(issued):
+                started = ToolCall(name=str(name or "?"), input=args, id=call_id, status="running")
+                self.issued[(self.step, position)] = started
                 yield TurnEvent("tool_started", tool_call=started)
         elif isinstance(msg, ToolMessage):
-            issued = self._issuer_of(msg)
-            if issued is not None:
-                issued.finished = self._finished(issued, msg)
-                yield TurnEvent("tool_finished", tool_call=issued.finished)
-
-    def _issuer_of(self, msg: ToolMessage) -> _IssuedCall | None:
-        """The call a tool result answers: among the unanswered calls of the latest step (the AIMessage that the
-        tools are running for), the one with its id, preferring the same tool name, then the first in order.
-
-        Ids alone are ambiguous: some OpenAI-compatible servers number calls per response (``call_0`` in every step).
-        """
-        open_calls = [c for c in self.calls if c.step == self.step and c.finished is None]
-        same_id = [c for c in open_calls if (c.call.id or "") == (msg.tool_call_id or "")]
-        same_name = [c for c in same_id if c.call.name == msg.name]
-        return (same_name or same_id or [None])[0]
+            run = self.record.by_message.get(msg.id or "")
+            call = self.issued.get((run.step, run.position)) if run is not None else None
+            if run is not None and call is not None:
+                yield TurnEvent("tool_finished", tool_call=_finished(call, run))
 
     def _final(self) -> AIMessage | None:
         return next((m for m in reversed(self.produced) if isinstance(m, AIMessage)), None)
 
     # ------------------------------------------------------------------ (4) the trace
 
-    def _finished(self, issued: _IssuedCall, result: ToolMessage | None) -> ToolCall:
-        """The call with its outcome (``result`` is the ToolMessage that :meth:`_issuer_of` matched to it)."""
-        call = issued.call
-        run = self.record.claim_run(issued.step, call)
-        duration = round(run.ms, 3) if run is not None else None  # as written to disk, so replays compare equal
-        if result is not None:
-            return ToolCall(name=call.name, input=call.input, output=result.text, id=call.id,
-                            status="error" if result.status == "error" else "success", duration_ms=duration)
-        output = run.error if run is not None and run.error else "(not run: the turn ended first)"
-        return ToolCall(name=call.name, input=call.input, output=output, id=call.id, status="error",
-                        duration_ms=duration)
-
     def _trace(self) -> tuple[ToolCall, ...]:
-        trace: list[ToolCall] = []
-        for issued in self.calls:
-            if issued.finished is None:  # no result came back: it failed, or the turn ended before it ran
-                issued.finished = self._finished(issued, None)
-            trace.append(issued.finished)
-        return tuple(trace + self.rejected)
+        """Every call the model made, in the order it made them, each with the outcome its run recorded."""
+        runs = self.record.runs
+        return tuple([_finished(call, runs.get(key)) for key, call in self.issued.items()] + self.rejected)
 
     # ------------------------------------------------------------------ (5)-(7) persist
 
     def _finish(self, appended: Appended, context: TurnContext, scope: TurnScope, day: str, tick: float,
                 t0: float) -> TurnResult:
         svc, user, session_id = self.service, self.user, self.session_id
+        if self.error is not None:  # the one boundary every error text of a turn passes, whatever produced it
+            secrets = svc.config.secrets if svc.config is not None else ()
+            self.error = redact(self.error, secrets=secrets)
+            self.partial = redact(self.partial, secrets=secrets) if self.partial else self.partial
         trace = self._trace()
         final = self._final()
         answer = final.text if final is not None and self.error is None else ""
         reply = answer if self.error is None else f"⚠️ {self.error}"
+        logged_reply = f"{reply}\n[partial: the model's unfinished output] {self.partial}" if self.partial else reply
         lt_lines = long_term_lines_used(context.long_term, answer)
         items = tuple(scope.retrieved)
         model = svc.model_name
@@ -641,7 +761,7 @@ class _Turn:
         self.timings["total"] = round((tick - t0) * 1000, 3)
         user.log.append(DialogueEntry(  # (6)
             entry_id=0, ts=to_zone(user.store.clock(), user.store.zone), session_id=session_id,
-            user_message=self.message, assistant_reply=reply, memory_context=context.log_text(),
+            user_message=self.message, assistant_reply=logged_reply, memory_context=context.log_text(),
             tool_calls=trace, timings_ms=dict(self.timings), error=self.error, model=model,
             assistant_message_id=assistant.message_id if assistant else None))
         tick = self._time("log", tick)
@@ -656,13 +776,28 @@ class _Turn:
             memory_items=items, long_term_lines=lt_lines, memory_context=context.log_text())
 
 
+def _finished(call: ToolCall, run: _ToolRun | None) -> ToolCall:
+    """``call`` (as the model issued it) with the outcome of its ``run`` (``None``: it never ran)."""
+    if run is None:
+        return ToolCall(name=call.name, input=call.input, output="(not run: the turn ended first)", id=call.id,
+                        status="error")
+    duration = round(run.ms, 3)  # as written to disk, so replays compare equal
+    if run.error is not None:
+        return ToolCall(name=call.name, input=call.input, output=run.error, id=call.id, status="error",
+                        duration_ms=duration)
+    if run.output is None:  # started, but the turn ended before its result came back
+        return ToolCall(name=call.name, input=call.input, output="(no result: the turn ended before it finished)",
+                        id=call.id, status="error", duration_ms=duration)
+    return ToolCall(name=call.name, input=call.input, output=run.output, id=call.id, status=run.status,
+                    duration_ms=duration)
+
+
 def describe_model_error(exc: BaseException, config: LLMConfig | None = None) -> str:
     """One readable sentence for a failed model call, without depending on the client library's class names
     (they differ between langchain-openai versions): HTTP status, timeout, connection, or the exception itself.
 
     Servers quote what they were sent (a 401 repeats the key, a proxy echoes the ``Authorization`` header), so the
     sentence is redacted (:func:`~agentmem_nb.redact.redact`): it becomes the turn's reply and its log line."""
-    from agentmem_nb.redact import redact  # light; imported here to keep this edit inside this function
 
     secrets = config.secrets if config is not None else ()
     names = [cls.__name__ for cls in type(exc).__mro__]

@@ -109,7 +109,9 @@ def test_empty_file_and_empty_section_mean_defaults(tmp_path: Path) -> None:
 def test_a_key_selects_chatopenai_for_chat_completions() -> None:
     model = make_chat_model(LLMConfig(api_key="k", model="m", base_url="http://127.0.0.1:9/v1", timeout=3,
                                       max_retries=0))
-    assert type(model).__name__ == "ChatOpenAI"
+    from langchain_openai import ChatOpenAI
+
+    assert isinstance(model, ChatOpenAI)  # a checking subclass (see agentmem_nb.agent.models)
     assert model.use_responses_api is False
     assert (model.model_name, model.openai_api_base, model.request_timeout, model.max_retries) == (
         "m", "http://127.0.0.1:9/v1", 3, 0)

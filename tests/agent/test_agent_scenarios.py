@@ -93,7 +93,7 @@ def test_real_client_against_fake_server_recalls_the_fact(store: MemoryStore, fa
     assert roles[0] == "system" and roles.count("system") == 1
     assert roles[1:] == ["user", "assistant"] * 3 + ["user"], "3 rounds of history + the current message once"
     assert [m["content"] for m in first["messages"]].count(EN_RECALL) == 1
-    assert "<long_term_memory>" in first["messages"][0]["content"]
+    assert "<long_term_memory>" not in first["messages"][0]["content"], "memory.md is empty: no section for it"
     assert not any("Lyon" in str(m["content"]) for m in first["messages"][1:])
     # the tool results went back matched by tool_call_id
     tool_msgs = [m for m in sent[-1]["messages"] if m["role"] == "tool"]

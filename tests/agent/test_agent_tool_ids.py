@@ -5,6 +5,10 @@ by id and name within it."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
 
 import pytest
 from agentmem_nb.fake_openai import Reply, memory_policy, real_config
@@ -83,8 +87,9 @@ def test_a_tool_failing_in_a_later_step_with_a_reused_id(store: MemoryStore, fak
     assert search.duration_ms is not None and window.duration_ms is not None
 
 
-def test_duplicate_ids_within_one_step_are_matched_by_name_and_order(store: MemoryStore,
-                                                                     fake_openai) -> None:  # noqa: ANN001
+def _duplicate_ids_turn(svc: ChatService, server, sid: str = "s1") -> TurnResult:  # noqa: ANN001
+    """One turn whose model gives every call of every step the same id ("dup"): three calls in step one (two of
+    them search_session), one in step two."""
     script = iter([
         Reply(tool_calls=(("search_session", json.dumps({"keyword": "sister"})),
                           ("get_recent_session", json.dumps({"rounds": 1})),
@@ -92,21 +97,72 @@ def test_duplicate_ids_within_one_step_are_matched_by_name_and_order(store: Memo
         Reply(tool_calls=(("search_session", json.dumps({"keyword": "Lyon"})),)),
         Reply(content="Done."),
     ])
+    server.policy = lambda body: next(script)
+    original = server.new_id
+    server.new_id = lambda index=0: "dup"  # every call of every step is "dup"
+    try:
+        return svc.turn("u1", sid, "Search please.")
+    finally:
+        server.new_id = original
+
+
+def _mismatches(result: TurnResult) -> list[str]:
+    """What is wrong with the trace of :func:`_duplicate_ids_turn` (empty: each call kept its own output)."""
+    if result.error is not None:
+        return [f"error: {result.error}"]
+    if [c.id for c in result.tool_calls] != ["dup"] * 4:
+        return [f"ids {[c.id for c in result.tool_calls]}"]
+    first, recent, second, third = result.tool_calls
+    checks = {  # each output names what it answers, so a swapped output shows
+        "first search": first.input == {"keyword": "sister"} and 'contain "sister"' in first.output,
+        "recent": recent.name == "get_recent_session" and "Lyon" in recent.output,
+        "second search": second.input == {"keyword": "nothing-like-this"} and second.output.startswith("No message"),
+        "third search": third.input == {"keyword": "Lyon"} and 'contain "Lyon"' in third.output,
+    }
+    return [name for name, ok in checks.items() if not ok]
+
+
+def test_duplicate_ids_within_one_step_are_matched_by_name_and_order(store: MemoryStore,
+                                                                     fake_openai) -> None:  # noqa: ANN001
     svc = ChatService(store, config=real_config(fake_openai))
     svc.turn("u1", "s1", FACT)
-    fake_openai.policy = lambda body: next(script)
 
-    original = fake_openai.new_id
-    fake_openai.new_id = lambda index=0: "dup"  # every call of every step is "dup"
+    result = _duplicate_ids_turn(svc, fake_openai)
+
+    assert _mismatches(result) == []
+    assert all(call.output.count("\n#1 [") == 1 for call in (result.tool_calls[0], result.tool_calls[3]))
+    assert store.user("u1").session("s1").messages()[-1].tool_calls == result.tool_calls
+
+
+@pytest.fixture
+def cpu_burners() -> Iterator[None]:
+    """One busy process per core, for as long as the test runs (tool threads then finish in a shuffled order)."""
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 2)]
     try:
-        result = svc.turn("u1", "s1", "Search please.")
+        yield
     finally:
-        fake_openai.new_id = original
+        for burner in burners:
+            burner.kill()
+            burner.wait()
 
-    assert result.error is None, result.error
-    assert [c.id for c in result.tool_calls] == ["dup"] * 4
-    first, recent, second, third = result.tool_calls
-    assert first.input == {"keyword": "sister"} and "#1 [" in first.output
-    assert recent.name == "get_recent_session" and "Lyon" in recent.output
-    assert second.input == {"keyword": "nothing-like-this"} and second.output.startswith("No message")
-    assert third.input == {"keyword": "Lyon"} and "#1 [" in third.output
+
+RUNS_UNDER_LOAD = 300
+
+
+@pytest.mark.slow
+def test_duplicate_ids_are_matched_under_load(store: MemoryStore, fake_openai,  # noqa: ANN001
+                                              cpu_burners: None) -> None:
+    """The same turn, many times, with every core busy: no run may give a call another call's output.
+
+    The tools of one step run as separate tasks and their results come back in completion order; matching them
+    to calls afterwards went wrong in about a third of the runs on a busy machine.
+    """
+    svc = ChatService(store, config=real_config(fake_openai))
+    failures = {}
+    for run in range(RUNS_UNDER_LOAD):
+        store.user("u1").append("s1", "user", FACT)  # what get_recent_session (one round) and the searches find
+        wrong = _mismatches(_duplicate_ids_turn(svc, fake_openai))
+        if wrong:
+            failures[run] = wrong
+    assert failures == {}, (f"{len(failures)} of {RUNS_UNDER_LOAD} runs gave a call another call's output, e.g. "
+                            f"{list(failures.items())[:3]}")
