@@ -22,7 +22,7 @@ from pathlib import Path
 
 from agentmem_nb import MemoryStore
 from agentmem_nb.retrieval import Retriever, Scope, UserIndex
-from agentmem_nb.retrieval.evaluate import run as run_eval
+from agentmem_nb.evaluation.retrieval import run as run_eval
 
 DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
 _WORDS = ("garden hike pottery bowl beagle puppy race marathon coffee book novel guitar concert museum lake "

@@ -10,7 +10,7 @@ into overlapping character **unigrams and bigrams** (``"西湖旅行"`` → 西 
 finds a message that shares any word with it, whatever the segmentation would have been, with no dictionary to load.
 Bigrams carry most of the precision (most Chinese words are two characters); unigrams keep one-character words and
 names findable. ``jieba`` word segmentation was measured against this on the project's Chinese test set (see
-``tests/retrieval/data``): see :data:`CJK_MODES` and the report in ``agentmem_nb.retrieval.evaluate``.
+``tests/retrieval/data``): see :data:`CJK_MODES` and the report in ``agentmem_nb.evaluation.retrieval``.
 """
 
 from __future__ import annotations

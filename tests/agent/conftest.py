@@ -9,7 +9,7 @@ import pytest
 
 from agentmem_nb import MemoryStore
 from agentmem_nb.agent import ChatService, OfflineChatModel
-from agentmem_nb import fake_openai as agent_fake_server
+from agentmem_nb.testing import fake_openai as agent_fake_server
 
 _ENV = ("AGENTMEM_API_KEY", "AGENTMEM_MODEL", "AGENTMEM_BASE_URL", "AGENTMEM_LLM_TIMEOUT", "AGENTMEM_LLM_MAX_RETRIES",
         "AGENTMEM_TURN_TIMEOUT",

@@ -8,7 +8,7 @@ import pytest
 
 from agentmem_nb import MemoryStore
 from agentmem_nb.agent import OfflineChatModel
-from agentmem_nb.demo import DemoConversation, seed_demo
+from agentmem_nb.testing.demo import DemoConversation, seed_demo
 
 TINY = (DemoConversation("tiny", _dt.datetime(2026, 4, 6, 9, 0), ("My sister Chloé lives in Lyon.",
                                                                     "Where does my sister live?")),)

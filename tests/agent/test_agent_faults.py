@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from agentmem_nb.fake_openai import Fault, Reply, Stall, memory_policy, real_config
+from agentmem_nb.testing.fake_openai import Fault, Reply, Stall, memory_policy, real_config
 
 import agentmem_nb.agent.service as agent_service
 import agentmem_nb.agent.tools as agent_tools

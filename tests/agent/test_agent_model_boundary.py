@@ -8,7 +8,7 @@ import json
 import threading
 
 import pytest
-from agentmem_nb.fake_openai import Cut, Drip, EmptyChoices, FakeOpenAI, Reply, Stall, memory_policy, real_config
+from agentmem_nb.testing.fake_openai import Cut, Drip, EmptyChoices, FakeOpenAI, Reply, Stall, memory_policy, real_config
 
 from agentmem_nb import MemoryStore
 from agentmem_nb.agent import ChatService, TurnResult

@@ -7,7 +7,7 @@ Run with the offline model (English and Chinese) and with ChatOpenAI against the
 from __future__ import annotations
 
 import pytest
-from agentmem_nb.fake_openai import memory_policy, real_config
+from agentmem_nb.testing.fake_openai import memory_policy, real_config
 
 from agentmem_nb import MemoryStore
 from agentmem_nb.agent import ChatService, TurnResult

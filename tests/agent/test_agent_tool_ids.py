@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterator
 
 import pytest
-from agentmem_nb.fake_openai import Reply, memory_policy, real_config
+from agentmem_nb.testing.fake_openai import Reply, memory_policy, real_config
 
 import agentmem_nb.agent.tools as agent_tools
 from agentmem_nb import MemoryStore

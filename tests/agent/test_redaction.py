@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from agentmem_nb import ConfigError, MemoryStore
-from agentmem_nb import fake_openai as fake
+from agentmem_nb.testing import fake_openai as fake
 from agentmem_nb.agent import ChatService, LLMConfig, load_config
 from agentmem_nb.redact import REDACTED, redact, url_secrets
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from agentmem_nb import ConfigError, MemoryStore
-from agentmem_nb import fake_openai as fake
+from agentmem_nb.testing import fake_openai as fake
 
 REPO = Path(__file__).resolve().parents[2]
 

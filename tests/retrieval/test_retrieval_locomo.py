@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 
 from agentmem_nb import MemoryStore
-from agentmem_nb.locomo import (
+from agentmem_nb.evaluation.locomo import (
     TURN_GAP,
     import_conversation,
     load_conversation,
     load_conversations,
     parse_locomo_datetime,
 )
-from agentmem_nb.retrieval.evaluate import (
+from agentmem_nb.evaluation.retrieval import (
     EvalReport,
     add_parser,
     evaluate_locomo,

@@ -2,7 +2,7 @@
 
 Public so that notebooks and your own tests can drive ``ChatOpenAI`` without a network or a key::
 
-    from agentmem_nb.fake_openai import FakeOpenAI, memory_policy, start, real_config
+    from agentmem_nb.testing.fake_openai import FakeOpenAI, memory_policy, start, real_config
     server = FakeOpenAI(policy=memory_policy("Lyon")); httpd = start(server)
     svc = ChatService(store, config=real_config(server))
 

@@ -7,7 +7,7 @@ is. Questions without evidence are counted apart, not scored.
 
 Run it::
 
-    python -m agentmem_nb.retrieval.evaluate ../shared/data/locomo/conv-*.json [--budget 10] [--json] [--ablation]
+    python -m agentmem_nb.evaluation.retrieval ../shared/data/locomo/conv-*.json [--budget 10] [--json] [--ablation]
 
 (``agentmem-nb eval locomo`` is the same entry, wired through :func:`add_parser` and :func:`run`.)
 """
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from agentmem_nb.locomo import (
+from agentmem_nb.evaluation.locomo import (
     LocomoConversation,
     import_conversation,
     load_conversations,
@@ -358,8 +358,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m agentmem_nb.retrieval.evaluate FILE... [--budget N] [--json] [--ablation]``."""
-    parser = argparse.ArgumentParser(prog="python -m agentmem_nb.retrieval.evaluate", description=__doc__)
+    """``python -m agentmem_nb.evaluation.retrieval FILE... [--budget N] [--json] [--ablation]``."""
+    parser = argparse.ArgumentParser(prog="python -m agentmem_nb.evaluation.retrieval", description=__doc__)
     _arguments(parser)
     return run(parser.parse_args(argv))
 

@@ -56,7 +56,7 @@ def _chat(args: argparse.Namespace) -> int:
 
 
 def _seed(args: argparse.Namespace) -> int:
-    from agentmem_nb.demo import demo_store, seed_demo
+    from agentmem_nb.testing.demo import demo_store, seed_demo
 
     store = demo_store(args.root, zone=args.demo_zone)
     turns = seed_demo(store, user_id=args.user, progress=print)

@@ -176,7 +176,8 @@ def _find_checkout_benchmarks() -> None:
     """
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    # this file is agentmem_nb/cli/__init__.py: the checkout is two folders up
+    root = Path(__file__).resolve().parents[2]
     if (root / "benchmarks" / "peers" / "cli.py").is_file() and str(root) not in sys.path:
         sys.path.append(str(root))  # appended: anything the user put on the path first still wins
 
@@ -221,7 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
     # Subcommands that live beside the parts they drive (chat/seed with the agent, eval with retrieval, bench in
     # the benchmarks folder of a source checkout); each is listed only where its module is importable.
     _find_checkout_benchmarks()
-    for module in ("agentmem_nb.cli_agent", "agentmem_nb.cli_lab", "agentmem_nb.retrieval.evaluate", "benchmarks"):
+    for module in ("agentmem_nb.cli.chat", "agentmem_nb.cli.lab", "agentmem_nb.evaluation.retrieval", "benchmarks"):
         add = _optional(module)
         if add is not None:
             add(sub)
@@ -244,8 +245,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         _out(redact(f"agentmem-nb: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")), file=sys.stderr)
         return 2
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
-

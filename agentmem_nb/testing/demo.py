@@ -1,4 +1,4 @@
-"""Demo data: a user with several conversations over several days, in English and Chinese, with real tool calls.
+"""Demo data (sample data shared by the notebooks, the tests and ``agentmem-nb seed``): a user with several conversations over several days, in English and Chinese, with real tool calls.
 
 The conversations are played through :class:`~agentmem_nb.agent.ChatService` on the offline model (unless another
 model is passed explicitly, never the configured one), so every search, window and ``remember_note`` in the seeded files was really made by the agent — the inspector and
