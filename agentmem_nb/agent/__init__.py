@@ -19,7 +19,7 @@ from agentmem_nb.agent.config import LLMConfig, load_config
 from agentmem_nb.agent.models import make_chat_model
 from agentmem_nb.agent.offline import OfflineChatModel
 from agentmem_nb.agent.prompt import SYSTEM_PROMPT
-from agentmem_nb.agent.results import TurnEvent, TurnResult
+from agentmem_nb.turns import TurnEvent, TurnResult
 from agentmem_nb.agent.service import ChatService, SessionBusy
 from agentmem_nb.agent.tools import MemoryTools, SearchScope, search_messages
 

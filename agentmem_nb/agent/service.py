@@ -47,7 +47,7 @@ from agentmem_nb.agent.models import (ModelResponseError, arguments_shape_error,
                                       model_name_of)
 from agentmem_nb.agent.offline import OfflineChatModel
 from agentmem_nb.agent.prompt import SYSTEM_PROMPT, system_prompt_for
-from agentmem_nb.agent.results import TurnEvent, TurnResult
+from agentmem_nb.turns import TurnEvent, TurnResult
 from agentmem_nb.agent.tools import MemoryTools, TurnScope
 from agentmem_nb.errors import AgentMemError
 from agentmem_nb.identifiers import check_session_id
