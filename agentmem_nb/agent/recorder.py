@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware, hook_config
+from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from langgraph.errors import GraphBubbleUp
@@ -234,7 +234,7 @@ def _state_of(runtime: Any) -> TurnState | None:
     return context if isinstance(context, TurnState) else None
 
 
-class Recorder(AgentMiddleware):
+class Recorder(AgentMiddleware[AgentState[Any], TurnState, Any]):
     """Puts the turn's memory into the system message, keeps the turn's deadline, makes what the model is given
     valid Unicode, and records every model and tool call — into the :class:`TurnState` passed with the call (it
     keeps none itself: one instance serves every turn of its graph)."""
