@@ -12,7 +12,8 @@
         print(event.kind, event.text or event.tool_call)
     # a stream you stop reading early: close it (or use contextlib.closing) so the session is free again
 
-Importing this package imports langchain (about a second); ``agentmem_nb.store`` does not.
+Importing this package imports langchain (about a second); ``agentmem_nb.store`` does not, nor does
+:mod:`agentmem_nb.turns`, where :class:`TurnResult` and :class:`TurnEvent` live (re-exported here).
 """
 
 from agentmem_nb.agent.config import LLMConfig, load_config

@@ -14,7 +14,8 @@ Failures of the model or a tool end the turn with a visible ``"⚠️ ..."`` rep
 line records the error, no assistant message is written, and the next turn works as usual. An answer that did not
 finish (a cut stream) is such a failure; its partial text goes to the log line only, marked as partial. A whole turn
 has a deadline (``llm.turn_timeout``), checked before every model and tool call and, for the configured client,
-while the server's answer arrives. Every error text passes :func:`~agentmem_nb.redact.redact` once, in ``_finish``.
+while the server's answer arrives. Every error text passes :func:`~agentmem_nb.redact.redact` once, in ``_finish``,
+and is cut at 500 characters with its whitespace folded, so the reply stays one readable line.
 """
 
 from __future__ import annotations

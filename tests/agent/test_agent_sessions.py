@@ -291,3 +291,23 @@ def test_the_cached_agent_holds_nothing_of_the_turn_in_progress(svc: ChatService
         assert _turn_state_on(svc._agents[("u1", "s1")]) == []
     result = svc.turn("u1", "s1", QUESTION)
     assert result.error is None and result.memory_items, "the tools still report what they found"
+
+
+def test_the_graph_records_into_the_state_passed_with_the_call(svc: ChatService) -> None:
+    """The runtime context is the only channel: a graph called by hand records into the TurnState it is given (the
+    middleware's runs, the tools' retrieved messages), and called without one it still answers."""
+    from langchain_core.messages import HumanMessage
+
+    from agentmem_nb.agent.recorder import TurnState
+    from agentmem_nb.agent.tools import TurnScope
+
+    _seed(svc)
+    graph = svc.graph("u1", "s1")
+    state = TurnState(scope=TurnScope(day="2026-04-08"))
+    out = graph.invoke({"messages": [HumanMessage(content=QUESTION)]}, context=state)
+    assert "Lyon" in out["messages"][-1].text
+    assert state.model_calls >= 2 and [run.name for run in state.runs.values()][:1] == ["search_session"]
+    assert ("session", "s1", 1) in state.scope.retrieved
+
+    bare = graph.invoke({"messages": [HumanMessage(content=QUESTION)]})
+    assert "Lyon" in bare["messages"][-1].text
