@@ -12,14 +12,15 @@
         print(event.kind, event.text or event.tool_call)
     # a stream you stop reading early: close it (or use contextlib.closing) so the session is free again
 
-Importing this package imports langchain (about a second); ``agentmem_nb.store`` does not.
+Importing this package imports langchain (about a second); ``agentmem_nb.store`` does not, nor does
+:mod:`agentmem_nb.turns`, where :class:`TurnResult` and :class:`TurnEvent` live (re-exported here).
 """
 
 from agentmem_nb.agent.config import LLMConfig, load_config
 from agentmem_nb.agent.models import make_chat_model
 from agentmem_nb.agent.offline import OfflineChatModel
 from agentmem_nb.agent.prompt import SYSTEM_PROMPT
-from agentmem_nb.agent.results import TurnEvent, TurnResult
+from agentmem_nb.turns import TurnEvent, TurnResult
 from agentmem_nb.agent.service import ChatService, SessionBusy
 from agentmem_nb.agent.tools import MemoryTools, SearchScope, search_messages
 

@@ -24,8 +24,9 @@ import dataclasses
 import datetime as _dt
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
+from langchain.tools import ToolRuntime
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from agentmem_nb.errors import InvalidIdentifier, StoreError
@@ -38,6 +39,7 @@ __all__ = [
     "SearchScope",
     "search_messages",
     "TurnScope",
+    "HasTurnScope",
     "MemoryTools",
     "TOOL_NAMES",
     "SEARCH_LIMIT",
@@ -120,6 +122,14 @@ class TurnScope:
             key = (layer, (msg.session_id if layer == "session" else msg.day) or "", msg.message_id)
             if key not in self.exclude:
                 self.retrieved[key] = None
+
+
+class HasTurnScope(Protocol):
+    """The graph's runtime context as the tools see it: a turn passes an object carrying its :class:`TurnScope`
+    (:class:`~agentmem_nb.agent.recorder.TurnState`) with each call of the graph."""
+
+    @property
+    def scope(self) -> TurnScope: ...
 
 
 # ---------------------------------------------------------------------------------------------- argument checks
@@ -274,23 +284,30 @@ class _ArgumentsAsOneDict(StructuredTool):
     def _to_args_and_kwargs(self, tool_input: str | dict[str, Any],
                             tool_call_id: str | None) -> tuple[tuple[Any, ...], dict[str, Any]]:
         if isinstance(tool_input, dict):
+            args = dict(tool_input)
+            # The graph's tool node adds the ToolRuntime under "runtime" (and drops a model-sent "runtime" first);
+            # anything else under that name came from the caller and is left for _check_keys to refuse.
+            runtime = args.pop("runtime", None)
+            if isinstance(runtime, ToolRuntime):
+                return (args,), {"runtime": runtime}
             return (dict(tool_input),), {}
         return super()._to_args_and_kwargs(tool_input, tool_call_id)
 
 
 class MemoryTools:
-    """The six tools for one ``(user, session)``, plus the per-turn state they share.
+    """The six tools for one ``(user, session)``.
 
-    The object lives as long as the agent graph of its session; :attr:`turn` is set by the service for the
-    duration of each turn (turns of one session run one at a time).
+    The object lives as long as the agent graph of its session and holds nothing of any turn: in the graph, each
+    call gets the turn's :class:`TurnScope` from the runtime context the turn passed (``runtime.context.scope``);
+    called directly, each method takes it as ``scope=`` (``None``: today, nothing excluded, nothing recorded).
 
     >>> # tools = MemoryTools(store.user("alice"), "s1"); [t.name for t in tools.tools]
+    >>> # tools.search_session({"keyword": "sister"}, scope=TurnScope(day="2026-04-08"))
     """
 
     def __init__(self, user: UserMemory, session_id: str) -> None:
         self.user = user
         self.session_id = session_id
-        self.turn: TurnScope | None = None
         self.tools: list[BaseTool] = [
             self._tool("search_session", self.search_session,
                        "Search this conversation for a keyword (case-insensitive). Returns matching messages as "
@@ -326,26 +343,32 @@ class MemoryTools:
         return f"MemoryTools(user_id={self.user.user_id!r}, session_id={self.session_id!r})"
 
     @staticmethod
-    def _tool(name: str, func: Callable[..., str], description: str, schema: dict[str, Any]) -> BaseTool:
+    def _tool(name: str, method: Callable[..., str], description: str, schema: dict[str, Any]) -> BaseTool:
         # A JSON-schema args_schema passes the model's arguments through untouched, so the checks below (not
         # pydantic) decide what is wrong and how to say it; handle_tool_error turns _BadArgument into an error
         # ToolMessage the model can read.
-        return _ArgumentsAsOneDict.from_function(func=func, name=name, description=description, args_schema=schema,
+        def run(args: dict[str, Any], runtime: ToolRuntime = None) -> str:  # type: ignore[assignment]
+            # Annotated ToolRuntime, not "ToolRuntime | None": only then do langchain and langgraph treat it as
+            # injected (kept out of the model's schema and of callback inputs); None is a call outside a graph.
+            context: HasTurnScope | None = runtime.context if runtime is not None else None
+            return method(args, scope=context.scope if context is not None else None)
+
+        return _ArgumentsAsOneDict.from_function(func=run, name=name, description=description, args_schema=schema,
                                                  handle_tool_error=_explain)
 
-    def _scope(self) -> TurnScope:
-        if self.turn is None:
+    def _scope(self, scope: TurnScope | None) -> TurnScope:
+        if scope is None:
             # Tools called outside a turn (a notebook poking at them) still work, with today's day.
             return TurnScope(day=self.user.day_for(self.user.store.clock()))
-        return self.turn
+        return scope
 
     # ------------------------------------------------------------------ searches
 
-    def search_session(self, args: dict[str, Any]) -> str:
+    def search_session(self, args: dict[str, Any], *, scope: TurnScope | None = None) -> str:
         """``search_session(keyword)``."""
         _check_keys(args, ("keyword",), ("keyword",))
         keyword = _keyword(args["keyword"])
-        turn = self._scope()
+        turn = self._scope(scope)
         hits = self._search(SearchScope("session", self.session_id), keyword, turn)
         turn.saw(hits, "session")
         if not hits:
@@ -355,11 +378,11 @@ class MemoryTools:
         return (f"{len(hits)} message(s) in this conversation contain \"{keyword}\" (oldest first; read around "
                 "one with get_session_window):\n" + "\n".join(lines))
 
-    def search_daily(self, args: dict[str, Any]) -> str:
+    def search_daily(self, args: dict[str, Any], *, scope: TurnScope | None = None) -> str:
         """``search_daily(keyword, day="")``: one day or every day."""
         _check_keys(args, ("keyword", "day"), ("keyword",))
         keyword = _keyword(args["keyword"])
-        turn = self._scope()
+        turn = self._scope(scope)
         day = _day(args.get("day"), turn.day)
         hits = self._search(SearchScope("daily", day), keyword, turn)
         turn.saw(hits, "daily")
@@ -387,7 +410,7 @@ class MemoryTools:
 
     # ------------------------------------------------------------------ windows
 
-    def get_session_window(self, args: dict[str, Any]) -> str:
+    def get_session_window(self, args: dict[str, Any], *, scope: TurnScope | None = None) -> str:
         """``get_session_window(message_id, before=3, after=3)``."""
         _check_keys(args, ("message_id", "before", "after"), ("message_id",))
         notes: list[str] = []
@@ -395,14 +418,14 @@ class MemoryTools:
         before = _side("before", args.get("before", WINDOW_DEFAULT_SIDE), notes)
         after = _side("after", args.get("after", WINDOW_DEFAULT_SIDE), notes)
         window = self.user.session_window(self.session_id, message_id, before, after)
-        self._scope().saw(window.messages, "session")
+        self._scope(scope).saw(window.messages, "session")
         return _window_text(window, "this conversation", notes, with_day=False)
 
-    def get_daily_window(self, args: dict[str, Any]) -> str:
+    def get_daily_window(self, args: dict[str, Any], *, scope: TurnScope | None = None) -> str:
         """``get_daily_window(message_id, before=3, after=3, day="")``; an empty day means the turn's day."""
         _check_keys(args, ("message_id", "before", "after", "day"), ("message_id",))
         notes: list[str] = []
-        turn = self._scope()
+        turn = self._scope(scope)
         message_id = _message_id(args["message_id"])
         before = _side("before", args.get("before", WINDOW_DEFAULT_SIDE), notes)
         after = _side("after", args.get("after", WINDOW_DEFAULT_SIDE), notes)
@@ -416,7 +439,7 @@ class MemoryTools:
             notes.append(f"nothing was recorded on {day}; days with messages: {_days_hint(self.user.days())}")
         return _window_text(window, f"the daily log of {day}", notes, with_day=True)
 
-    def get_recent_session(self, args: dict[str, Any]) -> str:
+    def get_recent_session(self, args: dict[str, Any], *, scope: TurnScope | None = None) -> str:
         """``get_recent_session(rounds=3)``: the latest rounds, without the message being answered."""
         _check_keys(args, ("rounds",))
         raw = args.get("rounds", 3)
@@ -429,7 +452,7 @@ class MemoryTools:
             shown = _show(raw) if _too_large(raw) else rounds
             note = f" (rounds={shown} is more than {MAX_ROUNDS}; used {MAX_ROUNDS})"
             rounds = MAX_ROUNDS
-        turn = self._scope()
+        turn = self._scope(scope)
         layer = self.user.session(self.session_id)
         messages = [m for m in layer.tail(2 * rounds + len(turn.exclude))
                     if ("session", self.session_id, m.message_id) not in turn.exclude][-2 * rounds:]
@@ -441,7 +464,7 @@ class MemoryTools:
 
     # ------------------------------------------------------------------ long-term
 
-    def remember_note(self, args: dict[str, Any]) -> str:
+    def remember_note(self, args: dict[str, Any], *, scope: TurnScope | None = None) -> str:
         """``remember_note(note)``: append ``- note`` to ``memory.md`` (recorded in its history)."""
         _check_keys(args, ("note",), ("note",))
         raw = args["note"]

@@ -22,22 +22,28 @@ Whose memory a followed view shows is the view's choice, never silently the chat
 The view never follows the chat's *conversation*: a session scope or filter stays what the person picked.
 
 Anything with ``on_turn(callback, *, weak=True)`` returning a handle with ``close()`` and ``active`` can be followed;
-its events need a ``user_id`` (and may have ``kind``, ``"turn"`` when absent), so a service that hands its
-``TurnResult`` to its observers works unchanged.
+its events are the chat's :class:`~agentmem_nb.widgets.ChatEvent` or a :class:`~agentmem_nb.turns.TurnResult` (both
+carry the ``user_id`` whose memory changed), so a service that hands its results to its observers works unchanged.
 """
 
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agentmem_nb import frames
+from agentmem_nb.turns import TurnResult
 from agentmem_nb.widgets._callbacks import CallbackErrors
+from agentmem_nb.widgets._turns import ChatEvent
 
 if TYPE_CHECKING:
     from agentmem_nb.store import UserMemory
 
-__all__ = ["FollowsChat", "TurnSource", "Subscription"]
+__all__ = ["FollowsChat", "TurnSource", "Subscription", "TurnNotice"]
+
+TurnNotice = ChatEvent | TurnResult
+"""What a followed source hands its callbacks: a chat's event, or a service's result of one turn."""
 
 _ACTION = "refreshing after a chat turn"
 
@@ -55,7 +61,7 @@ class TurnSource(Protocol):
     """What :meth:`FollowsChat.follow` needs: a :class:`~agentmem_nb.widgets.ChatWidget`, or anything with the same
     ``on_turn``."""
 
-    def on_turn(self, callback: Any, *, weak: bool = False) -> Any: ...
+    def on_turn(self, callback: Callable[[TurnNotice], object], *, weak: bool = False) -> Subscription: ...
 
 
 class _Link:
@@ -67,7 +73,7 @@ class _Link:
         self.follow_user = follow_user
         self.handle: Subscription = source.on_turn(self.on_event, weak=True)
 
-    def on_event(self, event: Any) -> None:
+    def on_event(self, event: TurnNotice) -> None:
         self.view._on_chat_event(event, follow_user=self.follow_user)
 
 
@@ -125,7 +131,7 @@ class FollowsChat(CallbackErrors):
         return closed
 
     @property
-    def following(self) -> tuple[Any, ...]:
+    def following(self) -> tuple[TurnSource, ...]:
         """The chats this view currently follows."""
         return tuple(source for link in self._live_links() if (source := link.source()) is not None)
 
@@ -141,9 +147,9 @@ class FollowsChat(CallbackErrors):
         self._links = [link for link in self._links if link.handle.active and link.source() is not None]
         return self._links
 
-    def _on_chat_event(self, event: Any, *, follow_user: bool) -> None:
-        user_id = getattr(event, "user_id", None)
-        if not isinstance(user_id, str) or not user_id:
+    def _on_chat_event(self, event: TurnNotice, *, follow_user: bool) -> None:
+        user_id = event.user_id
+        if not user_id:
             return  # nothing says whose memory changed; the Refresh button still works
         shown = self.user_id
         if shown is not None and user_id != shown and not follow_user:

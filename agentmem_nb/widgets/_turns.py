@@ -23,7 +23,9 @@ import types
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Self
+from typing import Literal, Self
+
+from agentmem_nb.turns import TurnResult
 
 __all__ = ["ChatEvent", "ChatEventKind", "TurnSubscription", "TurnObservers", "TurnCallback", "callback_name"]
 
@@ -45,7 +47,7 @@ class ChatEvent:
     kind: ChatEventKind
     user_id: str
     session_id: str
-    result: Any = field(default=None, compare=False, repr=False)
+    result: TurnResult | None = field(default=None, compare=False, repr=False)
     error: str = ""
     previous_user_id: str | None = None
     previous_session_id: str | None = None

@@ -41,6 +41,7 @@ import ipywidgets as widgets
 from agentmem_nb.identifiers import check_session_id, check_user_id
 from agentmem_nb.messages import Message, ToolCall
 from agentmem_nb.redact import redact
+from agentmem_nb.turns import TurnEvent, TurnResult
 from agentmem_nb.widgets._callbacks import CallbackErrors, WidgetError
 from agentmem_nb.widgets._turns import (
     ChatEvent,
@@ -82,9 +83,9 @@ class _Service(Protocol):
     @property
     def model_name(self) -> str: ...
 
-    def turn(self, user_id: str, session_id: str, message: str) -> Any: ...
+    def turn(self, user_id: str, session_id: str, message: str) -> TurnResult: ...
 
-    def stream_turn(self, user_id: str, session_id: str, message: str) -> Iterator[Any]: ...
+    def stream_turn(self, user_id: str, session_id: str, message: str) -> Iterator[TurnEvent]: ...
 
     def new_conversation(self, user_id: str, title: str = "") -> str: ...
 
@@ -215,7 +216,7 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         """Older messages of this conversation not rendered yet."""
         return max(0, self._known_total - len(self._messages))
 
-    def send(self, text: str) -> Any:
+    def send(self, text: str) -> TurnResult:
         """Send ``text`` as the user, update the widget while the turn runs, and return the ``TurnResult``.
 
         Errors raised by the service are shown in the widget's error area *and* re-raised; a turn that failed inside
@@ -233,13 +234,13 @@ class ChatWidget(CallbackErrors, widgets.VBox):
                 # the service may have written the user's message and the log line before it raised
                 event = ChatEvent("turn", user_id, session_id, error=redact(f"{type(exc).__name__}: {exc}"))
                 raise
-            error = getattr(result, "error", None)
-            event = ChatEvent("turn", user_id, session_id, result=result, error=str(error or ""))
+            error = result.error
+            event = ChatEvent("turn", user_id, session_id, result=result, error=error or "")
             if error:
                 # the service kept the user's message and logged the failure; its visible reply is not persisted,
                 # so this is the only place the person sees it
-                reply = str(getattr(result, "reply", "") or "")
-                shown = f"the turn failed: {error}" + (f" — {reply}" if reply and str(error) not in reply else "")
+                reply = result.reply
+                shown = f"the turn failed: {error}" + (f" — {reply}" if reply and error not in reply else "")
                 self._show_error("send", None, message=shown)
             return result
         except Exception as exc:
@@ -312,7 +313,7 @@ class ChatWidget(CallbackErrors, widgets.VBox):
 
     # ------------------------------------------------------------------ a turn
 
-    def _chat_send(self, text: str) -> Any:
+    def _chat_send(self, text: str) -> TurnResult:
         self.clear_error()
         self._set_busy(True)
         live = _LiveTurn(text, self._push_live, interval=self.stream_interval)
@@ -336,23 +337,23 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         self._notify(ChatEvent("switch", self.user_id, self.session_id, previous_user_id=previous_user_id,
                                previous_session_id=previous_session_id))
 
-    def _run_turn(self, text: str, live: _LiveTurn) -> Any:
+    def _run_turn(self, text: str, live: _LiveTurn) -> TurnResult:
+        # stream_turn is optional: a service that only answers whole turns still works, without live progress
         stream = getattr(self.service, "stream_turn", None)
         if stream is None:
             return self.service.turn(self.user_id, self.session_id, text)
-        result = None
+        result: TurnResult | None = None
         events = stream(self.user_id, self.session_id, text)
         try:
             for event in events:
-                kind = getattr(event, "kind", "")
-                if kind == "done":
+                if event.kind == "done":
                     result = event.result
                 else:
                     live.apply(event)
         finally:
             # Close the stream now, even when showing an event raised: an open stream keeps its session busy, and the
             # error shown in the widget (with its traceback) would otherwise keep the stream alive.
-            close = getattr(events, "close", None)
+            close = getattr(events, "close", None)  # an Iterator need not have close(); a generator does
             if close is not None:
                 close()
         if result is None:
@@ -476,7 +477,7 @@ class ChatWidget(CallbackErrors, widgets.VBox):
             if list(self.conversation_list.options) != options:
                 self.conversation_list.options = options
             self.conversation_list.value = self.session_id
-        model = getattr(self.service, "model_name", "")
+        model = self.service.model_name
         self.status.value = (f'<div class="amn-chat-root amn-status-text">{escape(self.user_id)} · '
                              f'{escape(self.session_id)} · {len(self._layer())} messages'
                              + (f" · model {escape(model)}" if model else "") + "</div>")
@@ -506,10 +507,8 @@ class _LiveTurn:
         self._interval = interval
         self._last_push = 0.0
 
-    def apply(self, event: Any) -> None:
-        kind = getattr(event, "kind", "")
-        call = getattr(event, "tool_call", None)
-        text = getattr(event, "text", "") or ""
+    def apply(self, event: TurnEvent) -> None:
+        kind, call, text = event.kind, event.tool_call, event.text
         if kind == "token":
             first = not self.reply
             self.reply += text

@@ -8,7 +8,7 @@ import json
 import pytest
 from agentmem_nb.testing.fake_openai import Fault, Reply, Stall, memory_policy, real_config
 
-import agentmem_nb.agent.service as agent_service
+import agentmem_nb.agent.turn as agent_turn
 import agentmem_nb.agent.tools as agent_tools
 from agentmem_nb import MemoryStore
 from agentmem_nb.agent import ChatService, OfflineChatModel, TurnResult
@@ -230,7 +230,7 @@ def test_a_store_failure_while_building_the_context_ends_the_turn_cleanly(
         svc: ChatService, store: MemoryStore, monkeypatch: pytest.MonkeyPatch, stream: bool) -> None:
     sid, before = _seed(svc)
 
-    result = _run_while_raising(svc, sid, monkeypatch, agent_service, "build_context",
+    result = _run_while_raising(svc, sid, monkeypatch, agent_turn, "build_context",
                                 StoreError("session file changed in place"), stream=stream)
 
     _assert_failed_turn_persisted(store, sid, result, before,

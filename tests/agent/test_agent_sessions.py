@@ -4,6 +4,7 @@ that is abandoned (stopped early, kept, never closed) cannot block its session s
 from __future__ import annotations
 
 import collections
+import contextlib
 import gc
 import sys
 import threading
@@ -14,8 +15,9 @@ from typing import Any
 import pytest
 
 import agentmem_nb.agent.service as agent_service
+import agentmem_nb.agent.turn as agent_turn
 from agentmem_nb import MemoryStore
-from agentmem_nb.agent import ChatService, OfflineChatModel, TurnEvent
+from agentmem_nb.agent import ChatService, MemoryTools, OfflineChatModel, TurnEvent
 
 QUESTION = "What did I tell you about my sister?"
 JOIN = 30.0  # seconds: only a guard against hanging the suite when the behaviour under test is broken
@@ -48,13 +50,13 @@ def test_the_lock_map_keeps_only_sessions_with_a_live_turn(svc: ChatService) -> 
     for n in range(12):
         svc.turn("u1", f"s{n}", "hello")
         svc.turn(f"user{n}", "s0", "hello")
-    assert len(svc._session_locks) == 0, "no entry outlives its turns"
+    assert len(svc._sessions) == 0, "no entry outlives its turns"
 
     events = svc.stream_turn("u1", "s3", QUESTION)
     next(events)
-    assert list(svc._session_locks) == [("u1", "s3")], "a paused stream keeps its session's entry"
+    assert list(svc._sessions) == [("u1", "s3")], "a paused stream keeps its session's entry"
     events.close()
-    assert len(svc._session_locks) == 0
+    assert len(svc._sessions) == 0
 
 
 def test_turns_of_one_session_never_overlap_while_agents_are_evicted(store: MemoryStore,
@@ -63,9 +65,9 @@ def test_turns_of_one_session_never_overlap_while_agents_are_evicted(store: Memo
     active: collections.Counter[tuple[str, str]] = collections.Counter()
     overlaps: list[tuple[str, str]] = []
     guard = threading.Lock()
-    original = agent_service._Turn.run
+    original = agent_turn.Turn.run
 
-    def tracked(turn: agent_service._Turn, *, stream_tokens: bool) -> Iterator[TurnEvent]:
+    def tracked(turn: agent_turn.Turn, *, stream_tokens: bool) -> Iterator[TurnEvent]:
         key = (turn.user.user_id, turn.session_id)
         with guard:
             active[key] += 1
@@ -78,7 +80,7 @@ def test_turns_of_one_session_never_overlap_while_agents_are_evicted(store: Memo
             with guard:
                 active[key] -= 1
 
-    monkeypatch.setattr(agent_service._Turn, "run", tracked)
+    monkeypatch.setattr(agent_turn.Turn, "run", tracked)
     svc = ChatService(store, model=OfflineChatModel())
     sessions = [f"s{n}" for n in range(5)]
 
@@ -100,7 +102,7 @@ def test_turns_of_one_session_never_overlap_while_agents_are_evicted(store: Memo
         messages = mem.session(sid).messages()
         assert [m.role for m in messages] == ["user", "assistant"] * 16, "each turn's pair is written together"
     assert len(mem.log.entries()) == 80
-    assert len(svc._session_locks) == 0
+    assert len(svc._sessions) == 0
 
 
 # ---------------------------------------------------------------------------------------------- item: abandoned streams
@@ -156,7 +158,7 @@ def test_a_kept_stream_makes_a_same_thread_turn_fail_at_once(svc: ChatService, s
     # and so its free slot, alive until the cycle collector runs.
     del busy, out
     gc.collect()
-    assert len(svc._session_locks) == 0
+    assert len(svc._sessions) == 0
 
 
 def test_another_thread_gets_a_clear_error_after_lock_timeout(store: MemoryStore) -> None:
@@ -189,7 +191,7 @@ def test_a_waiting_turn_goes_on_once_the_stream_is_closed(svc: ChatService, stor
         while frame is not None:
             names.add(frame.f_code.co_name)
             frame = frame.f_back
-        if "_claim" in names or not thread.is_alive():
+        if "claim" in names or not thread.is_alive():
             break
         time.sleep(0.001)
     assert thread.is_alive() and "value" not in out, "it must wait while the stream is open"
@@ -204,16 +206,16 @@ def test_a_waiting_turn_goes_on_once_the_stream_is_closed(svc: ChatService, stor
 def test_a_turn_inside_a_turn_of_the_same_session_is_refused(store: MemoryStore,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     inner: list[BaseException] = []
-    search = agent_service.MemoryTools.search_session
+    search = MemoryTools.search_session
 
-    def reentrant(self: agent_service.MemoryTools, args: dict) -> str:
+    def reentrant(self: MemoryTools, args: dict, **kwargs: Any) -> str:
         try:  # a tool (langgraph runs it in a pool thread) that starts a turn of its own session
             svc.turn("u1", "s1", "from inside a tool")
         except agent_service.SessionBusy as exc:
             inner.append(exc)
-        return search(self, args)
+        return search(self, args, **kwargs)
 
-    monkeypatch.setattr(agent_service.MemoryTools, "search_session", reentrant)
+    monkeypatch.setattr(MemoryTools, "search_session", reentrant)
     svc = ChatService(store, model=OfflineChatModel())
     _seed(svc)
     thread, out = _in_thread(lambda: svc.turn("u1", "s1", QUESTION))
@@ -263,3 +265,49 @@ def test_a_session_stays_locked_while_its_agent_is_evicted(store: MemoryStore,
     assert len(store.user("u1").session("held")) == 3, "the refused turn wrote nothing"
     events.close()
     assert svc.turn("u1", "held", "a second turn").error is None
+
+
+# ---------------------------------------------------------------------------------------------- item: no turn state on the cached agent
+
+
+def _turn_state_on(agent: object) -> list[str]:
+    """Attributes (two levels down) of a cached session agent that hold something of one turn."""
+    found = []
+    for name, value in vars(agent).items():
+        inner = vars(value) if hasattr(value, "__dict__") else {}
+        for path, item in [(name, value), *((f"{name}.{k}", v) for k, v in inner.items())]:
+            if type(item).__name__ in {"TurnScope", "TurnState", "_TurnRecord"}:
+                found.append(path)
+    return found
+
+
+def test_the_cached_agent_holds_nothing_of_the_turn_in_progress(svc: ChatService) -> None:
+    """The turn's scope and record travel with the graph call (its runtime context), so even mid-turn the
+    per-session agent, shared by every turn of the session, carries none of them."""
+    _seed(svc)
+    with contextlib.closing(svc.stream_turn("u1", "s1", QUESTION)) as events:
+        first = next(events)  # paused inside the turn, between the model's tool call and its result
+        assert first.kind == "tool_started"
+        assert _turn_state_on(svc._agents[("u1", "s1")]) == []
+    result = svc.turn("u1", "s1", QUESTION)
+    assert result.error is None and result.memory_items, "the tools still report what they found"
+
+
+def test_the_graph_records_into_the_state_passed_with_the_call(svc: ChatService) -> None:
+    """The runtime context is the only channel: a graph called by hand records into the TurnState it is given (the
+    middleware's runs, the tools' retrieved messages), and called without one it still answers."""
+    from langchain_core.messages import HumanMessage
+
+    from agentmem_nb.agent.recorder import TurnState
+    from agentmem_nb.agent.tools import TurnScope
+
+    _seed(svc)
+    graph = svc.graph("u1", "s1")
+    state = TurnState(scope=TurnScope(day="2026-04-08"))
+    out = graph.invoke({"messages": [HumanMessage(content=QUESTION)]}, context=state)
+    assert "Lyon" in out["messages"][-1].text
+    assert state.model_calls >= 2 and [run.name for run in state.runs.values()][:1] == ["search_session"]
+    assert ("session", "s1", 1) in state.scope.retrieved
+
+    bare = graph.invoke({"messages": [HumanMessage(content=QUESTION)]})
+    assert "Lyon" in bare["messages"][-1].text

@@ -73,7 +73,7 @@ def test_a_tool_failing_in_a_later_step_with_a_reused_id(store: MemoryStore, fak
     sid = svc.new_conversation("u1")
     svc.turn("u1", sid, FACT)
 
-    def broken(self: agent_tools.MemoryTools, args: dict) -> str:
+    def broken(self: agent_tools.MemoryTools, args: dict, **_: object) -> str:
         raise OSError("disk on fire")
 
     monkeypatch.setattr(agent_tools.MemoryTools, "get_session_window", broken)

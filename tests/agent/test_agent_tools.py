@@ -24,8 +24,7 @@ def mem(store: MemoryStore) -> UserMemory:
 
 @pytest.fixture
 def tools(mem: UserMemory) -> dict:
-    bound = MemoryTools(mem, "s1")
-    bound.turn = TurnScope(day="2026-04-08")
+    bound = MemoryTools(mem, "s1")  # called outside a graph: the turn's day is today (the test clock's 2026-04-08)
     return {tool.name: tool for tool in bound.tools}
 
 
@@ -51,12 +50,11 @@ def test_output_lines_show_the_anchor_and_the_day(tools: dict) -> None:
 def test_searches_skip_the_message_being_answered(mem: UserMemory) -> None:
     bound = MemoryTools(mem, "s1")
     current = mem.append("s1", "user", "What about my sister?")
-    bound.turn = TurnScope(day="2026-04-08", exclude=frozenset({("session", "s1", current.session.message_id),
-                                                                 ("daily", "2026-04-08", current.daily.message_id)}))
-    tools = {tool.name: tool for tool in bound.tools}
-    assert "What about my sister" not in tools["search_session"].invoke({"keyword": "sister"})
-    assert "What about my sister" not in tools["search_daily"].invoke({"keyword": "sister"})
-    assert set(bound.turn.retrieved) == {("session", "s1", 1), ("daily", "2026-04-08", 1)}
+    scope = TurnScope(day="2026-04-08", exclude=frozenset({("session", "s1", current.session.message_id),
+                                                           ("daily", "2026-04-08", current.daily.message_id)}))
+    assert "What about my sister" not in bound.search_session({"keyword": "sister"}, scope=scope)
+    assert "What about my sister" not in bound.search_daily({"keyword": "sister"}, scope=scope)
+    assert set(scope.retrieved) == {("session", "s1", 1), ("daily", "2026-04-08", 1)}
 
 
 # (tool, arguments, text the answer must contain)
@@ -159,8 +157,8 @@ def test_every_search_goes_through_the_seam(tools: dict, mem: UserMemory, monkey
 
 def test_tools_work_outside_a_turn(mem: UserMemory) -> None:
     bound = MemoryTools(mem, "s1")
-    assert bound.turn is None
     assert "#1 " in bound.tools[0].invoke({"keyword": "sister"})
+    assert "#1 " in bound.search_session({"keyword": "sister"})
 
 
 def test_multi_word_queries_are_ranked_and_the_question_lends_nothing(tmp_path) -> None:  # noqa: ANN001

@@ -12,8 +12,9 @@ from typing import Any
 import ipywidgets as widgets
 import pytest
 
-from agentmem_nb import MemoryStore, Message, ToolCall
+from agentmem_nb import MemoryStore, ToolCall
 from agentmem_nb.agent import ChatService, LLMConfig
+from agentmem_nb.turns import TurnEvent, TurnResult
 from agentmem_nb.widgets.chat import OFFLINE_HINT, ChatWidget
 
 XSS_IMG = '<img src=x onerror="alert(1)">'
@@ -22,27 +23,8 @@ XSS_SCRIPT = "<script>window.__xss=1</script>"
 
 # ---------------------------------------------------------------------- a fake service with the agent's contract
 # Most tests drive the real ChatService with its offline model (the same graph, real tool calls). The fake below is for
-# what the real one will not do on demand: raise mid-turn, stream a known number of tokens, or forget "done".
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class FakeTurnResult:
-    reply: str
-    memory_hits: int
-    title: str
-    tool_calls: tuple[ToolCall, ...]
-    timings_ms: dict[str, float]
-    error: str | None
-    user_message: Message
-    assistant_message: Message | None
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class FakeTurnEvent:
-    kind: str
-    text: str = ""
-    tool_call: ToolCall | None = None
-    result: FakeTurnResult | None = None
+# what the real one will not do on demand: raise mid-turn, stream a known number of tokens, or forget "done". It
+# yields the real TurnEvent/TurnResult: the widget types against them.
 
 
 class FakeService:
@@ -63,12 +45,12 @@ class FakeService:
     def new_conversation(self, user_id: str, title: str = "") -> str:
         return self.store.user(user_id).conversations.create(title=title).session_id
 
-    def turn(self, user_id: str, session_id: str, message: str) -> FakeTurnResult:
+    def turn(self, user_id: str, session_id: str, message: str) -> TurnResult:
         events = list(self.stream_turn(user_id, session_id, message))
         assert events[-1].kind == "done" and events[-1].result is not None
         return events[-1].result
 
-    def stream_turn(self, user_id: str, session_id: str, message: str) -> Iterator[FakeTurnEvent]:
+    def stream_turn(self, user_id: str, session_id: str, message: str) -> Iterator[TurnEvent]:
         self.turns += 1
         mem = self.store.user(user_id)
         user_line = mem.append(session_id, "user", message).session
@@ -76,24 +58,24 @@ class FakeService:
             raise RuntimeError(f"model exploded on {message!r}")
         keyword = message.split()[0] if message.split() else ""
         started = ToolCall(name="search_session", input={"keyword": keyword}, id=f"call_{self.turns}")
-        yield FakeTurnEvent("tool_started", tool_call=started)
+        yield TurnEvent("tool_started", tool_call=started)
         hits = mem.search_session(session_id, keyword, limit=5)
         output = "\n".join(m.anchor_line() for m in hits)
         call = dataclasses.replace(started, output=output, duration_ms=2.0)
-        yield FakeTurnEvent("tool_finished", tool_call=call)
+        yield TurnEvent("tool_finished", tool_call=call)
         if self.fail_with:
             reply = f"Sorry, the model failed: {self.fail_with}"
-            yield FakeTurnEvent("error", text=self.fail_with)
+            yield TurnEvent("error", text=self.fail_with)
         else:
             reply = f"You said **{message}** ({len(hits)} hits)"
         for i in range(0, len(reply), 8):
-            yield FakeTurnEvent("token", text=reply[i:i + 8])
+            yield TurnEvent("token", text=reply[i:i + 8])
         assistant = mem.append(session_id, "assistant", reply, tool_calls=[call]).session
         title = mem.conversations.touch(session_id, title=message[:30]).title
         if self.skip_done:
             return
-        yield FakeTurnEvent("done", result=FakeTurnResult(reply, len(hits), title, (call,), {"total": 1.0},
-                                                          self.fail_with, user_line, assistant))
+        yield TurnEvent("done", result=TurnResult(reply, len(hits), title, (call,), {"total": 1.0}, self.fail_with,
+                                                      user_line, assistant, user_id=user_id, session_id=session_id))
 
 
 # ---------------------------------------------------------------------- helpers

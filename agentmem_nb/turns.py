@@ -1,4 +1,11 @@
-"""What a turn returns (:class:`TurnResult`) and what a streamed turn yields (:class:`TurnEvent`)."""
+"""What a turn returns (:class:`TurnResult`) and what a streamed turn yields (:class:`TurnEvent`).
+
+These are the agent's answer types, but they live outside ``agentmem_nb.agent`` because importing that package
+imports langchain (about 1.2 s, measured with ``python -X importtime``) while these need only
+:mod:`agentmem_nb.messages` (about 0.07 s): the widgets, their tests and any code that only reads results type
+against them without paying for the agent. ``from agentmem_nb.agent import TurnResult`` still works (the same
+classes). Nothing here may import langchain; ``tests/agent/test_agent_turns_light.py`` checks it in a fresh process.
+"""
 
 from __future__ import annotations
 
