@@ -22,8 +22,10 @@ within noise), nothing per byte. Errors name the whole path, not just the compon
 refused rather than replaced), keeps the target's permission bits, and holds a ``flock`` on its temporary file until
 the rename so that :func:`temp_is_orphaned` can tell a killed writer's leftover from a write in progress.
 
-Not covered: a *hard* link is a regular file and is opened (its bytes are inside the folder too; refusing
-``st_nlink > 1`` would break hard-link snapshot backups). The base folder is trusted as given.
+A *hard* link is refused too (a regular file with ``st_nlink > 1``): its other name may be outside the folder
+(``memory.md`` hard-linked to a credentials file is read as the file itself), and an append through it changes every
+other name at once (a hard-link snapshot backup would be silently rewritten). A folder from a hard-link backup is
+opened after copying it (``cp -r`` makes files of their own). The base folder is trusted as given.
 
 Locks are POSIX ``flock`` locks taken on the data file itself (or on the user's directory for whole-file
 documents), so no lock files litter a memory folder that people read and diff. ``flock`` locks belong to an open
@@ -48,7 +50,7 @@ from agentmem_nb.errors import StoreError, UnsafeFileError
 __all__ = [
     "flocked", "directory_lock", "atomic_write",
     "open_in", "open_folder_in", "open_file", "folder_fd", "read_file", "list_folder", "check_file",
-    "describe_mode", "describe_entry",
+    "describe_mode", "describe_entry", "refusal",
     "temp_target", "temp_is_orphaned",
 ]
 
@@ -75,6 +77,16 @@ def describe_mode(mode: int) -> str:
              (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a folder"),
              (stat.S_ISREG, "a regular file")]
     return next((what for test, what in kinds if test(mode)), f"an entry of unknown type {stat.S_IFMT(mode):o}")
+
+
+def refusal(st: os.stat_result) -> str | None:
+    """Why the entry ``st`` (from ``fstat`` or ``lstat``) is not opened, or ``None`` for a plain regular file: the one
+    test every open, check and folder walk applies."""
+    if not stat.S_ISREG(st.st_mode):
+        return describe_mode(st.st_mode)
+    if st.st_nlink > 1:
+        return f"a file with {st.st_nlink} hard links (its content is shared with a name that may be outside the folder)"
+    return None
 
 
 def describe_entry(dfd: int, name: str) -> str:
@@ -114,10 +126,10 @@ def open_in(dfd: int, name: str, flags: int, *, shown: Path, mode: int = 0o666) 
             raise UnsafeFileError(shown, describe_entry(dfd, name)) from None
         raise _renamed(exc, shown) from None
     try:
-        st = os.fstat(fd)
         # O_NONBLOCK stays set: it has no effect on a regular file (POSIX), the only kind let through here.
-        if not stat.S_ISREG(st.st_mode):
-            raise UnsafeFileError(shown, describe_mode(st.st_mode))
+        refused = refusal(os.fstat(fd))
+        if refused is not None:
+            raise UnsafeFileError(shown, refused)
     except BaseException:
         os.close(fd)
         raise
@@ -258,8 +270,8 @@ def check_file(path: Path, *, base: Path) -> None:
         return
     try:
         st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-        if not stat.S_ISREG(st.st_mode):
-            raise UnsafeFileError(path, describe_entry(dfd, name))
+        if refusal(st) is not None:
+            raise UnsafeFileError(path, describe_entry(dfd, name) if stat.S_ISLNK(st.st_mode) else refusal(st))
     except FileNotFoundError:
         return
     finally:
@@ -340,8 +352,8 @@ def atomic_write(path: Path, data: bytes, *, fsync: bool = True, base: Path | No
             st: os.stat_result | None = os.stat(path.name, dir_fd=dfd, follow_symlinks=False)
         except FileNotFoundError:
             st = None
-        if st is not None and not stat.S_ISREG(st.st_mode):
-            raise UnsafeFileError(path, describe_entry(dfd, path.name))
+        if st is not None and refusal(st) is not None:
+            raise UnsafeFileError(path, describe_entry(dfd, path.name) if stat.S_ISLNK(st.st_mode) else refusal(st))
         tmp = f".{path.name}.{''.join(secrets.choice(_TEMP_ALPHABET) for _ in range(8))}.tmp"
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _FILE_FLAGS, 0o666 if st is None else 0o600,

@@ -24,6 +24,7 @@ from agentmem_nb.store._fs import (
     folder_fd,
     open_folder_in,
     open_in,
+    refusal,
     temp_is_orphaned,
     temp_target,
 )
@@ -79,6 +80,9 @@ def _walk(top_fd: int, top: Path) -> list[Problem]:
 
 
 def _check_regular(dfd: int, name: str, path: Path) -> list[Problem]:
+    refused = refusal(os.stat(name, dir_fd=dfd, follow_symlinks=False))
+    if refused is not None:  # a hard link: every reader refuses it, so the walk reports it (once, with theirs)
+        return [problem_for_error(path, UnsafeFileError(path, refused))]
     target = temp_target(name)
     if target is None and not name.endswith(QUARANTINE_SUFFIX):
         return []
