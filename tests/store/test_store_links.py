@@ -111,6 +111,26 @@ def test_a_linked_session_file_is_neither_written_nor_read(mem: UserMemory, outs
     assert [p.kind for p in mem.problems() if p.path == str(entry)] == [ProblemKind.UNSAFE_FILE]
 
 
+def test_a_hard_link_to_an_outside_file_is_neither_read_nor_written(mem: UserMemory, outside: Path) -> None:
+    """A hard link is a regular file whose other name may be outside: reading memory.md through it would put the
+    credentials into the prompt, and an append would change the outside file."""
+    mem.append("s0", "user", "hello")
+    before = _bytes_of(outside)
+    session = mem.directory / "sessions" / "s9.jsonl"
+    os.link(outside / "s9.jsonl", session)
+    os.link(outside / "credentials", mem.long_term.path)
+    for entry, call in [(session, lambda: mem.append("s9", "user", "written through a hard link")),
+                        (session, lambda: mem.search_session("s9", "outside")),
+                        (mem.long_term.path, mem.long_term.read),
+                        (mem.long_term.path, lambda: mem.long_term.add_note("x"))]:
+        error = _refused(call, entry)
+        assert "hard link" in error.found
+    assert _bytes_of(outside) == before
+    found = [(p.path, p.kind) for p in _returns(mem.problems) if p.kind is ProblemKind.UNSAFE_FILE]
+    assert sorted(found) == sorted([(str(session), ProblemKind.UNSAFE_FILE),
+                                    (str(mem.long_term.path), ProblemKind.UNSAFE_FILE)])
+
+
 def test_a_linked_day_file_refuses_the_append_before_the_session_line_is_written(mem: UserMemory) -> None:
     mem.append("s1", "user", "first")
     entry = mem.directory / "daily" / f"{DAY}.jsonl"
