@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentmem_nb.errors import ConfigError
-from agentmem_nb.redact import redact, redact_url, register_secret, url_secrets
+from agentmem_nb.redact import redact, register_secret, url_secrets
 
 __all__ = ["LLMConfig", "load_config", "DEFAULT_CONFIG_PATH", "DEFAULT_MODEL"]
 
@@ -80,7 +81,8 @@ class LLMConfig:
 
     def __repr__(self) -> str:
         key = "<set>" if self.api_key else "<empty>"
-        return (f"LLMConfig(model={self.model!r}, base_url={redact_url(self.base_url)!r}, api_key={key}, "
+        base_url = redact(self.base_url, secrets=self.secrets)  # a password or a ?key= in the URL is a secret too
+        return (f"LLMConfig(model={self.model!r}, base_url={base_url!r}, api_key={key}, "
                 f"timeout={self.timeout!r}, max_retries={self.max_retries!r}, source={self.source!r})")
 
     __str__ = __repr__
@@ -157,9 +159,12 @@ def _read_file(path: Path, *, required: bool) -> dict[str, Any] | None:
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         at = f" at line {where.line + 1}, column {where.column + 1}" if where is not None else ""
-        # Only the problem, never str(exc): that quotes the offending line, which may be the key's.
+        # Only the problem, never str(exc): that quotes the offending line, which may be the key's. The problem
+        # itself may quote a token of that line too ("found undefined alias 'Xy9…'" for an unquoted *Xy9… key), so
+        # quoted tokens are left out: line and column say where to look.
+        problem = re.sub(r"'[^']*'|\"[^\"]*\"", "(…)", str(getattr(exc, "problem", None) or type(exc).__name__))
         raise ConfigError(f"config file {str(path)!r} is not valid YAML{at}: "
-                          f"{redact(getattr(exc, 'problem', None) or type(exc).__name__)}. Expected:\n"
+                          f"{redact(problem)} (quote the value if it is a key). Expected:\n"
                           "llm:\n  api_key: \"\"\n  model: gpt-4o-mini\n  base_url: \"\"") from None
     if data is None:
         return {}

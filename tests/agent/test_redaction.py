@@ -19,7 +19,7 @@ import pytest
 from agentmem_nb import ConfigError, MemoryStore
 from agentmem_nb.testing import fake_openai as fake
 from agentmem_nb.agent import ChatService, LLMConfig, load_config
-from agentmem_nb.redact import REDACTED, redact, url_secrets
+from agentmem_nb.redact import REDACTED, redact, register_secret, url_secrets
 
 
 def _secret(prefix: str) -> str:
@@ -139,6 +139,8 @@ def test_a_quoted_numeric_key_is_accepted_and_hidden_when_a_server_quotes_it(
     "llm:\n  api_key: [sk-proj-{s}, other]\n",         # a list: its repr was shown (cut at 40 characters)
     "llm:\n  base_url: ['http://me:{s}@proxy/v1']\n",  # the same for a URL with a password
     "llm: sk-proj-{s}\n",                              # the key put where the section belongs
+    "llm:\n  api_key: *{s}\n",                         # an unquoted key read as a YAML alias: the problem quoted it
+    "llm:\n  api_key: !{s}\n",                         # ... or as a YAML tag
 ])
 def test_config_errors_never_quote_a_secret(tmp_path: Path, text: str) -> None:
     secret = uuid.uuid4().hex
@@ -148,6 +150,34 @@ def test_config_errors_never_quote_a_secret(tmp_path: Path, text: str) -> None:
         load_config(path, environ={})
     shown = str(caught.value)
     assert not any(secret[i:i + 8] in shown for i in range(len(secret) - 7)), shown  # not even a piece of it
+
+
+@pytest.mark.parametrize("make_url", [
+    lambda url, secret: url,                                    # a short key (LiteLLM's default is "sk-1234")
+    lambda url, secret: url.replace("http://", f"http://me:{secret}@"),  # a short password in the URL
+    lambda url, secret: f"{url}?key={secret}",                  # a key in the URL's query string
+], ids=["short key", "short password", "query key"])
+def test_short_secrets_and_query_keys_are_redacted_everywhere(tmp_path: Path, fake_openai: fake.FakeOpenAI,
+                                                              logs: pytest.LogCaptureFixture,
+                                                              make_url: Any) -> None:
+    secret = "s" + uuid.uuid4().hex[:6]  # 7 characters: shorter than a key shape, not caught by any pattern
+    url = make_url(fake_openai.url, secret)
+    key = secret if url == fake_openai.url else _secret("key-")
+    for _ in range(2):
+        fake_openai.overrides.append(fake.Fault(401, f"Incorrect API key provided: {secret}. creds {secret}"))
+    config = _config(url, key)
+    svc = ChatService(MemoryStore(tmp_path / "memory"), config=config)
+    texts = _turn_both_ways(svc)
+    assert REDACTED in str(texts[0])
+    # The HTTP library's own DEBUG log shows the request URL it sent, query string included: a key in the query is
+    # hidden from every text this package writes, but only credentials given as auth stay out of that log.
+    library_log = [] if "?key=" in url else [logs.text]
+    assert _leaks(secret, tmp_path / "memory", *texts, repr(config), str(config), *library_log) == []
+
+
+def test_a_short_secret_is_hidden_as_a_token_not_inside_other_words() -> None:
+    register_secret("x7Q2")
+    assert redact("key x7Q2, not ax7Q2b") == f"key {REDACTED}, not ax7Q2b"
 
 
 def test_a_widget_shows_a_raised_error_redacted(tmp_path: Path, fake_openai: fake.FakeOpenAI) -> None:
@@ -212,7 +242,10 @@ def test_credential_shapes(text: str, expected: str) -> None:
 
 
 def test_explicit_and_short_secrets() -> None:
-    assert redact("the key zq-4177 was refused", secrets=["zq-4177", "zq-41"]) == "the key zq-4177 was refused", (
-        "values under MIN_SECRET_CHARS are not replaced: that would garble text, not protect a key")
+    # A short secret is replaced where it stands as a whole token, never inside a longer word; a value too short to
+    # be anyone's secret (under MIN_TOKEN_CHARS) is left alone.
+    assert redact("the key zq-4177 was refused, zq-41770 too", secrets=["zq-4177"]) == (
+        f"the key {REDACTED} was refused, zq-41770 too")
+    assert redact("the key zq4 was refused", secrets=["zq4"]) == "the key zq4 was refused"
     assert redact("refused: zq-417799 and zq-417799-long", secrets=["zq-417799", "zq-417799-long"]) == (
         f"refused: {REDACTED} and {REDACTED}")
