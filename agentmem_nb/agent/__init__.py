@@ -21,7 +21,7 @@ from agentmem_nb.agent.offline import OfflineChatModel
 from agentmem_nb.agent.prompt import SYSTEM_PROMPT
 from agentmem_nb.agent.results import TurnEvent, TurnResult
 from agentmem_nb.agent.service import ChatService, SessionBusy
-from agentmem_nb.agent.tools import MemoryTools, SearchScope, search_messages
+from agentmem_nb.agent.tools import MemoryTools
 
 __all__ = [
     "ChatService",
@@ -33,7 +33,5 @@ __all__ = [
     "make_chat_model",
     "OfflineChatModel",
     "MemoryTools",
-    "SearchScope",
-    "search_messages",
     "SYSTEM_PROMPT",
 ]

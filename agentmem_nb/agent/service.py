@@ -51,8 +51,10 @@ from agentmem_nb.agent.results import TurnEvent, TurnResult
 from agentmem_nb.agent.tools import MemoryTools, TurnScope
 from agentmem_nb.errors import AgentMemError
 from agentmem_nb.identifiers import check_session_id
+from agentmem_nb.items import ItemKey
 from agentmem_nb.messages import Message, ToolCall
 from agentmem_nb.redact import redact
+from agentmem_nb.retrieval import Retriever
 from agentmem_nb.store import Appended, DialogueEntry, MemoryStore, UserMemory
 from agentmem_nb.textutil import displayable
 from agentmem_nb.timeutil import to_zone
@@ -102,6 +104,8 @@ class ChatService:
         max_steps: graph steps per turn before giving up (one model call or one tool batch is a step).
         lock_timeout: seconds a turn waits while another turn of the same session runs (or a stream of it is left
             unfinished) before raising :class:`SessionBusy`; ``None`` waits as long as it takes.
+        retriever: what the search tools search with (default: a :class:`~agentmem_nb.retrieval.Retriever` with the
+            default configuration), handed to every session's :class:`~agentmem_nb.agent.tools.MemoryTools`.
 
     >>> # svc = ChatService(MemoryStore("memory"))
     >>> # sid = svc.new_conversation("alice"); svc.turn("alice", sid, "I prefer green tea").reply
@@ -117,6 +121,7 @@ class ChatService:
         recent_rounds: int = 3,
         max_steps: int = 24,
         lock_timeout: float | None = DEFAULT_LOCK_TIMEOUT,
+        retriever: Retriever | None = None,
     ) -> None:
         if model is None:
             config = config if config is not None else load_config()
@@ -124,6 +129,7 @@ class ChatService:
         self.store = store
         self.config = config
         self.model = model
+        self.retriever = retriever if retriever is not None else Retriever()
         self.daily_limit = max(0, int(daily_limit))
         self.recent_rounds = max(0, int(recent_rounds))
         self.max_steps = max(2, int(max_steps))
@@ -209,7 +215,7 @@ class ChatService:
             if agent is not None:
                 self._agents.move_to_end(key)
                 return agent
-            agent = _SessionAgent(user, session_id, self.model)
+            agent = _SessionAgent(user, session_id, self.model, self.retriever)
             self.graphs_built += 1
             self._agents[key] = agent
             while len(self._agents) > MAX_CACHED_GRAPHS:
@@ -579,8 +585,8 @@ def _busy_message(user_id: str, session_id: str, holder: _Holder | None, *, wait
 class _SessionAgent:
     """The graph, tools and middleware of one ``(user, session)``; used by one turn at a time (its session's slot)."""
 
-    def __init__(self, user: UserMemory, session_id: str, model: BaseChatModel) -> None:
-        self.tools = MemoryTools(user, session_id)
+    def __init__(self, user: UserMemory, session_id: str, model: BaseChatModel, retriever: Retriever) -> None:
+        self.tools = MemoryTools(user, session_id, retriever=retriever)
         self.recorder = _Recorder()
         self.graph = create_agent(model, self.tools.tools, system_prompt=SYSTEM_PROMPT, middleware=[self.recorder])
 
@@ -620,8 +626,8 @@ class _Turn:
         day = user.day_for(now)  # chosen once: a turn that crosses midnight stays in one day file
         appended = user.append(session_id, "user", self.message, ts=now, day=day)  # (1)
         tick = self._time("persist_user", tick)
-        scope = TurnScope(day=day, exclude=frozenset({("session", session_id, appended.session.message_id),
-                                                      ("daily", day, appended.daily.message_id)}))
+        scope = TurnScope(day=day, exclude=frozenset({ItemKey.of(appended.session, "session"),
+                                                      ItemKey.of(appended.daily, "daily")}))
         # From here on the user message is on disk, so whatever happens the turn must end with its log line and
         # conversations.json update (the finally below): the context is built inside the guarded region too.
         context = TurnContext(history=(), daily=(), long_term="")
