@@ -41,12 +41,13 @@ import pandas as pd
 
 from agentmem_nb import frames
 from agentmem_nb.identifiers import check_day, check_session_id, check_user_id
-from agentmem_nb.items import ItemKey
+from agentmem_nb.items import ItemKey, LayerKind
 from agentmem_nb.messages import Message
 from agentmem_nb.retrieval import Retriever, Scope
 from agentmem_nb.store import MAX_WINDOW_SIDE
 from agentmem_nb.widgets._callbacks import WidgetError
 from agentmem_nb.widgets._follow import FollowsChat
+from agentmem_nb.widgets._rows import find_row, row_identity
 from agentmem_nb.widgets.html import displayable, escape
 
 if TYPE_CHECKING:
@@ -429,7 +430,7 @@ class MemoryInspector(FollowsChat, widgets.VBox):
         """What a row hit points at, independent of its position (which moves: conversations are newest first)."""
         if hit.layer in _MESSAGE_LAYERS or hit.anchor >= len(self.frame):
             return None
-        return _row_identity(self.frame, hit.anchor, self._view())
+        return row_identity(self.frame, hit.anchor, self._view())
 
     def _same_hit(self, chosen: InspectorHit, identity: tuple[Any, ...] | None) -> InspectorHit:
         """``chosen`` as the fresh search lists it (new rank and label), or re-anchored on its row's new position
@@ -438,7 +439,7 @@ class MemoryInspector(FollowsChat, widgets.VBox):
             return next((h for h in self.hits if h.item == chosen.item), chosen)
         if identity is None:
             return chosen
-        position = _find_row(self.frame, identity, self._view(), hint=chosen.anchor)
+        position = find_row(self.frame, identity, self._view(), hint=chosen.anchor)
         if position is None:
             return chosen
         return next((h for h in self.hits if h.anchor == position), None) or self._row_hit(chosen.rank, position)
@@ -468,7 +469,7 @@ class MemoryInspector(FollowsChat, widgets.VBox):
         return [self._row_hit(rank, int(pos)) for rank, pos in enumerate(positions.tolist(), start=1)]
 
     def _find_messages(self, text: str) -> list[InspectorHit]:
-        layer = "session" if self.layer == "sessions" else "daily"
+        layer: LayerKind = "session" if self.layer == "sessions" else "daily"
         if self.scope:
             scope = Scope.session(self.scope) if layer == "session" else Scope.day(self.scope)
         else:
@@ -676,44 +677,6 @@ def frame_html(
         rows.append(f"<tr{attrs}>{''.join(cells)}</tr>")
     return (f'<div class="amn-inspector-root amn-scroll"><table class="{escape(table_class)}"><thead><tr>{head}</tr>'
             f"</thead><tbody>{''.join(rows)}</tbody></table></div>")
-
-
-_ROW_KEYS: dict[str, tuple[str, ...]] = {
-    "long_term": ("section", "text"),
-    "long_term/history": ("version",),
-    "log": ("entry_id",),
-    "tool_calls": ("session_id", "turn", "call_index"),
-    "problems": ("file", "line", "kind"),
-    "conversations": ("session_id",),
-}
-"""Columns that name a row of a non-message layer (its position moves when rows are added before it)."""
-
-
-def _key_columns(frame: pd.DataFrame, view: str) -> list[str]:
-    return [c for c in _ROW_KEYS.get(view, ()) if c in frame.columns]
-
-
-def _row_identity(frame: pd.DataFrame, position: int, view: str) -> tuple[Any, ...] | None:
-    columns = _key_columns(frame, view)
-    if not columns:
-        return None
-    return tuple(frame[c].iloc[position] for c in columns)
-
-
-def _find_row(frame: pd.DataFrame, identity: tuple[Any, ...], view: str, *, hint: int) -> int | None:
-    """Where the row named ``identity`` is now: ``hint`` (its old position) when it has not moved — the usual case,
-    rows are appended — else the first match, compared column by column without a Python loop over the rows."""
-    columns = _key_columns(frame, view)
-    if len(columns) != len(identity) or not len(frame) or any(pd.isna(v) for v in identity):
-        return None  # a missing value names nothing (and pd.NA cannot even be compared)
-    if hint < len(frame) and all(not pd.isna(v := frame[c].iloc[hint]) and bool(v == w)
-                                 for c, w in zip(columns, identity)):
-        return hint
-    mask = np.ones(len(frame), dtype=bool)
-    for column, wanted in zip(columns, identity):
-        mask &= (frame[column] == wanted).to_numpy(dtype=bool, na_value=False)
-    found = np.flatnonzero(mask)
-    return int(found[0]) if len(found) else None
 
 
 def _clamp(value: int) -> int:
