@@ -3,7 +3,7 @@
 A ``message_id`` is unique only within its file, so a message is named by the layer kind, the file's key (the session
 id or the day) and the id. Search hits, the question a turn excludes from its own searches, the items a turn
 retrieved (``TurnResult.memory_items``) and the inspector's chosen hit are all this one type. It is a ``NamedTuple``,
-so it compares equal to the plain ``("session", "s1", 12)`` tuples that older code and the dialogue log hold.
+so it compares equal to the plain ``("session", "s1", 12)`` tuples that older code builds.
 
 This module imports nothing of the package: the store, retrieval, the agent and the widgets all import it.
 """
