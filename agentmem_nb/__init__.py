@@ -14,6 +14,7 @@ from agentmem_nb.errors import (
     MemoryDataWarning,
     StoreError,
 )
+from agentmem_nb.items import ItemKey
 from agentmem_nb.messages import Message, ToolCall
 from agentmem_nb.store import MemoryStore, Problem, ProblemKind, UserMemory, Window
 
@@ -24,6 +25,7 @@ __all__ = [
     "UserMemory",
     "Message",
     "ToolCall",
+    "ItemKey",
     "Window",
     "Problem",
     "ProblemKind",

@@ -12,14 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from agentmem_nb.items import ItemKey
 from agentmem_nb.messages import Message, ToolCall
 
 __all__ = ["TurnResult", "TurnEvent", "EventKind", "MemoryItem"]
 
 EventKind = Literal["tool_started", "tool_finished", "token", "done", "error"]
 
-MemoryItem = tuple[str, str, int]
-"""A retrieved memory item: ``(layer, session id or day, message_id)``, e.g. ``("session", "s1", 12)``."""
+MemoryItem = ItemKey
+"""A retrieved memory item: :class:`~agentmem_nb.items.ItemKey` ``(layer, key, message_id)`` (the old name)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +46,7 @@ class TurnResult:
     user_id: str = ""
     session_id: str = ""
     model: str = ""
-    memory_items: tuple[MemoryItem, ...] = ()
+    memory_items: tuple[ItemKey, ...] = ()
     long_term_lines: tuple[str, ...] = ()
     memory_context: str = field(default="", repr=False)
 

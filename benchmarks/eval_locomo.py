@@ -56,7 +56,7 @@ def _scale(n: int, queries: int) -> None:
         for _ in range(queries):
             query = " ".join(rng.choices(_WORDS, k=rng.randint(2, 6)))
             t = time.perf_counter()
-            retriever.search_messages(user, query, limit=10)
+            retriever.search(user, query, budget=10)
             times.append((time.perf_counter() - t) * 1000)
         times.sort()
         print(f"query over every day, budget 10: p50 {statistics.median(times):.1f} ms, "
@@ -66,7 +66,7 @@ def _scale(n: int, queries: int) -> None:
             user.append("s99", "user", f"a fresh note about zephyrine number {i}",
                         ts=start + _dt.timedelta(days=99, hours=12, seconds=i))
             t = time.perf_counter()
-            result = retriever.search_messages(user, f"zephyrine number {i}", limit=3)
+            result = retriever.search(user, f"zephyrine number {i}", budget=3)
             appends.append((time.perf_counter() - t) * 1000)
             assert result.messages, "the appended message must be found"
         print(f"append one message then query (incremental index): median {statistics.median(appends):.1f} ms")

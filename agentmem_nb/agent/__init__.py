@@ -22,7 +22,7 @@ from agentmem_nb.agent.offline import OfflineChatModel
 from agentmem_nb.agent.prompt import SYSTEM_PROMPT
 from agentmem_nb.turns import TurnEvent, TurnResult
 from agentmem_nb.agent.service import ChatService, SessionBusy
-from agentmem_nb.agent.tools import MemoryTools, SearchScope, search_messages
+from agentmem_nb.agent.tools import MemoryTools
 
 __all__ = [
     "ChatService",
@@ -34,7 +34,5 @@ __all__ = [
     "make_chat_model",
     "OfflineChatModel",
     "MemoryTools",
-    "SearchScope",
-    "search_messages",
     "SYSTEM_PROMPT",
 ]

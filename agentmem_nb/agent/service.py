@@ -32,6 +32,7 @@ from agentmem_nb.agent.offline import OfflineChatModel
 from agentmem_nb.agent.sessions import DEFAULT_LOCK_TIMEOUT, SessionBusy, SessionLocks
 from agentmem_nb.agent.turn import SessionAgent, Turn, describe_model_error, title_from
 from agentmem_nb.identifiers import check_session_id
+from agentmem_nb.retrieval import Retriever
 from agentmem_nb.store import MemoryStore, UserMemory
 from agentmem_nb.turns import TurnEvent, TurnResult
 
@@ -53,6 +54,8 @@ class ChatService:
         max_steps: graph steps per turn before giving up (one model call or one tool batch is a step).
         lock_timeout: seconds a turn waits while another turn of the same session runs (or a stream of it is left
             unfinished) before raising :class:`SessionBusy`; ``None`` waits as long as it takes.
+        retriever: what the search tools search with (default: a :class:`~agentmem_nb.retrieval.Retriever` with the
+            default configuration), handed to every session's :class:`~agentmem_nb.agent.tools.MemoryTools`.
 
     >>> # svc = ChatService(MemoryStore("memory"))
     >>> # sid = svc.new_conversation("alice"); svc.turn("alice", sid, "I prefer green tea").reply
@@ -68,6 +71,7 @@ class ChatService:
         recent_rounds: int = 3,
         max_steps: int = 24,
         lock_timeout: float | None = DEFAULT_LOCK_TIMEOUT,
+        retriever: Retriever | None = None,
     ) -> None:
         if model is None:
             config = config if config is not None else load_config()
@@ -75,6 +79,7 @@ class ChatService:
         self.store = store
         self.config = config
         self.model = model
+        self.retriever = retriever if retriever is not None else Retriever()
         self.daily_limit = max(0, int(daily_limit))
         self.recent_rounds = max(0, int(recent_rounds))
         self.max_steps = max(2, int(max_steps))
@@ -165,7 +170,7 @@ class ChatService:
             if agent is not None:
                 self._agents.move_to_end(key)
                 return agent
-            agent = SessionAgent(user, session_id, self.model)
+            agent = SessionAgent(user, session_id, self.model, self.retriever)
             self.graphs_built += 1
             self._agents[key] = agent
             while len(self._agents) > MAX_CACHED_GRAPHS:

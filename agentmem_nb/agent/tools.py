@@ -15,35 +15,37 @@ impossible day, unknown id, absurd window, unexpected argument, a path in disgui
 ``ToolMessage`` with ``status="error"``, never an exception through the graph. Only a genuine failure (the disk,
 a bug) raises.
 
-All keyword retrieval goes through :func:`search_messages`: that is the seam where ranked retrieval plugs in.
+Both search tools run :func:`agentmem_nb.retrieval.search` through the :class:`~agentmem_nb.retrieval.Retriever`
+given to the constructor (``MemoryTools(user, sid, retriever=...)``, from ``ChatService(store, retriever=...)``):
+one keyword keeps the original exact semantics, several words are ranked, and each hit brings its neighbours.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from langchain.tools import ToolRuntime
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from agentmem_nb.errors import InvalidIdentifier, StoreError
 from agentmem_nb.identifiers import check_day
+from agentmem_nb.items import ItemKey, LayerKind
 from agentmem_nb.messages import Message
-from agentmem_nb.retrieval import search_messages as ranked_search
+from agentmem_nb.retrieval import Retriever, Scope
 from agentmem_nb.store import UserMemory, Window
 
 __all__ = [
-    "SearchScope",
-    "search_messages",
     "TurnScope",
     "HasTurnScope",
     "MemoryTools",
     "TOOL_NAMES",
     "SEARCH_LIMIT",
-    "WINDOW_MAX_SIDE",
+    "TOOL_WINDOW_SIDE_CAP",
+    "TOOL_WINDOW_SIDE_DEFAULT",
 ]
 
 TOOL_NAMES = ("search_session", "get_session_window", "search_daily", "get_daily_window", "get_recent_session",
@@ -52,54 +54,18 @@ TOOL_NAMES = ("search_session", "get_session_window", "search_daily", "get_daily
 SEARCH_LIMIT = 10
 """Hits per search: enough to choose an anchor, few enough to keep the prompt small."""
 
-WINDOW_DEFAULT_SIDE = 3
-WINDOW_MAX_SIDE = 20
-"""A window is context around one anchor; wider requests are clamped (and told so)."""
+TOOL_WINDOW_SIDE_DEFAULT = 3
+"""Messages on each side of an anchor when the model does not say (``get_session_window``/``get_daily_window``)."""
+TOOL_WINDOW_SIDE_CAP = 20
+"""The most messages on each side of an anchor the model may ask for in one tool call: a window is context around
+one anchor, and a tool answer should stay small in the prompt. Wider requests are clamped and the model is told so.
+It is below the store's own hard cap for any window, ``store.MAX_WINDOW_SIDE``."""
 
 MAX_ROUNDS = 20
 MAX_KEYWORD_CHARS = 200
 MAX_NOTE_CHARS = 1000
 _SEARCH_LINE_CHARS = 300
 _WINDOW_LINE_CHARS = 1000
-
-ItemKey = tuple[str, str, int]
-"""A retrieved memory item: ``(layer, session id or day, message_id)``."""
-
-
-# ---------------------------------------------------------------------------------------------- the retrieval seam
-
-
-@dataclass(frozen=True, slots=True)
-class SearchScope:
-    """Where a search looks: the thread ``key`` (``layer="session"``), the day ``key`` or every day (``key=None``)."""
-
-    layer: Literal["session", "daily"]
-    key: str | None
-
-
-def search_messages(
-    user: UserMemory, scope: SearchScope, query: str, *, limit: int, exclude: Collection[ItemKey] = ()
-) -> list[Message]:
-    """Messages of ``scope`` matching ``query``, at most ``limit``, never one of ``exclude``.
-
-    THE RETRIEVAL SEAM: every tool search goes through this one function (looked up at call time, so it can be
-    replaced or monkeypatched). It delegates to :func:`agentmem_nb.retrieval.search_messages`: one keyword keeps the
-    original semantics (casefolded substring, the last ``limit`` hits, oldest first); several words — or a keyword
-    found nowhere verbatim — are ranked (BM25 over English and Chinese tokens) and each hit brings its neighbours,
-    ``limit`` messages in all, chronological within each thread.
-    """
-    if scope.layer == "session" and scope.key is None:
-        raise ValueError("a session search needs the session id as scope.key")
-    found = ranked_search(
-        user,
-        query,
-        session_id=scope.key if scope.layer == "session" else None,
-        day=scope.key if scope.layer == "daily" else None,
-        limit=limit,
-        exclude=exclude,
-    )
-    return [item.message for item in found.messages]
-
 
 # ---------------------------------------------------------------------------------------------- per-turn state
 
@@ -116,10 +82,10 @@ class TurnScope:
     exclude: frozenset[ItemKey] = frozenset()
     retrieved: dict[ItemKey, None] = field(default_factory=dict)  # an ordered set
 
-    def saw(self, messages: Iterable[Message], layer: str) -> None:
+    def saw(self, messages: Iterable[Message], layer: LayerKind) -> None:
         """Record messages that a tool returned to the model."""
         for msg in messages:
-            key = (layer, (msg.session_id if layer == "session" else msg.day) or "", msg.message_id)
+            key = ItemKey.of(msg, layer)
             if key not in self.exclude:
                 self.retrieved[key] = None
 
@@ -216,20 +182,20 @@ def _message_id(value: object) -> int:
 
 def _side(name: str, value: object, notes: list[str]) -> int:
     if _too_large(value):
-        notes.append(f"{name}={_show(value)} is more than {WINDOW_MAX_SIDE}, used {WINDOW_MAX_SIDE}; "
+        notes.append(f"{name}={_show(value)} is more than {TOOL_WINDOW_SIDE_CAP}, used {TOOL_WINDOW_SIDE_CAP}; "
                      "move the anchor to read further")
-        return WINDOW_MAX_SIDE
+        return TOOL_WINDOW_SIDE_CAP
     number = _integer(value)
     if number is None:
-        raise _BadArgument(f"{name} must be a whole number of messages from 0 to {WINDOW_MAX_SIDE}, "
+        raise _BadArgument(f"{name} must be a whole number of messages from 0 to {TOOL_WINDOW_SIDE_CAP}, "
                            f"got {type(value).__name__} {_show(value)}.")
     if number < 0:
         notes.append(f"{name}={number} is negative, used 0")
         return 0
-    if number > WINDOW_MAX_SIDE:
-        notes.append(f"{name}={number} is more than {WINDOW_MAX_SIDE}, used {WINDOW_MAX_SIDE}; "
+    if number > TOOL_WINDOW_SIDE_CAP:
+        notes.append(f"{name}={number} is more than {TOOL_WINDOW_SIDE_CAP}, used {TOOL_WINDOW_SIDE_CAP}; "
                      "move the anchor to read further")
-        return WINDOW_MAX_SIDE
+        return TOOL_WINDOW_SIDE_CAP
     return number
 
 
@@ -267,10 +233,10 @@ def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
 
 _KEYWORD = {"type": "string", "description": "One distinctive word or short phrase, e.g. \"sister\" or \"生日\"."}
 _MESSAGE_ID = {"type": "integer", "description": "The anchor: the number after '#' in a search hit."}
-_BEFORE = {"type": "integer", "description": f"Messages before the anchor (0-{WINDOW_MAX_SIDE}, default "
-                                             f"{WINDOW_DEFAULT_SIDE}).", "default": WINDOW_DEFAULT_SIDE}
-_AFTER = {"type": "integer", "description": f"Messages after the anchor (0-{WINDOW_MAX_SIDE}, default "
-                                            f"{WINDOW_DEFAULT_SIDE}).", "default": WINDOW_DEFAULT_SIDE}
+_BEFORE = {"type": "integer", "description": f"Messages before the anchor (0-{TOOL_WINDOW_SIDE_CAP}, default "
+                                             f"{TOOL_WINDOW_SIDE_DEFAULT}).", "default": TOOL_WINDOW_SIDE_DEFAULT}
+_AFTER = {"type": "integer", "description": f"Messages after the anchor (0-{TOOL_WINDOW_SIDE_CAP}, default "
+                                            f"{TOOL_WINDOW_SIDE_DEFAULT}).", "default": TOOL_WINDOW_SIDE_DEFAULT}
 
 
 class _ArgumentsAsOneDict(StructuredTool):
@@ -301,13 +267,17 @@ class MemoryTools:
     call gets the turn's :class:`TurnScope` from the runtime context the turn passed (``runtime.context.scope``);
     called directly, each method takes it as ``scope=`` (``None``: today, nothing excluded, nothing recorded).
 
+    ``retriever`` runs both searches (default: a :class:`~agentmem_nb.retrieval.Retriever` with the default
+    configuration); pass your own to change how the agent searches, or to watch it in a test.
+
     >>> # tools = MemoryTools(store.user("alice"), "s1"); [t.name for t in tools.tools]
     >>> # tools.search_session({"keyword": "sister"}, scope=TurnScope(day="2026-04-08"))
     """
 
-    def __init__(self, user: UserMemory, session_id: str) -> None:
+    def __init__(self, user: UserMemory, session_id: str, *, retriever: Retriever | None = None) -> None:
         self.user = user
         self.session_id = session_id
+        self.retriever = retriever if retriever is not None else Retriever()
         self.tools: list[BaseTool] = [
             self._tool("search_session", self.search_session,
                        "Search this conversation for a keyword (case-insensitive). Returns matching messages as "
@@ -369,7 +339,7 @@ class MemoryTools:
         _check_keys(args, ("keyword",), ("keyword",))
         keyword = _keyword(args["keyword"])
         turn = self._scope(scope)
-        hits = self._search(SearchScope("session", self.session_id), keyword, turn)
+        hits = self._search(Scope.session(self.session_id), keyword, turn)
         turn.saw(hits, "session")
         if not hits:
             return (f"No message in this conversation contains \"{keyword}\". Try another keyword, or "
@@ -384,7 +354,7 @@ class MemoryTools:
         keyword = _keyword(args["keyword"])
         turn = self._scope(scope)
         day = _day(args.get("day"), turn.day)
-        hits = self._search(SearchScope("daily", day), keyword, turn)
+        hits = self._search(Scope.day(day) if day else Scope.everything(), keyword, turn)
         turn.saw(hits, "daily")
         where = f"on {day}" if day else "across every day"
         if not hits:
@@ -396,17 +366,16 @@ class MemoryTools:
         return (f"{len(hits)} message(s) {where} contain \"{keyword}\" (oldest first; read around one with "
                 "get_daily_window and its day):\n" + "\n".join(lines))
 
-    def _search(self, scope: SearchScope, keyword: str, turn: TurnScope) -> list[Message]:
+    def _search(self, scope: Scope, keyword: str, turn: TurnScope) -> list[Message]:
         layer = scope.layer
         if scope.key is not None:
-            # A layer with no file yet has nothing to find; whatever sits behind the seam need not handle it.
+            # A layer with no file yet has nothing to find; the retriever given to us need not handle it.
             path = (self.user.session(scope.key) if layer == "session" else self.user.daily(scope.key)).path
             if not path.exists():
                 return []
-        found = search_messages(self.user, scope, keyword, limit=SEARCH_LIMIT, exclude=turn.exclude)
-        # The seam may be replaced by code that ignores `exclude`: never show the model the question it is answering.
-        return [m for m in found
-                if (layer, (m.session_id if layer == "session" else m.day) or "", m.message_id) not in turn.exclude]
+        found = self.retriever.search(self.user, keyword, scope=scope, budget=SEARCH_LIMIT, exclude=turn.exclude)
+        # A retriever given to us may ignore `exclude`: never show the model the question it is answering.
+        return [item.message for item in found.messages if item.item not in turn.exclude]
 
     # ------------------------------------------------------------------ windows
 
@@ -415,8 +384,8 @@ class MemoryTools:
         _check_keys(args, ("message_id", "before", "after"), ("message_id",))
         notes: list[str] = []
         message_id = _message_id(args["message_id"])
-        before = _side("before", args.get("before", WINDOW_DEFAULT_SIDE), notes)
-        after = _side("after", args.get("after", WINDOW_DEFAULT_SIDE), notes)
+        before = _side("before", args.get("before", TOOL_WINDOW_SIDE_DEFAULT), notes)
+        after = _side("after", args.get("after", TOOL_WINDOW_SIDE_DEFAULT), notes)
         window = self.user.session_window(self.session_id, message_id, before, after)
         self._scope(scope).saw(window.messages, "session")
         return _window_text(window, "this conversation", notes, with_day=False)
@@ -427,8 +396,8 @@ class MemoryTools:
         notes: list[str] = []
         turn = self._scope(scope)
         message_id = _message_id(args["message_id"])
-        before = _side("before", args.get("before", WINDOW_DEFAULT_SIDE), notes)
-        after = _side("after", args.get("after", WINDOW_DEFAULT_SIDE), notes)
+        before = _side("before", args.get("before", TOOL_WINDOW_SIDE_DEFAULT), notes)
+        after = _side("after", args.get("after", TOOL_WINDOW_SIDE_DEFAULT), notes)
         day = _day(args.get("day"), turn.day)
         if day is None:
             day = turn.day
@@ -455,7 +424,7 @@ class MemoryTools:
         turn = self._scope(scope)
         layer = self.user.session(self.session_id)
         messages = [m for m in layer.tail(2 * rounds + len(turn.exclude))
-                    if ("session", self.session_id, m.message_id) not in turn.exclude][-2 * rounds:]
+                    if ItemKey("session", self.session_id, m.message_id) not in turn.exclude][-2 * rounds:]
         turn.saw(messages, "session")
         if not messages:
             return "This conversation has no earlier messages."

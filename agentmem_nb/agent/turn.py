@@ -36,8 +36,10 @@ from agentmem_nb.agent.prompt import SYSTEM_PROMPT, system_prompt_for
 from agentmem_nb.agent.recorder import (DeadlinePassed, MalformedToolCall, Recorder, ToolFailed, ToolRun, TurnState,
                                         wrong_shape_calls)
 from agentmem_nb.agent.tools import MemoryTools, TurnScope
+from agentmem_nb.items import ItemKey
 from agentmem_nb.messages import Message, ToolCall
 from agentmem_nb.redact import redact
+from agentmem_nb.retrieval import Retriever
 from agentmem_nb.store import Appended, DialogueEntry, UserMemory
 from agentmem_nb.timeutil import to_zone
 from agentmem_nb.turns import TurnEvent, TurnResult
@@ -65,8 +67,8 @@ class SessionAgent:
     (each turn passes its :class:`~agentmem_nb.agent.recorder.TurnState` with the call), and its session's slot
     lets one turn at a time use it."""
 
-    def __init__(self, user: UserMemory, session_id: str, model: BaseChatModel) -> None:
-        self.tools = MemoryTools(user, session_id)
+    def __init__(self, user: UserMemory, session_id: str, model: BaseChatModel, retriever: Retriever) -> None:
+        self.tools = MemoryTools(user, session_id, retriever=retriever)
         self.graph = create_agent(model, self.tools.tools, system_prompt=SYSTEM_PROMPT, middleware=[Recorder()],
                                   context_schema=TurnState)
 
@@ -112,8 +114,8 @@ class Turn:
         day = user.day_for(now)  # chosen once: a turn that crosses midnight stays in one day file
         appended = user.append(session_id, "user", self.message, ts=now, day=day)  # (1)
         tick = self._time("persist_user", tick)
-        scope = TurnScope(day=day, exclude=frozenset({("session", session_id, appended.session.message_id),
-                                                      ("daily", day, appended.daily.message_id)}))
+        scope = TurnScope(day=day, exclude=frozenset({ItemKey.of(appended.session, "session"),
+                                                      ItemKey.of(appended.daily, "daily")}))
         self.state = TurnState(scope=scope, deadline=deadline, helpers=self.helpers)
         # From here on the user message is on disk, so whatever happens the turn must end with its log line and
         # conversations.json update (the finally below): the context is built inside the guarded region too.

@@ -101,13 +101,17 @@ def _print_messages(messages, *, with_day: bool) -> None:  # noqa: ANN001
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
+    """The one search (:func:`agentmem_nb.retrieval.search`), exact: the keyword is a substring, whatever it holds."""
+    from agentmem_nb.retrieval import Scope, search
+
     user = _existing_user(args)
     if args.session and args.day:
         raise AgentMemError("give --session SESSION_ID (one thread) or --day YYYY-MM-DD (one day), not both")
     if args.session:
-        hits = user.search_session(args.session, args.keyword, limit=args.limit)
+        scope = Scope.session(args.session)
     else:
-        hits = user.search_daily(args.keyword, day=args.day, limit=args.limit)
+        scope = Scope.day(args.day) if args.day is not None else Scope.everything()
+    hits = [hit.message for hit in search(user, args.keyword, scope=scope, budget=args.limit, how="exact").hits]
     if args.json:
         print(_json_text([{**m.to_record(), "session_id": m.session_id, "day": m.day} for m in hits]))
     else:

@@ -1,7 +1,8 @@
 """Recall of the agent's retrieval on LoCoMo: any@N, all@N, per category, and query latency.
 
-For every question of categories 1-4 the question text goes through :func:`search_messages` exactly as a search tool
-sends it (scope: every day of the user; ``limit`` = N, so anchors plus their windows count toward N). A question
+For every question of categories 1-4 the question text goes through :func:`~agentmem_nb.retrieval.search` exactly as
+the ``search_daily`` tool sends it (scope: every day of the user; budget N, so anchors plus their windows count
+toward N). A question
 scores any@N if at least one of its evidence turns (``dia_id``) is among the N messages returned, all@N if every one
 is. Questions without evidence are counted apart, not scored.
 
@@ -180,8 +181,8 @@ def evaluate_locomo(
 ) -> EvalReport:
     """Score recall on LoCoMo files (imported into a temporary store) or on an already imported :class:`Corpus`.
 
-    Every question goes through ``retriever.search_messages(user, question, limit=budget)`` — the agent tools' call
-    (default: the default :class:`Retriever` and window). Latency is measured per query once each user's index is
+    Every question goes through ``retriever.search(user, question, scope=Scope.everything(), budget=budget)`` — the
+    agent tools' call (default: the default :class:`Retriever` and window). Latency is measured per query once each user's index is
     built; the build time is reported apart.
     """
     if budget < 1:
@@ -223,8 +224,8 @@ def _evaluate(
                 skipped += 1
                 continue
             started = time.perf_counter()
-            result = retriever.search_messages(user, question.question, limit=budget, before=before, after=after,
-                                               window=window)
+            result = retriever.search(user, question.question, scope=Scope.everything(), budget=budget,
+                                      before=before, after=after, window=window)
             latencies.append((time.perf_counter() - started) * 1000)
             got = {m.message.meta.get("dia_id") for m in result.messages[:budget]}
             wanted = set(question.evidence)

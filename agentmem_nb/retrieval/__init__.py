@@ -2,24 +2,25 @@
 
 ::
 
-    from agentmem_nb.retrieval import retrieve, search_messages, Scope
-    r = retrieve(store.user("alice"), "where did we hike in May?", budget=10)   # anchors + windows, ≤ 10 messages
+    from agentmem_nb.retrieval import search, Scope
+    search(user, "lyon")                                     # one keyword: exact substring search (original semantics)
+    r = search(user, "where did we hike in May?", budget=10)  # several words: ranked, anchors + windows, ≤ 10 messages
     for m in r.messages:
         print(m.message.anchor_line(), "<-", m.hit.explain() if m.hit else f"near #{m.anchor_id}")
+    search(user, "lyon", scope=Scope.session("s1"))          # or Scope.day("2026-04-08"); default: every day file
 
-    search_messages(user, "lyon")             # one keyword: exact substring search (the original semantics)
-    search_messages(user, "moved to which city")  # several words: ranked, with windows
-
-The store does not import this package; this package reads the store only through its public API.
+:func:`search` is the one search every caller uses (the agent's tools, the inspector, the CLI, the evaluation);
+:func:`retrieve` and :func:`rank_hits` are its ranked path, for experiments. The store does not import this package;
+this package reads the store only through its public API.
 """
 
 from agentmem_nb.retrieval.bm25 import BM25Params
 from agentmem_nb.retrieval.dense import DenseIndex, Embedder, OpenAIEmbedder
 from agentmem_nb.retrieval.hits import (
     Hit,
-    Retrieval,
     RetrievedMessage,
     Scope,
+    SearchResult,
     Signal,
     TermMatch,
 )
@@ -38,13 +39,13 @@ from agentmem_nb.retrieval.retriever import (
     is_keyword,
     rank_hits,
     retrieve,
-    search_messages,
+    search,
 )
 from agentmem_nb.retrieval.tokenize import Tokenizer, TokenizerConfig
 
 __all__ = [
+    "search",
     "retrieve",
-    "search_messages",
     "rank_hits",
     "is_keyword",
     "Retriever",
@@ -52,7 +53,7 @@ __all__ = [
     "Hit",
     "Signal",
     "TermMatch",
-    "Retrieval",
+    "SearchResult",
     "RetrievedMessage",
     "IndexConfig",
     "RankerConfig",

@@ -1,4 +1,5 @@
-"""Value objects a search returns: why each message was found, and what a retrieval brought back."""
+"""Value objects of a search: where it looks (:class:`Scope`), why each message was found (:class:`Hit`), and what it
+brought back (:class:`SearchResult`). :func:`agentmem_nb.retrieval.search` takes the one and returns the other."""
 
 from __future__ import annotations
 
@@ -6,17 +7,18 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agentmem_nb.identifiers import check_day, check_session_id
+from agentmem_nb.items import ItemKey, LayerKind
 from agentmem_nb.messages import Message
 
-__all__ = ["Scope", "Signal", "TermMatch", "Hit", "RetrievedMessage", "Retrieval", "SearchMode"]
+__all__ = ["Scope", "Signal", "TermMatch", "Hit", "RetrievedMessage", "SearchResult", "SearchMode"]
 
 SearchMode = Literal["exact", "ranked"]
-LayerName = Literal["session", "daily"]
+"""How a search ran: ``exact`` (casefolded substring, the store's primitive) or ``ranked`` (scored, explained)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Scope:
-    """Where to search: one session, one day, or all of a user's memory.
+    """Where to search: one session, one day, or all of a user's memory (the one scope type of every search).
 
     ``Scope.everything()`` searches the day files (what the agent's ``search_daily`` tool covers, and the files whose
     anchors ``get_daily_window`` understands); ``Scope.everything(layer="session")`` searches every thread instead.
@@ -29,7 +31,7 @@ class Scope:
 
     kind: Literal["session", "day", "all"]
     key: str | None = None
-    layer: LayerName = "daily"
+    layer: LayerKind = "daily"
 
     def __post_init__(self) -> None:
         if self.kind == "session":
@@ -57,7 +59,7 @@ class Scope:
         return cls("day", day)
 
     @classmethod
-    def everything(cls, *, layer: LayerName = "daily") -> Scope:
+    def everything(cls, *, layer: LayerKind = "daily") -> Scope:
         """All of the user's memory, through its day files (default) or its session files."""
         return cls("all", None, layer)
 
@@ -86,19 +88,27 @@ class TermMatch:
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """A message a search found, with its place in the store and the explanation of its score.
+    """A message a search found, with its place in the store (:attr:`item`), how it matched (``mode``) and the
+    explanation of its score.
 
+    ``mode="exact"``: the keyword occurs in the message (one ``keyword`` signal of 1.0). ``mode="ranked"``:
     ``score == sum(s.value for s in signals)``; the ``bm25`` and ``expansion`` signals each equal the sum of their
     ``matched_terms`` contributions.
     """
 
     message: Message
-    layer: LayerName
+    layer: LayerKind
     key: str
     rank: int
     score: float
     signals: tuple[Signal, ...] = ()
     matched_terms: tuple[TermMatch, ...] = ()
+    mode: SearchMode = "ranked"
+
+    @property
+    def item(self) -> ItemKey:
+        """Which stored message this is: ``(layer, key, message_id)``."""
+        return ItemKey(self.layer, self.key, self.message.message_id)
 
     def signal(self, name: str) -> float:
         """The value of one signal (0.0 if absent)."""
@@ -116,10 +126,15 @@ class RetrievedMessage:
     """A message in a retrieval result: an anchor (``hit`` set) or a neighbour brought by the anchor ``anchor_id``."""
 
     message: Message
-    layer: LayerName
+    layer: LayerKind
     key: str
     anchor_id: int
     hit: Hit | None = None
+
+    @property
+    def item(self) -> ItemKey:
+        """Which stored message this is: ``(layer, key, message_id)``."""
+        return ItemKey(self.layer, self.key, self.message.message_id)
 
     @property
     def is_anchor(self) -> bool:
@@ -128,11 +143,14 @@ class RetrievedMessage:
 
 
 @dataclass(frozen=True, slots=True)
-class Retrieval:
-    """What :func:`~agentmem_nb.retrieval.retrieve` returns.
+class SearchResult:
+    """What :func:`~agentmem_nb.retrieval.search` (and its ranked path :func:`~agentmem_nb.retrieval.retrieve`)
+    returns.
 
-    ``messages`` holds at most ``budget`` messages, no duplicates, grouped by thread (the thread of the best hit
-    first) and chronological within a thread. ``hits`` are the anchors in rank order.
+    ``mode="exact"``: ``hits`` are the last ``budget`` messages containing the keyword, oldest first, and
+    ``messages`` are those same messages (no window). ``mode="ranked"``: ``hits`` are the anchors in rank order and
+    ``messages`` holds at most ``budget`` messages, anchors and their neighbours, no duplicates, grouped by thread
+    (the thread of the best hit first) and chronological within a thread.
     """
 
     query: str

@@ -1,9 +1,17 @@
-"""Ranked search, anchor + window retrieval, and the one entry point the agent's tools call.
+"""The one search of a user's memory, :func:`search`, and its ranked path.
 
-* :func:`rank_hits` — the best messages of a scope for a query, each with its explanation.
-* :func:`retrieve` — anchors expanded with their neighbours under a budget of N messages in total.
-* :func:`search_messages` — what a search tool does with whatever the model typed: a single keyword keeps the
-  original exact (substring) semantics; several words, or a keyword with no exact match, go ranked.
+* :func:`search` — what every caller runs (the agent's tools, the inspector, the CLI, the evaluation): a single
+  keyword keeps the original exact (substring) semantics; several words, or a keyword with no exact match, go
+  ranked. It takes one :class:`~agentmem_nb.retrieval.hits.Scope` and a budget and returns explained hits.
+  The rule that chooses between the two modes lives here and nowhere else (:func:`is_keyword`).
+* :func:`retrieve` — the ranked path: anchors expanded with their neighbours under a budget of N messages in total.
+* :func:`rank_hits` — the ranked anchors alone, each with its explanation.
+
+The exact path is the store's primitive (:meth:`~agentmem_nb.store.MessageFile.search`, through ``UserMemory``);
+this module only chooses the files a scope covers and merges their hits.
+
+A :class:`Retriever` holds the index and ranking configuration; the agent gets one as a constructor argument
+(``ChatService(store, retriever=...)``), the module functions use a shared default instance.
 """
 
 from __future__ import annotations
@@ -12,13 +20,14 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from agentmem_nb.items import ItemKey
 from agentmem_nb.messages import Message
 from agentmem_nb.retrieval.dense import DenseIndex
 from agentmem_nb.retrieval.hits import (
     Hit,
-    Retrieval,
     RetrievedMessage,
     Scope,
+    SearchResult,
     Signal,
     TermMatch,
 )
@@ -36,18 +45,14 @@ __all__ = [
     "Retriever",
     "rank_hits",
     "retrieve",
-    "search_messages",
+    "search",
     "is_keyword",
     "DEFAULT_BEFORE",
     "DEFAULT_AFTER",
     "DEFAULT_WINDOW",
     "WINDOW_MODES",
     "WindowMode",
-    "ItemKey",
 ]
-
-ItemKey = tuple[str, str, int]
-"""A stored message: ``(layer, session id or day, message_id)`` — the agent tools' item key."""
 
 WindowMode = Literal["dialogue", "replies", "fixed"]
 """How an anchor's window opens (``before``/``after`` are the most it may take on each side):
@@ -62,22 +67,20 @@ WINDOW_MODES: tuple[str, ...] = ("dialogue", "replies", "fixed")
 DEFAULT_WINDOW: WindowMode = "replies"
 DEFAULT_BEFORE = 1
 DEFAULT_AFTER = 1
-"""Window used by :func:`search_messages` (and so by the agent's tools and the evaluation)."""
+"""The most neighbours a ranked hit brings on each side (see :data:`WindowMode`), in :func:`search` and so in the
+agent's tools and the evaluation. Any window is also held to the store's cap, ``store.MAX_WINDOW_SIDE``."""
+
+SearchHow = Literal["auto", "exact", "ranked"]
+"""Which mode :func:`search` runs: ``auto`` applies :func:`is_keyword`; ``exact`` and ``ranked`` force one."""
+_HOWS: tuple[str, ...] = ("auto", "exact", "ranked")
 
 
 def is_keyword(query: str) -> bool:
-    """True if ``query`` is a single keyword (no whitespace inside): it gets exact substring search first."""
+    """True if ``query`` is a single keyword (no whitespace inside): it gets exact substring search first.
+
+    THE rule of :func:`search` (one keyword: exact, several words: ranked); no other module applies it.
+    """
     return len(query.split()) == 1
-
-
-def _scope_of(session_id: str | None, day: str | None) -> Scope:
-    if session_id and day:
-        raise ValueError(f"give session_id ({session_id!r}) or day ({day!r}), not both: a search covers one scope")
-    if session_id:
-        return Scope.session(session_id)
-    if day:
-        return Scope.day(day)
-    return Scope.everything()
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,10 +94,12 @@ class _Slot:
 class Retriever:
     """Ranked retrieval over users' memories with one index and ranking configuration.
 
-    The module functions (:func:`retrieve`, :func:`search_messages`, …) use a shared default instance; build your own
-    to change the configuration (e.g. to plug in an embedder)::
+    The module functions (:func:`search`, :func:`retrieve`, …) use a shared default instance; build your own
+    to change the configuration (e.g. to plug in an embedder), and hand it to whoever searches::
 
-        Retriever(ranker=RankerConfig(embedder=my_embedder, dense_weight=2.0)).retrieve(user, "where did we go?")
+        retriever = Retriever(ranker=RankerConfig(embedder=my_embedder, dense_weight=2.0))
+        retriever.search(user, "where did we go?", budget=10)
+        ChatService(store, retriever=retriever)   # the agent's search tools use it
     """
 
     def __init__(self, *, index: IndexConfig | None = None, ranker: RankerConfig | None = None) -> None:
@@ -162,8 +167,8 @@ class Retriever:
         after: int = DEFAULT_AFTER,
         window: WindowMode = DEFAULT_WINDOW,
         exclude: Collection[ItemKey] = (),
-    ) -> Retrieval:
-        """Anchors in rank order, each brought with up to ``before``/``after`` neighbours, until ``budget`` messages.
+    ) -> SearchResult:
+        """The ranked path of :meth:`search`: anchors in rank order, each brought with up to ``before``/``after`` neighbours, until ``budget`` messages.
 
         The budget counts every message returned (anchors and neighbours); a message reached twice is returned once.
         ``window`` says which neighbours an anchor brings (see :data:`WindowMode`). A window is filled anchor
@@ -225,47 +230,58 @@ class Retriever:
             )
             for s in ordered
         )
-        return Retrieval(query, scope, "ranked", budget, tuple(hits), messages)
+        return SearchResult(query, scope, "ranked", budget, tuple(hits), messages)
 
-    def search_messages(
+    def search(
         self,
         user: UserMemory,
         query: str,
         *,
-        session_id: str | None = None,
-        day: str | None = None,
-        limit: int = 20,
+        scope: Scope | None = None,
+        budget: int = 20,
         before: int = DEFAULT_BEFORE,
         after: int = DEFAULT_AFTER,
         window: WindowMode = DEFAULT_WINDOW,
         exclude: Collection[ItemKey] = (),
-    ) -> Retrieval:
-        """What a search tool runs: one session, one day, or (neither given) every day.
+        how: SearchHow = "auto",
+    ) -> SearchResult:
+        """Search ``scope`` (default: every day file) for ``query``; at most ``budget`` messages come back.
 
-        A single keyword keeps the original semantics — casefolded substring, the last ``limit`` hits in
-        chronological order, no window (``mode="exact"``). Several words, or a keyword that occurs nowhere, are
-        ranked and expanded into windows under a budget of ``limit`` messages (``mode="ranked"``).
+        A single keyword (:func:`is_keyword`) keeps the original semantics — casefolded substring, the last
+        ``budget`` hits in chronological order, no window (``mode="exact"``). Several words, or a keyword that
+        occurs nowhere, are ranked and expanded into windows of up to ``before``/``after`` neighbours under a budget
+        of ``budget`` messages (``mode="ranked"``; ``before=after=0`` gives the ranked anchors alone). ``how``
+        forces one mode (the CLI's ``search`` command is exact only). ``exclude`` lists items never to return, e.g.
+        the question being answered, which was persisted before the agent searched.
+
+        >>> # search(user, "lyon", scope=Scope.session("s1")).mode       -> 'exact'
+        >>> # search(user, "which city did I move to").hits[0].explain() -> 'score 7.31 = bm25 5.20 + ...'
         """
-        scope = _scope_of(session_id, day)
-        if is_keyword(query):
-            found = _exact(user, query.strip(), scope, limit + len(exclude))
+        if how not in _HOWS:
+            raise ValueError(f"unknown search mode {how!r}: use one of {', '.join(_HOWS)}")
+        scope = scope or Scope.everything()
+        budget = max(0, min(int(budget), MAX_SEARCH_LIMIT))
+        if how == "exact" or (how == "auto" and is_keyword(query)):
+            keyword = query.strip()
+            found = _exact(user, keyword, scope, budget + len(exclude))
             if exclude:
-                found = [m for m in found if (scope.layer, _key(scope, m), m.message_id) not in exclude]
-            found = found[-limit:] if limit > 0 else []
-            if found:
+                found = [m for m in found if ItemKey.of(m, scope.layer) not in exclude]
+            found = found[-budget:] if budget > 0 else []
+            if found or how == "exact":
                 hits = tuple(
-                    Hit(message=m, layer=scope.layer, key=_key(scope, m), rank=n, score=1.0,
-                        signals=(Signal("keyword", 1.0),), matched_terms=(TermMatch(query.strip(), 1.0, "keyword"),))
+                    Hit(message=m, layer=scope.layer, key=ItemKey.of(m, scope.layer).key, rank=n, score=1.0,
+                        signals=(Signal("keyword", 1.0),), matched_terms=(TermMatch(keyword, 1.0, "keyword"),),
+                        mode="exact")
                     for n, m in enumerate(found, start=1)
                 )
                 messages = tuple(RetrievedMessage(h.message, h.layer, h.key, h.message.message_id, h) for h in hits)
-                return Retrieval(query, scope, "exact", limit, hits, messages)
-        return self.retrieve(user, query, scope=scope, budget=limit, before=before, after=after, window=window,
+                return SearchResult(query, scope, "exact", budget, hits, messages)
+        return self.retrieve(user, query, scope=scope, budget=budget, before=before, after=after, window=window,
                              exclude=exclude)
 
 
 def _item(layers: Sequence[FileFollower], li: int, pos: int) -> ItemKey:
-    return (layers[li].kind, layers[li].key, layers[li].message_ids[pos])
+    return ItemKey(layers[li].kind, layers[li].key, layers[li].message_ids[pos])  # type: ignore[arg-type]
 
 
 def _positions(layers: Sequence[FileFollower], items: Collection[ItemKey]) -> list[tuple[int, int]]:
@@ -281,13 +297,8 @@ def _positions(layers: Sequence[FileFollower], items: Collection[ItemKey]) -> li
     return out
 
 
-def _key(scope: Scope, message: Message) -> str:
-    if scope.kind != "all":
-        return scope.key or ""
-    return (message.day if scope.layer == "daily" else message.session_id) or ""
-
-
 def _exact(user: UserMemory, keyword: str, scope: Scope, limit: int) -> list[Message]:
+    """The last ``limit`` messages of ``scope`` containing ``keyword``, oldest first (the store's exact search)."""
     if scope.kind == "session":
         return user.search_session(scope.key or "", keyword, limit=limit)
     if scope.kind == "day":
@@ -373,8 +384,8 @@ def retrieve(
     after: int = DEFAULT_AFTER,
     window: WindowMode = DEFAULT_WINDOW,
     exclude: Collection[ItemKey] = (),
-) -> Retrieval:
-    """Anchors plus windows under a budget of messages (see :meth:`Retriever.retrieve`).
+) -> SearchResult:
+    """Anchors plus windows under a budget of messages, always ranked (see :meth:`Retriever.retrieve`).
 
     >>> # r = retrieve(store.user("alice"), "where did we hike in May?", budget=10)
     >>> # [m.message.anchor_line() for m in r.messages]
@@ -383,18 +394,21 @@ def retrieve(
                              exclude=exclude)
 
 
-def search_messages(
+def search(
     user: UserMemory,
     query: str,
     *,
-    session_id: str | None = None,
-    day: str | None = None,
-    limit: int = 20,
+    scope: Scope | None = None,
+    budget: int = 20,
     before: int = DEFAULT_BEFORE,
     after: int = DEFAULT_AFTER,
     window: WindowMode = DEFAULT_WINDOW,
     exclude: Collection[ItemKey] = (),
-) -> Retrieval:
-    """The agent tools' search (see :meth:`Retriever.search_messages`)."""
-    return _DEFAULT.search_messages(user, query, session_id=session_id, day=day, limit=limit, before=before,
-                                    after=after, window=window, exclude=exclude)
+    how: SearchHow = "auto",
+) -> SearchResult:
+    """THE search of a user's memory, with the default :class:`Retriever` (see :meth:`Retriever.search`).
+
+    >>> # search(store.user("alice"), "lyon", scope=Scope.session("s1"), budget=10)
+    """
+    return _DEFAULT.search(user, query, scope=scope, budget=budget, before=before, after=after, window=window,
+                           exclude=exclude, how=how)

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from itertools import repeat
 from operator import attrgetter
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
+from agentmem_nb.items import LayerKind
 from agentmem_nb.messages import EPOCH, Message, message_from_record
 from agentmem_nb.store.jsonl import Durability, JsonlFile
 from agentmem_nb.store.problems import ProblemKind
@@ -26,12 +27,14 @@ from agentmem_nb.timeutil import parse_ts
 
 __all__ = ["LayerKind", "Window", "MessageFile", "MAX_WINDOW_SIDE", "MAX_SEARCH_LIMIT"]
 
-LayerKind = Literal["session", "daily"]
-
 MAX_WINDOW_SIDE = 50
-"""``before`` and ``after`` are clamped to this: a window is for context around an anchor, not for bulk export."""
+"""The store's hard cap: ``before`` and ``after`` of any window are clamped to this, whoever asks (a window is for
+context around an anchor, not for bulk export). The agent's tools offer the model less, ``TOOL_WINDOW_SIDE_CAP`` in
+:mod:`agentmem_nb.agent.tools`; the neighbours a search brings are ``DEFAULT_BEFORE``/``DEFAULT_AFTER`` in
+:mod:`agentmem_nb.retrieval.retriever`."""
 
 MAX_SEARCH_LIMIT = 500
+"""The most hits (or, for a ranked search, messages) one search returns."""
 
 _SEPARATOR = b"\x00"
 
@@ -272,8 +275,9 @@ class MessageFile(JsonlFile):
         """Messages whose content contains ``keyword`` (casefolded substring), the **last** ``limit`` of them,
         in chronological order. An empty keyword returns the last ``limit`` messages.
 
-        Whitespace around the keyword is not part of it (``" 找工作 "`` finds 找工作), as in the original demo: this
-        is the one place the rule lives, so every keyword search (user, tools, retrieval, CLI) goes through it.
+        Whitespace around the keyword is not part of it (``" 找工作 "`` finds 找工作), as in the original demo.
+        This is the exact primitive, and the one place the substring rule lives; whether a query is searched this
+        way or ranked, and over which files, is decided once, by :func:`agentmem_nb.retrieval.search`.
         """
         limit = _clamp(int(limit), 0, MAX_SEARCH_LIMIT)
         with self._lock:

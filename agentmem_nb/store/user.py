@@ -155,7 +155,10 @@ class UserMemory:
 
     def search_daily(self, keyword: str, *, day: str | None = None, limit: int = 20) -> list[Message]:
         """Keyword search in one day, or across every day when ``day`` is None (newest days are searched first,
-        results are the last ``limit`` hits in chronological order, each carrying its ``day`` and ``session_id``)."""
+        results are the last ``limit`` hits in chronological order, each carrying its ``day`` and ``session_id``).
+
+        Exact only (:meth:`MessageFile.search` per day file). :func:`agentmem_nb.retrieval.search` is the search
+        every caller runs: it uses this for its exact mode over day files and decides when a query is ranked."""
         if day is not None:  # "" or 0 must fail validation, not silently mean "every day"
             return self.daily(day).search(keyword, limit=limit)
         limit = max(0, min(int(limit), MAX_SEARCH_LIMIT))

@@ -12,9 +12,9 @@ Layout (CSS classes in brackets; the browser test addresses them)::
 
 The widget opens no file itself: tables come from :mod:`agentmem_nb.frames` (through a
 :class:`~agentmem_nb.frames.LayerFollower`, so a refresh reads only what was appended since the last one), hits from
-the store's keyword search — or, for several words, the ranked search of :mod:`agentmem_nb.retrieval` when that
-package is importable — and windows from ``MessageFile.window``: the same anchor + window retrieval the agent's
-tools use. Every cell is escaped by :func:`agentmem_nb.widgets.html.escape` before it becomes HTML.
+:func:`agentmem_nb.retrieval.search` — the search the agent's tools run: one keyword is the store's substring search,
+several words are ranked and explained — and windows from ``MessageFile.window``: the same anchor + window retrieval
+the agent's tools use. Every cell is escaped by :func:`agentmem_nb.widgets.html.escape` before it becomes HTML.
 
 Driven from code (what the tests do)::
 
@@ -30,7 +30,6 @@ Driven from code (what the tests do)::
 from __future__ import annotations
 
 import datetime as _dt
-import importlib
 import json
 import math
 from dataclasses import dataclass, field
@@ -42,10 +41,13 @@ import pandas as pd
 
 from agentmem_nb import frames
 from agentmem_nb.identifiers import check_day, check_session_id, check_user_id
+from agentmem_nb.items import ItemKey, LayerKind
 from agentmem_nb.messages import Message
+from agentmem_nb.retrieval import Retriever, Scope
 from agentmem_nb.store import MAX_WINDOW_SIDE
 from agentmem_nb.widgets._callbacks import WidgetError
 from agentmem_nb.widgets._follow import FollowsChat
+from agentmem_nb.widgets._rows import find_row, row_identity
 from agentmem_nb.widgets.html import displayable, escape
 
 if TYPE_CHECKING:
@@ -113,6 +115,13 @@ class InspectorHit:
     label: str
     explain: str = ""
 
+    @property
+    def item(self) -> ItemKey | None:
+        """The stored message a hit of a message layer is (``None`` for a row of another layer)."""
+        if self.layer not in _MESSAGE_LAYERS or self.key is None:
+            return None
+        return ItemKey("session" if self.layer == "sessions" else "daily", self.key, self.anchor)
+
 
 @dataclass(frozen=True, slots=True)
 class InspectorWindow:
@@ -131,15 +140,6 @@ InspectorError = WidgetError
 """The inspector's name for :class:`~agentmem_nb.widgets._callbacks.WidgetError` (kept for existing code)."""
 
 
-def _retrieval() -> Any | None:
-    """``agentmem_nb.retrieval`` if it can be imported (it is optional for the inspector), else ``None``."""
-    try:
-        # import_module, not "from agentmem_nb import retrieval": it honours sys.modules, so a test can hide it
-        return importlib.import_module("agentmem_nb.retrieval")
-    except ImportError:
-        return None
-
-
 class MemoryInspector(FollowsChat, widgets.VBox):
     """Browse one user's memory layer by layer, search it, and step through anchor windows.
 
@@ -152,6 +152,8 @@ class MemoryInspector(FollowsChat, widgets.VBox):
         max_rows: rows shown in the table (the newest); the DataFrame in :attr:`frame` has them all.
         hit_limit: how many hits a search lists.
         before, after: the initial window around a chosen hit.
+        retriever: what the message layers are searched with (default: the default
+            :class:`~agentmem_nb.retrieval.Retriever`, the agent's own unless it was given another).
 
     :meth:`follow` links it to a :class:`~agentmem_nb.widgets.ChatWidget`: after each turn it refreshes itself,
     reading only the appended lines, and keeps its user, layer, scope, search, chosen hit and window sides.
@@ -171,11 +173,13 @@ class MemoryInspector(FollowsChat, widgets.VBox):
         hit_limit: int = 20,
         before: int = 2,
         after: int = 2,
+        retriever: Retriever | None = None,
     ) -> None:
         self._init_follow()  # first: Widget.__del__ calls close(), which needs it, even after a rejected argument
         if max_rows < 1 or hit_limit < 1:
             raise ValueError(f"max_rows and hit_limit must be >= 1, got {max_rows!r} and {hit_limit!r}")
         self.store = store
+        self.retriever = retriever if retriever is not None else Retriever()
         self.max_rows = int(max_rows)
         self.hit_limit = int(hit_limit)
         self.user_id: str | None = None
@@ -331,9 +335,9 @@ class MemoryInspector(FollowsChat, widgets.VBox):
     def search(self, text: str) -> list[InspectorHit]:
         """Search the current layer (scope applied) and list the hits.
 
-        Message layers: one keyword is the store's substring search (its last ``hit_limit`` hits, oldest first);
-        several words are ranked by :mod:`agentmem_nb.retrieval` when it is importable (best first, each hit with
-        its explanation), else the whole text is a substring. Other layers: substring of their text columns.
+        Message layers: :func:`agentmem_nb.retrieval.search` — one keyword is the store's substring search (its last
+        ``hit_limit`` hits, oldest first); several words, or a keyword found nowhere, are ranked (best first, each
+        hit with its explanation; no window: pick a hit to see one). Other layers: substring of their text columns.
         """
         self.query = str(text)
         self.window = None
@@ -426,17 +430,16 @@ class MemoryInspector(FollowsChat, widgets.VBox):
         """What a row hit points at, independent of its position (which moves: conversations are newest first)."""
         if hit.layer in _MESSAGE_LAYERS or hit.anchor >= len(self.frame):
             return None
-        return _row_identity(self.frame, hit.anchor, self._view())
+        return row_identity(self.frame, hit.anchor, self._view())
 
     def _same_hit(self, chosen: InspectorHit, identity: tuple[Any, ...] | None) -> InspectorHit:
         """``chosen`` as the fresh search lists it (new rank and label), or re-anchored on its row's new position
         when it is not listed any more; ``chosen`` itself if its row is gone."""
-        if chosen.layer in _MESSAGE_LAYERS:
-            return next((h for h in self.hits if (h.layer, h.key, h.anchor) == (chosen.layer, chosen.key,
-                                                                                chosen.anchor)), chosen)
+        if chosen.item is not None:
+            return next((h for h in self.hits if h.item == chosen.item), chosen)
         if identity is None:
             return chosen
-        position = _find_row(self.frame, identity, self._view(), hint=chosen.anchor)
+        position = find_row(self.frame, identity, self._view(), hint=chosen.anchor)
         if position is None:
             return chosen
         return next((h for h in self.hits if h.anchor == position), None) or self._row_hit(chosen.rank, position)
@@ -466,37 +469,16 @@ class MemoryInspector(FollowsChat, widgets.VBox):
         return [self._row_hit(rank, int(pos)) for rank, pos in enumerate(positions.tolist(), start=1)]
 
     def _find_messages(self, text: str) -> list[InspectorHit]:
-        mem, limit = self.mem, self.hit_limit
-        retrieval = _retrieval()
-        is_keyword = len(text.split()) == 1
-        found: list[tuple[Message, str, str]] = []  # (message, key, explanation)
-        if is_keyword or retrieval is None:
-            self.search_mode = "keyword"
-            found = [(m, self._key_of(m), "") for m in self._keyword_messages(text)]
-        if not found and retrieval is not None:
-            # several words, or a keyword that occurs nowhere: ranked, as the agent's search tools do
-            self.search_mode = "ranked"
-            layer = "session" if self.layer == "sessions" else "daily"
-            if self.scope:
-                scope = retrieval.Scope.session(self.scope) if layer == "session" else retrieval.Scope.day(self.scope)
-            else:
-                scope = retrieval.Scope.everything(layer=layer)
-            found = [(h.message, h.key, h.explain()) for h in retrieval.rank_hits(mem, text, scope=scope, limit=limit)]
-        return [self._message_hit(rank, m, key, why) for rank, (m, key, why) in enumerate(found, start=1)]
-
-    def _keyword_messages(self, keyword: str) -> list[Message]:
-        mem, limit = self.mem, self.hit_limit
-        if self.layer == "sessions":
-            if self.scope:
-                return mem.search_session(self.scope, keyword, limit=limit)
-            found = [m for sid in mem.session_ids() for m in mem.search_session(sid, keyword, limit=limit)]
-            found.sort(key=lambda m: m.ts)  # stable: file order within a thread
-            return found[-limit:]
-        return mem.search_daily(keyword, day=self.scope, limit=limit)
-
-    def _key_of(self, message: Message) -> str:
-        key = message.session_id if self.layer == "sessions" else message.day
-        return key or ""
+        layer: LayerKind = "session" if self.layer == "sessions" else "daily"
+        if self.scope:
+            scope = Scope.session(self.scope) if layer == "session" else Scope.day(self.scope)
+        else:
+            scope = Scope.everything(layer=layer)
+        # Ranked hits come without neighbours (before=after=0): the hit list names anchors, the window shows context.
+        result = self.retriever.search(self.mem, text, scope=scope, budget=self.hit_limit, before=0, after=0)
+        self.search_mode = "keyword" if result.mode == "exact" else "ranked"
+        return [self._message_hit(h.rank, h.message, h.key, h.explain() if h.mode == "ranked" else "")
+                for h in result.hits]
 
     def _message_hit(self, rank: int, message: Message, key: str, why: str) -> InspectorHit:
         where = key if self.layer == "sessions" else f"{key} {message.session_id or ''}".strip()
@@ -695,44 +677,6 @@ def frame_html(
         rows.append(f"<tr{attrs}>{''.join(cells)}</tr>")
     return (f'<div class="amn-inspector-root amn-scroll"><table class="{escape(table_class)}"><thead><tr>{head}</tr>'
             f"</thead><tbody>{''.join(rows)}</tbody></table></div>")
-
-
-_ROW_KEYS: dict[str, tuple[str, ...]] = {
-    "long_term": ("section", "text"),
-    "long_term/history": ("version",),
-    "log": ("entry_id",),
-    "tool_calls": ("session_id", "turn", "call_index"),
-    "problems": ("file", "line", "kind"),
-    "conversations": ("session_id",),
-}
-"""Columns that name a row of a non-message layer (its position moves when rows are added before it)."""
-
-
-def _key_columns(frame: pd.DataFrame, view: str) -> list[str]:
-    return [c for c in _ROW_KEYS.get(view, ()) if c in frame.columns]
-
-
-def _row_identity(frame: pd.DataFrame, position: int, view: str) -> tuple[Any, ...] | None:
-    columns = _key_columns(frame, view)
-    if not columns:
-        return None
-    return tuple(frame[c].iloc[position] for c in columns)
-
-
-def _find_row(frame: pd.DataFrame, identity: tuple[Any, ...], view: str, *, hint: int) -> int | None:
-    """Where the row named ``identity`` is now: ``hint`` (its old position) when it has not moved — the usual case,
-    rows are appended — else the first match, compared column by column without a Python loop over the rows."""
-    columns = _key_columns(frame, view)
-    if len(columns) != len(identity) or not len(frame) or any(pd.isna(v) for v in identity):
-        return None  # a missing value names nothing (and pd.NA cannot even be compared)
-    if hint < len(frame) and all(not pd.isna(v := frame[c].iloc[hint]) and bool(v == w)
-                                 for c, w in zip(columns, identity)):
-        return hint
-    mask = np.ones(len(frame), dtype=bool)
-    for column, wanted in zip(columns, identity):
-        mask &= (frame[column] == wanted).to_numpy(dtype=bool, na_value=False)
-    found = np.flatnonzero(mask)
-    return int(found[0]) if len(found) else None
 
 
 def _clamp(value: int) -> int:

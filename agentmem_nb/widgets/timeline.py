@@ -42,7 +42,8 @@ from agentmem_nb.identifiers import check_user_id
 from agentmem_nb.widgets._callbacks import WidgetError
 from agentmem_nb.widgets._follow import FollowsChat
 from agentmem_nb.widgets.html import displayable, escape, pretty_json
-from agentmem_nb.widgets.inspector import _find_row, _row_identity, cell_text
+from agentmem_nb.widgets._rows import find_row, row_identity
+from agentmem_nb.widgets.inspector import cell_text
 
 if TYPE_CHECKING:
     from agentmem_nb.store import MemoryStore, UserMemory
@@ -297,11 +298,11 @@ class ToolTimeline(FollowsChat, widgets.VBox):
     def _apply(self) -> None:
         f = self.filters
         chosen = self.selected if self.selected is not None and self.selected < len(self.frame) else None
-        previous = _row_identity(self.frame, chosen, "tool_calls") if chosen is not None else None
+        previous = row_identity(self.frame, chosen, "tool_calls") if chosen is not None else None
         self.frame = frames.filter_tool_calls(self.all_calls, tools=f.tools, keyword=f.keyword or None,
                                               session=f.session, start=f.start, end=f.end, status=f.status)
         # (session_id, turn, call_index) names one call, so the old position is only a hint for where it is now
-        self.selected = (_find_row(self.frame, previous, "tool_calls", hint=chosen)
+        self.selected = (find_row(self.frame, previous, "tool_calls", hint=chosen)
                          if previous is not None and chosen is not None else None)
         self._render()
 

@@ -130,6 +130,6 @@ def test_service_reads_the_config_when_none_is_given(tmp_path: Path, monkeypatch
 def test_public_names() -> None:
     assert set(agent.__all__) == {
         "ChatService", "SessionBusy", "TurnResult", "TurnEvent", "LLMConfig", "load_config", "make_chat_model",
-        "OfflineChatModel", "MemoryTools", "SearchScope", "search_messages", "SYSTEM_PROMPT"}
+        "OfflineChatModel", "MemoryTools", "SYSTEM_PROMPT"}
     for name in agent.__all__:
         assert getattr(agent, name).__doc__ or name == "SYSTEM_PROMPT"

@@ -9,10 +9,10 @@ import pytest
 from agentmem_nb.testing.fake_openai import Fault, Reply, Stall, memory_policy, real_config
 
 import agentmem_nb.agent.turn as agent_turn
-import agentmem_nb.agent.tools as agent_tools
 from agentmem_nb import MemoryStore
 from agentmem_nb.agent import ChatService, OfflineChatModel, TurnResult
 from agentmem_nb.errors import StoreError
+from agentmem_nb.retrieval import Retriever, SearchResult
 
 QUESTION = "What did I tell you about my sister?"
 
@@ -109,17 +109,30 @@ def test_server_faults_end_the_turn_cleanly(store: MemoryStore, fake_openai, ove
     _recovers(svc, store, sid, stream)
 
 
+class _FailingRetriever(Retriever):
+    """Searches as usual, except while ``failure`` is set: then every search raises it (the disk failing)."""
+
+    failure: BaseException | None = None
+
+    def search(self, *args: object, **kwargs: object) -> SearchResult:  # type: ignore[override]
+        if self.failure is not None:
+            raise self.failure
+        return super().search(*args, **kwargs)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("stream", [False, True], ids=["invoke", "stream"])
 @pytest.mark.parametrize("offline", [True, False], ids=["offline", "real-client"])
-def test_a_tool_raising_ends_the_turn_cleanly(store: MemoryStore, fake_openai, monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001
+def test_a_tool_raising_ends_the_turn_cleanly(store: MemoryStore, fake_openai,  # noqa: ANN001
                                               offline: bool, stream: bool) -> None:
     fake_openai.policy = memory_policy("sister")
-    svc = ChatService(store, model=OfflineChatModel()) if offline else ChatService(store,
-                                                                                   config=real_config(fake_openai))
+    retriever = _FailingRetriever()
+    svc = (ChatService(store, model=OfflineChatModel(), retriever=retriever) if offline
+           else ChatService(store, config=real_config(fake_openai), retriever=retriever))
     sid, before = _seed(svc)
 
-    result = _run_while_raising(svc, sid, monkeypatch, agent_tools, "search_messages", OSError("disk on fire"),
-                                stream=stream)
+    retriever.failure = OSError("disk on fire")
+    result = _run(svc, sid, QUESTION, stream=stream)
+    retriever.failure = None
 
     _assert_failed_turn_persisted(store, sid, result, before, "The tool search_session failed: OSError: disk on fire")
     (call,) = result.tool_calls

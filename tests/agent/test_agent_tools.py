@@ -1,14 +1,15 @@
-"""The six tools: output format, validation of model-supplied arguments (answered, never raised), the seam."""
+"""The six tools: output format, validation of model-supplied arguments (answered, never raised), the retriever."""
 
 from __future__ import annotations
 
 import pytest
 from langchain_core.messages import ToolMessage
 
-import agentmem_nb.agent.tools as agent_tools
 from agentmem_nb import MemoryStore, UserMemory
-from agentmem_nb.agent import MemoryTools, SearchScope
-from agentmem_nb.agent.tools import MAX_ROUNDS, TOOL_NAMES, WINDOW_MAX_SIDE, TurnScope
+from agentmem_nb.agent import MemoryTools
+from agentmem_nb.agent.tools import MAX_ROUNDS, TOOL_NAMES, TOOL_WINDOW_SIDE_CAP, TurnScope
+from agentmem_nb.items import ItemKey
+from agentmem_nb.retrieval import Retriever, Scope, SearchResult
 
 
 @pytest.fixture
@@ -112,7 +113,7 @@ def test_bad_arguments_are_answered_with_an_explanation(tools: dict, mem: UserMe
 def test_huge_windows_are_clamped_and_say_so(tools: dict) -> None:
     answer = tools["get_session_window"].invoke({"message_id": "#16", "before": 10**9, "after": -4})
     head, *lines = answer.splitlines()
-    assert f"before=1000000000 is more than {WINDOW_MAX_SIDE}, used {WINDOW_MAX_SIDE}" in head
+    assert f"before=1000000000 is more than {TOOL_WINDOW_SIDE_CAP}, used {TOOL_WINDOW_SIDE_CAP}" in head
     assert "after=-4 is negative, used 0" in head
     assert len(lines) == 16 and lines[-1].startswith("#16 ")
 
@@ -120,7 +121,7 @@ def test_huge_windows_are_clamped_and_say_so(tools: dict) -> None:
 def test_huge_numbers_are_never_echoed_digit_by_digit(tools: dict) -> None:
     window = tools["get_session_window"].invoke({"message_id": 16, "before": 1e300, "after": 10**300})
     head = window.splitlines()[0]
-    assert f"before=1e+300 is more than {WINDOW_MAX_SIDE}" in head and len(head) < 300
+    assert f"before=1e+300 is more than {TOOL_WINDOW_SIDE_CAP}" in head and len(head) < 300
     recent = tools["get_recent_session"].invoke({"rounds": 10**300}).splitlines()[0]
     assert f"is more than {MAX_ROUNDS}; used {MAX_ROUNDS}" in recent and len(recent) < 200
     assert f"(rounds=1e+300 is more than {MAX_ROUNDS}" in tools["get_recent_session"].invoke({"rounds": 1e300})
@@ -140,19 +141,37 @@ def test_remember_note_writes_memory_md_with_history(tools: dict, mem: UserMemor
     assert [v.source for v in mem.long_term.history()] == ["remember_note:s1"]
 
 
-def test_every_search_goes_through_the_seam(tools: dict, mem: UserMemory, monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: list[tuple[SearchScope, str, int]] = []
+class _Answering(Retriever):
+    """A retriever that records each search and answers with message #2 of s1 (or whatever ``found`` says)."""
 
-    def ranked(user: UserMemory, scope: SearchScope, query: str, *, limit: int, exclude: object = ()) -> list:
-        seen.append((scope, query, limit))
-        return [mem.session("s1").get(2)]
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[tuple[Scope, str, int]] = []
 
-    monkeypatch.setattr(agent_tools, "search_messages", ranked)
-    assert "#2 " in tools["search_session"].invoke({"keyword": "two words"})
-    tools["search_daily"].invoke({"keyword": "x", "day": "2026-04-08"})
-    tools["search_daily"].invoke({"keyword": "y"})
-    assert [(s.layer, s.key, q) for s, q, _ in seen] == [
+    def search(self, user: UserMemory, query: str, *, scope: Scope | None = None, budget: int = 20,
+               **options: object) -> SearchResult:
+        assert scope is not None
+        self.seen.append((scope, query, budget))
+        found = super().search(user, "Noted", scope=Scope.session("s1"), budget=1)
+        return SearchResult(query, scope, found.mode, budget, found.hits, found.messages)
+
+
+def test_every_search_goes_through_the_given_retriever(mem: UserMemory) -> None:
+    retriever = _Answering()
+    bound = MemoryTools(mem, "s1", retriever=retriever)
+    turn = TurnScope(day="2026-04-08")
+    assert "#2 " in bound.search_session({"keyword": "two words"}, scope=turn)
+    bound.search_daily({"keyword": "x", "day": "2026-04-08"}, scope=turn)
+    bound.search_daily({"keyword": "y"}, scope=turn)
+    assert [(s.layer, s.key, q) for s, q, _ in retriever.seen] == [
         ("session", "s1", "two words"), ("daily", "2026-04-08", "x"), ("daily", None, "y")]
+    assert ItemKey("session", "s1", 2) in turn.retrieved  # what the model was shown, by item key
+
+
+def test_a_retriever_that_ignores_exclude_never_shows_the_question(mem: UserMemory) -> None:
+    bound = MemoryTools(mem, "s1", retriever=_Answering())
+    turn = TurnScope(day="2026-04-08", exclude=frozenset({ItemKey("session", "s1", 2)}))
+    assert "#2 " not in bound.search_session({"keyword": "noted"}, scope=turn)
 
 
 def test_tools_work_outside_a_turn(mem: UserMemory) -> None:
@@ -162,7 +181,7 @@ def test_tools_work_outside_a_turn(mem: UserMemory) -> None:
 
 
 def test_multi_word_queries_are_ranked_and_the_question_lends_nothing(tmp_path) -> None:  # noqa: ANN001
-    """Through the seam, several words are ranked (a message sharing no exact phrase is found), and the question being
+    """Through the search tool, several words are ranked (a message sharing no exact phrase is found), and the question being
     answered neither comes back nor makes its neighbours look relevant."""
     from agentmem_nb import MemoryStore
 
@@ -172,10 +191,11 @@ def test_multi_word_queries_are_ranked_and_the_question_lends_nothing(tmp_path) 
     question = user.append("s", "user", "What did I tell you about my grandmother?").session
     exclude = frozenset({("session", "s", question.message_id)})
 
-    assert agent_tools.search_messages(user, SearchScope("session", "s"), "grandmother", limit=5, exclude=exclude) == []
+    bound = MemoryTools(user, "s")
+    turn = TurnScope(day=user.days()[0], exclude=exclude)
+    assert bound.search_session({"keyword": "grandmother"}, scope=turn).startswith("No message in this conversation")
 
     user.append("s", "user", "My grandmother Rosa bakes bread every Sunday.")
-    found = agent_tools.search_messages(user, SearchScope("session", "s"), "grandmother sunday bread", limit=5,
-                                        exclude=exclude)
-    assert [m.content for m in found][:1] == ["My grandmother Rosa bakes bread every Sunday."]
-    assert question.message_id not in {m.message_id for m in found}
+    found = bound.search_session({"keyword": "grandmother sunday bread"}, scope=turn).splitlines()[1:]
+    assert "My grandmother Rosa bakes bread every Sunday." in found[0]
+    assert not any(line.startswith(f"#{question.message_id} ") for line in found)

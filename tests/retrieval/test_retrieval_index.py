@@ -138,7 +138,7 @@ def test_incremental_index_equals_an_index_built_from_scratch(ops: list[tuple[st
 def test_searching_while_another_thread_appends(tmp_path: Path) -> None:
     import threading
 
-    from agentmem_nb.retrieval import search_messages
+    from agentmem_nb.retrieval import search
 
     user = MemoryStore(tmp_path, zone="UTC").user("u")
     user.append("s", "user", "beagle puppy to start with")
@@ -155,7 +155,7 @@ def test_searching_while_another_thread_appends(tmp_path: Path) -> None:
     thread.start()
     found = 0
     while thread.is_alive():
-        found = max(found, len(search_messages(user, "beagle puppy walk", limit=5).messages))
+        found = max(found, len(search(user, "beagle puppy walk", budget=5).messages))
     thread.join()
     assert not errors
     assert found >= 1

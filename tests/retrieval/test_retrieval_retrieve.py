@@ -1,4 +1,4 @@
-"""Ranked search, anchor + window retrieval under a budget, and the tools' search entry point."""
+"""Ranked search, anchor + window retrieval under a budget, and the one search every caller runs."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from agentmem_nb.retrieval import (
     is_keyword,
     rank_hits,
     retrieve,
-    search_messages,
+    search,
 )
 from agentmem_nb.retrieval.hits import Hit, RetrievedMessage
 
@@ -108,30 +108,38 @@ def test_unknown_window_mode_is_rejected(memory: UserMemory) -> None:
         retrieve(memory, "bowl race", window="wide")  # type: ignore[arg-type]
 
 
-def test_search_messages_keeps_exact_semantics_for_one_keyword(memory: UserMemory) -> None:
-    result = search_messages(memory, "Biscuit", limit=2)
+def test_search_keeps_exact_semantics_for_one_keyword(memory: UserMemory) -> None:
+    result = search(memory, "Biscuit", budget=2)
     assert result.mode == "exact"
     assert contents(result.messages) == [m.content for m in memory.search_daily("Biscuit", limit=2)]
     assert all(h.signals[0].name == "keyword" and h.score == 1.0 for h in result.hits)
-    in_session = search_messages(memory, "bowl", session_id="s2")
+    assert all(h.mode == "exact" and h.item == (h.layer, h.key, h.message.message_id) for h in result.hits)
+    in_session = search(memory, "bowl", scope=Scope.session("s2"))
     assert in_session.mode == "exact" and contents(in_session.messages) == [
         "A lopsided blue bowl, but I love it.", "Handmade bowls have character."]
 
 
-def test_search_messages_ranks_several_words_and_unmatched_keywords(memory: UserMemory) -> None:
-    ranked = search_messages(memory, "beagle puppy adopted", limit=4)
+def test_search_ranks_several_words_and_unmatched_keywords(memory: UserMemory) -> None:
+    ranked = search(memory, "beagle puppy adopted", budget=4)
     assert ranked.mode == "ranked" and len(ranked.messages) <= 4
+    assert ranked.hits and all(h.mode == "ranked" and h.explain().startswith("score") for h in ranked.hits)
     assert "Hi! I adopted a beagle puppy last weekend." in contents(ranked.messages)
-    fallback = search_messages(memory, "adopting", limit=3)  # no substring match; the stem still matches
+    fallback = search(memory, "adopting", budget=3)  # no substring match; the stem still matches
     assert fallback.mode == "ranked"
     assert "Hi! I adopted a beagle puppy last weekend." in contents(fallback.messages)
-    day = search_messages(memory, "blue bowl", day="2026-04-07")
+    day = search(memory, "blue bowl", scope=Scope.day("2026-04-07"))
     assert {m.message.day for m in day.messages} == {"2026-04-07"}
 
 
-def test_search_messages_rejects_two_scopes(memory: UserMemory) -> None:
-    with pytest.raises(ValueError, match="not both"):
-        search_messages(memory, "bowl race", session_id="s1", day="2026-04-06")
+def test_search_can_be_forced_to_one_mode(memory: UserMemory) -> None:
+    exact = search(memory, "lopsided blue", how="exact")  # several words, one substring (the CLI's search)
+    assert exact.mode == "exact" and contents(exact.messages) == ["A lopsided blue bowl, but I love it."]
+    assert search(memory, "nowhere-at-all", how="exact").hits == ()  # exact: no ranked fallback
+    ranked = search(memory, "Biscuit", how="ranked", before=0, after=0, budget=3)
+    assert ranked.mode == "ranked" and [h.item for h in ranked.hits] == [h.item for h in rank_hits(memory, "Biscuit",
+                                                                                                    limit=3)]
+    with pytest.raises(ValueError, match="auto, exact, ranked"):
+        search(memory, "bowl", how="fuzzy")  # type: ignore[arg-type]
 
 
 def test_a_new_message_is_found_without_rebuilding(memory: UserMemory) -> None:
@@ -211,11 +219,11 @@ def test_excluded_items_are_never_returned(memory: UserMemory) -> None:
     asked = memory.append("s3", "user", question)  # the agent persists the question before it searches
     excluded = {("daily", asked.daily.day or "", asked.daily.message_id),
                 ("session", "s3", asked.session.message_id)}
-    plain = search_messages(memory, question, limit=5)
+    plain = search(memory, question, budget=5)
     assert any((m.layer, m.key, m.message.message_id) in excluded for m in plain.messages)
-    result = search_messages(memory, question, limit=5, exclude=excluded)
+    result = search(memory, question, budget=5, exclude=excluded)
     assert result.messages and all((m.layer, m.key, m.message.message_id) not in excluded for m in result.messages)
     assert result.hits[0].message.content == "Hi! I adopted a beagle puppy last weekend."
-    in_thread = search_messages(memory, "breed", session_id="s3", exclude=excluded)  # exact mode, then nothing left
+    in_thread = search(memory, "breed", scope=Scope.session("s3"), exclude=excluded)  # exact mode, then nothing left
     assert all(m.message.content != question for m in in_thread.messages)
     assert all(h.message.content != question for h in rank_hits(memory, question, exclude=excluded))

@@ -35,10 +35,9 @@ def test_inner_spaces_still_count_and_a_blank_keyword_is_the_last_messages(mem: 
 def test_the_agent_tool_and_retrieval_find_it_too(mem: UserMemory) -> None:
     from agentmem_nb.agent import MemoryTools
     from agentmem_nb.agent.tools import TurnScope
-    from agentmem_nb.retrieval import search_messages
+    from agentmem_nb.retrieval import Scope, search
 
     bound = MemoryTools(mem, "s1")
-    bound.turn = TurnScope(day=mem.days()[0])
-    found = {tool.name: tool for tool in bound.tools}["search_session"].invoke({"keyword": " 找工作 "})
+    found = bound.search_session({"keyword": " 找工作 "}, scope=TurnScope(day=mem.days()[0]))
     assert "#1 " in found and "我想找工作" in found
-    assert [m.message.message_id for m in search_messages(mem, " 找工作 ", session_id="s1").messages][:1] == [1]
+    assert [m.message.message_id for m in search(mem, " 找工作 ", scope=Scope.session("s1")).messages][:1] == [1]

@@ -592,11 +592,11 @@ def test_timeline_and_inspector_text_share_one_line_height() -> None:
 
 
 def test_a_row_is_found_again_by_its_key_columns_and_missing_keys_match_nothing() -> None:
-    from agentmem_nb.widgets.inspector import _find_row
+    from agentmem_nb.widgets._rows import find_row
 
     problems = pd.DataFrame({"file": ["a", "b", "c"], "line": pd.array([1, None, 3], dtype="Int64"),
                              "kind": ["x", "y", "z"]})
-    assert _find_row(problems, ("c", 3, "z"), "problems", hint=1) == 2  # moved: found by value, past a missing one
-    assert _find_row(problems, ("a", 1, "x"), "problems", hint=0) == 0  # still where it was
-    assert _find_row(problems, ("b", pd.NA, "y"), "problems", hint=1) is None  # a missing key names nothing
-    assert _find_row(problems, ("a", 2, "x"), "problems", hint=0) is None
+    assert find_row(problems, ("c", 3, "z"), "problems", hint=1) == 2  # moved: found by value, past a missing one
+    assert find_row(problems, ("a", 1, "x"), "problems", hint=0) == 0  # still where it was
+    assert find_row(problems, ("b", pd.NA, "y"), "problems", hint=1) is None  # a missing key names nothing
+    assert find_row(problems, ("a", 2, "x"), "problems", hint=0) is None

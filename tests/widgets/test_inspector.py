@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 from inspector_testlib import ESCAPED_IMG, ESCAPED_SCRIPT, XSS_IMG, assert_inert, at, build_user, turn
 
 from agentmem_nb import MemoryStore, ToolCall
 from agentmem_nb import frames as F
+from agentmem_nb.retrieval import Retriever, Scope, SearchResult, search
 from agentmem_nb.store import MAX_WINDOW_SIDE
 from agentmem_nb.widgets.inspector import LAYERS, MemoryInspector
 
@@ -118,12 +117,35 @@ def test_ranked_search_explains_its_hits(inspector) -> None:
     assert "score" in inspector.window_view.value
 
 
-def test_without_retrieval_several_words_are_one_substring(inspector, monkeypatch) -> None:
-    monkeypatch.setitem(sys.modules, "agentmem_nb.retrieval", None)  # import now raises ImportError
-    assert inspector.search("where do I live") and inspector.search_mode == "keyword"
-    assert [h.anchor for h in inspector.hits] == [3]
-    assert inspector.search("lives in paris") == []
-    assert "No hit" in inspector.hits_summary.value
+class _Recording(Retriever):
+    """The default retriever, noting what each search asked for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[tuple[Scope, str, int]] = []
+
+    def search(self, user, query, *, scope=None, budget=20, **options) -> SearchResult:  # noqa: ANN001
+        self.seen.append((scope, query, budget))
+        return super().search(user, query, scope=scope, budget=budget, **options)
+
+
+def test_message_layers_are_searched_by_the_given_retriever(store, mem) -> None:
+    """The inspector runs the one search (retrieval.search, through the retriever it is given) and shows its hits:
+    same items, same order, ranked ones with their explanation."""
+    retriever = _Recording()
+    inspector = MemoryInspector(store, user_id="alice", hit_limit=5, retriever=retriever)
+    ranked = inspector.search("where do I live")
+    inspector.select_scope("s1")
+    exact = inspector.search(" lyon ")
+    inspector.select_layer("days")
+    inspector.search("蓝莓")
+    assert retriever.seen == [(Scope.everything(layer="session"), "where do I live", 5),
+                              (Scope.session("s1"), "lyon", 5), (Scope.everything(), "蓝莓", 5)]
+    expected = search(mem, "where do I live", scope=Scope.everything(layer="session"), budget=5, before=0, after=0)
+    assert [h.item for h in ranked] == [h.item for h in expected.hits] and expected.mode == "ranked"
+    assert [h.explain for h in ranked] == [h.explain() for h in expected.hits]
+    assert [h.item for h in exact] == [h.item for h in search(mem, "lyon", scope=Scope.session("s1")).hits]
+    assert inspector.search("zzqx") == [] and "No hit" in inspector.hits_summary.value
 
 
 @pytest.mark.parametrize("layer, column", [("log", "user_message"), ("tool_calls", "output"),
