@@ -15,8 +15,11 @@ Why the id rule looks like this:
 * **No invisible twins.** ``str.isprintable`` refuses control characters (Cc, NUL included), format characters (Cf:
   bidirectional overrides, zero-width spaces and joiners, the BOM), line and paragraph separators, surrogates, private
   use and unassigned code points, and every space but the ASCII one; spaces are refused at either end. So two ids
-  that print the same are the same id. Right-to-left *letters* are ordinary printable characters and are accepted;
-  the price is that emoji ZWJ sequences (one glyph drawn from several emoji) and words spelt with a ZWNJ are refused.
+  that print the same are the same id. Right-to-left *letters* are ordinary printable characters and are accepted.
+  The two joiners are the exception, because writing needs them: ZWJ (U+200D) builds emoji sequences (👨‍👩‍👧) and
+  Indic conjuncts, ZWNJ (U+200C) is part of Persian spelling. Each is accepted only *between* two characters that
+  are neither ASCII nor a joiner, where it shapes a glyph; at an end, doubled or beside an ASCII letter it could
+  only make an invisible twin ("al\u200dice"), and is refused.
 * **Cannot leave the folder.** No ``/`` or ``\\``; not ``.`` or ``..``, and nothing starting with ``.`` (hidden
   files, and the store's own temporary files, start with a dot).
 * **Fits a file name.** At most 128 characters and 180 bytes of UTF-8, so ``{id}.jsonl.quarantine`` stays within
@@ -46,15 +49,26 @@ _ID_RULE = (
 )
 
 
+_JOINERS = "\u200c\u200d"
+
+
+def _joins_glyphs(value: str, at: int) -> bool:
+    """Whether the joiner at ``value[at]`` stands between two characters that are neither ASCII nor a joiner."""
+    return (0 < at < len(value) - 1
+            and all(not c.isascii() and c not in _JOINERS and c.isprintable() for c in (value[at - 1], value[at + 1])))
+
+
 def _why_not(value: str) -> str | None:
     """What is wrong with ``value`` as an id, or ``None`` if nothing is."""
     if not value:
         return "it is empty"
     if len(value) > MAX_ID_LENGTH:
         return f"it has {len(value)} characters, more than {MAX_ID_LENGTH}"
-    for char in value:
+    for at, char in enumerate(value):
         if char in "/\\":
             return f"it contains the path separator {char!r}"
+        if char in _JOINERS and _joins_glyphs(value, at):
+            continue
         if not char.isprintable():
             # A lone surrogate (an undecodable byte in a listed folder name) has no name; say its code point.
             name = unicodedata.name(char, "unnamed")

@@ -22,6 +22,7 @@ HOSTILE_IDS: list[object] = [
     "e\u0301",  # "é" decomposed (NFD): the NFC spelling is the id
     "a\u202eb", "\u202e", "a\u200bb", "a\u200db", "\ufeffa", "a\u00adb",  # RLO, zero-width space/joiner, BOM, soft hyphen
     "a\u2028b", "a\u00a0b", "\u3000a",  # line separator, no-break space, ideographic space
+    "\u200d小", "小\u200d", "小\u200d\u200d明", "a\u200c小",  # a joiner at an end, doubled, or beside ASCII
     "a\ud800b", "a\ue000b",  # lone surrogate (an undecodable file name byte), private use
     "😀" * 46,  # 46 characters but 184 bytes: too long a file name
 ]
@@ -29,6 +30,7 @@ HOSTILE_IDS: list[object] = [
 UNICODE_IDS: list[str] = [
     "小明", "王小明的记忆", "😀", "🇨🇳", "שלום", "مرحبا", "דני-2", "é", "Zoë", "a b", "~", "$HOME", "*", "한국어", "Ñandú",
     "👍🏽", "xxx" + "字" * 59,  # 180 bytes exactly
+    "👨\u200d👩\u200d👧", "زهرا\u200cسادات", "क्\u200dष",  # an emoji ZWJ sequence, a Persian ZWNJ, an Indic conjunct
 ]
 HOSTILE_DAYS: list[object] = [
     *HOSTILE_IDS, "2026-4-8", "20260408", "2026-02-30", "2026-13-01", "2026-04-08 ", "2026-04-08/../x",
