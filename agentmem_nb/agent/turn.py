@@ -112,6 +112,7 @@ class Turn:
         deadline = time.monotonic() + svc.turn_timeout
         now = user.store.clock()
         day = user.day_for(now)  # chosen once: a turn that crosses midnight stays in one day file
+        user.check_turn_files(session_id, day)  # a link or FIFO among them fails the turn before its first write
         appended = user.append(session_id, "user", self.message, ts=now, day=day)  # (1)
         tick = self._time("persist_user", tick)
         scope = TurnScope(day=day, exclude=frozenset({ItemKey.of(appended.session, "session"),

@@ -147,6 +147,14 @@ class UserMemory:
             daily=self.daily(day)._message(daily_record["message_id"], daily_record),
         )
 
+    def check_turn_files(self, session_id: str, day: str) -> None:
+        """Raise :class:`~agentmem_nb.errors.UnsafeFileError` if any file a chat turn writes (the session and day
+        files, the dialogue log, ``conversations.json``) would be refused: called before a turn's first write, so a
+        turn that could not finish its writes (its log line above all) writes none of them."""
+        for path in (self.session(session_id).path, self.daily(day).path, self.log.file.path,
+                     self.conversations.path):
+            check_file(path, base=self.store.root)
+
     # ------------------------------------------------------------------ reads across layers
 
     def search_session(self, session_id: str, keyword: str, *, limit: int = 20) -> list[Message]:

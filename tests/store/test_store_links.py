@@ -301,6 +301,25 @@ def test_a_linked_memory_md_never_reaches_the_prompt_the_log_or_the_history(stor
     assert ProblemKind.UNSAFE_FILE in {p.kind for p in mem.problems()}
 
 
+@pytest.mark.parametrize("linked", ["logs/llm_dialogue.jsonl", "conversations.json"])
+def test_a_turn_whose_log_or_index_is_linked_writes_nothing(store: MemoryStore, outside: Path, linked: str) -> None:
+    """Refused before the first write: the user message, the reply and the note are not half-written beside a log
+    line that could never be written (a retry would duplicate them)."""
+    from agentmem_nb.agent import ChatService, OfflineChatModel
+
+    mem = store.user("alice")
+    svc = ChatService(store, model=OfflineChatModel())
+    svc.turn("alice", "s1", "Hello.")
+    entry = mem.directory / linked
+    entry.unlink()
+    os.symlink(outside / "notes.txt", entry)
+    before, files = _bytes_of(outside), _regular_files(store.root)
+    with pytest.raises(UnsafeFileError) as raised:
+        svc.turn("alice", "s1", "Remember that I prefer green tea.")
+    assert Path(raised.value.path) == entry
+    assert _regular_files(store.root) == files and _bytes_of(outside) == before
+
+
 # ------------------------------------------------------------------------------------------- modes and write errors
 
 
