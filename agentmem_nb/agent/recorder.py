@@ -99,6 +99,17 @@ def wrong_shape_calls(message: AIMessage) -> list[tuple[dict[str, Any], str]]:
     return out
 
 
+def _json_complaint(raw: object) -> str:
+    """Why ``raw`` is not JSON, in the parser's one line ("Expecting value: line 1 column 1 (char 0)")."""
+    if not isinstance(raw, str):
+        return f"got {type(raw).__name__}"
+    try:
+        json.loads(raw)
+    except ValueError as exc:
+        return str(exc).splitlines()[0]
+    return "not an object"
+
+
 def _check_tool_arguments(message: AIMessage, streamed: list[dict[str, str]]) -> None:
     """Refuse tool calls whose arguments were not JSON as the server sent them, before any tool runs with a guessed
     argument (non-streamed, langchain reports them as ``invalid_tool_calls``). Valid JSON of the wrong shape (an
@@ -108,8 +119,9 @@ def _check_tool_arguments(message: AIMessage, streamed: list[dict[str, str]]) ->
         raw = call.get("args")
         if isinstance(raw, str) and arguments_shape_error(str(call.get("name") or "?"), raw) is not None:
             continue
-        bad.append(ToolCall(name=str(call.get("name") or "?"), input={"_raw": call.get("args")}, id=call.get("id"),
-                            output=f"Error: {call.get('error') or 'arguments are not valid JSON'}", status="error"))
+        # Our own one line, not langchain's error text (several lines and a troubleshooting link).
+        bad.append(ToolCall(name=str(call.get("name") or "?"), input={"_raw": raw}, id=call.get("id"),
+                            output=f"Error: arguments are not valid JSON ({_json_complaint(raw)})", status="error"))
     for raw in streamed if not bad else []:
         text = raw["args"]
         if not text.strip() or arguments_shape_error(raw["name"] or "?", text) is not None:
@@ -120,7 +132,8 @@ def _check_tool_arguments(message: AIMessage, streamed: list[dict[str, str]]) ->
             ok = False
         if not ok:
             bad.append(ToolCall(name=raw["name"] or "?", input={"_raw": text}, id=raw["id"] or None,
-                                output="Error: arguments are not a valid JSON object", status="error"))
+                                output=f"Error: arguments are not valid JSON ({_json_complaint(text)})",
+                                status="error"))
     if bad:
         raise MalformedToolCall(bad)
 

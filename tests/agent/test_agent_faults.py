@@ -101,6 +101,8 @@ def test_server_faults_end_the_turn_cleanly(store: MemoryStore, fake_openai, ove
     if overrides[0] is MALFORMED:
         (bad,) = result.tool_calls
         assert bad.status == "error" and bad.input == {"_raw": '{"keyword": "sis'}
+        # One line saying what the model did wrong (not langchain's several lines and troubleshooting link).
+        assert "\n" not in result.error and "not valid JSON" in result.error and "http" not in result.error
     if len(overrides) == 2:
         (ran,) = result.tool_calls
         assert ran.name == "search_session" and ran.status == "success" and "#1 " in ran.output
