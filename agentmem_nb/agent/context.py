@@ -1,7 +1,8 @@
 """What the model is given each turn: :class:`TurnContext` and :func:`build_context`.
 
-Per DESIGN §3: the last ``recent_rounds`` rounds of the session (the message being answered is *not* counted twice),
-daily messages from other conversations only when ``daily_limit > 0``, and the whole ``memory.md``. Everything
+A turn's context (step 2 of a turn, docs/ARCHITECTURE.md): the last ``recent_rounds`` rounds of the session (the
+message being answered is *not* counted twice), daily messages from other conversations only when
+``daily_limit > 0``, and the whole ``memory.md``. Everything
 older is reached through the tools, which is the point: what the agent recalls is visible in its tool trace.
 
 The dialogue log keeps the context of every turn (:meth:`TurnContext.log_text`), but not a copy of a large

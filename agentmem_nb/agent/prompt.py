@@ -1,4 +1,5 @@
-"""The system prompt (DESIGN §3): prefer tools, answer verifiable questions only from tool results, expand hits.
+"""The system prompt (step 3 of a turn, docs/ARCHITECTURE.md): prefer tools, answer verifiable questions only from
+tool results, expand hits.
 
 The static part is :data:`SYSTEM_PROMPT`; each turn appends the long-term memory and (optionally) today's messages
 from other conversations inside tagged blocks, see :func:`system_prompt_for`. Tags rather than Markdown headings,

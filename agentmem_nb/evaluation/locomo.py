@@ -9,7 +9,7 @@ How a conversation lands in the store (one conversation → one user):
 * each non-empty ``session_N`` → session ``session_N``, written through :meth:`UserMemory.append`, so the session
   file *and* the day file of the session's date are filled exactly as the agent would fill them;
 * the session's date is the first turn's timestamp; later turns follow :data:`TURN_GAP` apart (people type), and the
-  whole session is pinned to the day it started (DESIGN: a turn crossing midnight stays in one day file);
+  whole session is pinned to the day it started (as a chat turn does: a turn crossing midnight stays in one day file);
 * **role = the speaker's name** ("Caroline"), also kept as ``meta["speaker"]``. Neither person is the agent's
   assistant: writing ``assistant`` would make a model believe it said those lines, while the name is what a question
   ("What did Caroline …") asks about and what a tool line (``#3 [...] Caroline: …``) should show;

@@ -18,7 +18,7 @@ __all__ = ["MemoryStore"]
 
 
 class MemoryStore:
-    """A folder of users' memories: ``{root}/{user_id}/...`` (see DESIGN §1 for the layout).
+    """A folder of users' memories: ``{root}/{user_id}/...`` (the layout is in the README, "Memory layout").
 
     Args:
         root: the memory folder (created on first write).
