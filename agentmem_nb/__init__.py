@@ -10,9 +10,14 @@ from agentmem_nb.errors import (
     AgentMemError,
     AgentMemWarning,
     ConfigError,
+    InvalidArgument,
     InvalidIdentifier,
     MemoryDataWarning,
+    SessionBusy,
     StoreError,
+    UndecodableMemoryFile,
+    UnsafeFileError,
+    VersionConflict,
 )
 from agentmem_nb.items import ItemKey
 from agentmem_nb.messages import Message, ToolCall
@@ -31,8 +36,13 @@ __all__ = [
     "ProblemKind",
     "AgentMemError",
     "InvalidIdentifier",
+    "InvalidArgument",
     "StoreError",
+    "UnsafeFileError",
+    "UndecodableMemoryFile",
+    "VersionConflict",
     "ConfigError",
+    "SessionBusy",
     "AgentMemWarning",
     "MemoryDataWarning",
 ]

@@ -4,11 +4,13 @@
 
     AgentMemError                  base of everything raised on purpose
     ├── InvalidIdentifier          (also a ValueError) a user_id / session_id / day that is not allowed
+    ├── InvalidArgument            (also a ValueError) an option outside what the call accepts (a budget < 1, ...)
     ├── StoreError                 the files cannot be read or written as asked (permissions, unknown version, ...)
     │   ├── UndecodableMemoryFile  memory.md is not UTF-8: shown with replacement characters, never rewritten
     │   ├── VersionConflict        write(expected_version=N) found another version: re-read and try again
     │   └── UnsafeFileError        a link, FIFO, device... or a folder where a file belongs: never opened
-    └── ConfigError                config/llm.yaml or an environment override is malformed
+    ├── ConfigError                config/llm.yaml or an environment override is malformed
+    └── SessionBusy                (also a RuntimeError) another turn of the same (user, session) is running
 
     AgentMemWarning                base of warnings (the test-suite turns them into errors)
     └── MemoryDataWarning          bad lines were skipped or repaired while reading a layer; see ``UserMemory.problems()``
@@ -21,6 +23,8 @@ from __future__ import annotations
 __all__ = [
     "AgentMemError",
     "InvalidIdentifier",
+    "InvalidArgument",
+    "SessionBusy",
     "StoreError",
     "ConfigError",
     "UnsafeFileError",
@@ -50,6 +54,12 @@ class InvalidIdentifier(AgentMemError, ValueError):
         if len(shown) > 80:
             shown = shown[:60] + f"... ({len(str(value))} characters)"
         super().__init__(f"invalid {field} {shown}: {rule}")
+
+
+class InvalidArgument(AgentMemError, ValueError):
+    """An argument outside what the call accepts (an unknown mode, a budget below 1, an empty message, a file that is
+    not what the call reads). A ``ValueError`` too, so code written against the standard exceptions still catches it;
+    the message names the value and what to pass instead."""
 
 
 class StoreError(AgentMemError):
@@ -121,3 +131,17 @@ class VersionConflict(StoreError):
         super().__init__(f"{path} changed since version {expected} was read (it is now {now}); nothing was written: "
                          "read it again (LongTermMemory.current()) and redo the change, or use "
                          "LongTermMemory.edit(fn), which applies fn under the lock")
+
+
+class SessionBusy(AgentMemError, RuntimeError):
+    """A turn could not start: another turn of the same ``(user, session)`` holds it.
+
+    Raised at once when waiting could never succeed (the holder is a stream paused in the calling thread, or a turn
+    this thread is already running), else after ``lock_timeout`` seconds. The message says which and what to do.
+    Nothing of the refused turn was written.
+    """
+
+    def __init__(self, message: str, *, user_id: str, session_id: str) -> None:
+        super().__init__(message)
+        self.user_id = user_id
+        self.session_id = session_id

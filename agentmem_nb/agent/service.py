@@ -31,6 +31,7 @@ from agentmem_nb.agent.models import make_chat_model, model_name_of
 from agentmem_nb.agent.offline import OfflineChatModel
 from agentmem_nb.agent.sessions import DEFAULT_LOCK_TIMEOUT, SessionBusy, SessionLocks
 from agentmem_nb.agent.turn import SessionAgent, Turn, describe_model_error, title_from
+from agentmem_nb.errors import InvalidArgument
 from agentmem_nb.identifiers import check_session_id
 from agentmem_nb.retrieval import Retriever
 from agentmem_nb.store import MemoryStore, UserMemory
@@ -158,9 +159,9 @@ class ChatService:
         user = self.store.user(user_id)
         session_id = check_session_id(session_id)
         if not isinstance(message, str):
-            raise ValueError(f"message must be text, got {type(message).__name__} {message!r:.60}")
+            raise InvalidArgument(f"message must be text, got {type(message).__name__} {message!r:.60}")
         if not message.strip():
-            raise ValueError("message is empty: type something to send")
+            raise InvalidArgument("message is empty: type something to send")
         return user, session_id, message
 
     def _agent(self, user: UserMemory, session_id: str) -> SessionAgent:

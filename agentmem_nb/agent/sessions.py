@@ -19,26 +19,12 @@ import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from agentmem_nb.errors import AgentMemError
+from agentmem_nb.errors import SessionBusy
 
 __all__ = ["SessionBusy", "SessionLocks", "SessionSlot", "Holder", "DEFAULT_LOCK_TIMEOUT"]
 
 DEFAULT_LOCK_TIMEOUT = 120.0
 """Seconds a turn waits for another turn of its session (two default model timeouts) before :class:`SessionBusy`."""
-
-
-class SessionBusy(AgentMemError, RuntimeError):
-    """A turn could not start: another turn of the same ``(user, session)`` holds it.
-
-    Raised at once when waiting could never succeed (the holder is a stream paused in the calling thread, or a turn
-    this thread is already running), else after ``lock_timeout`` seconds. The message says which and what to do.
-    Nothing of the refused turn was written.
-    """
-
-    def __init__(self, message: str, *, user_id: str, session_id: str) -> None:
-        super().__init__(message)
-        self.user_id = user_id
-        self.session_id = session_id
 
 
 @dataclass(slots=True)

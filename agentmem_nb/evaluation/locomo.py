@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentmem_nb.errors import InvalidArgument
 from agentmem_nb.identifiers import check_user_id
 from agentmem_nb.store import MemoryStore
 
@@ -68,10 +69,10 @@ def parse_locomo_datetime(text: str) -> _dt.datetime:
     match = _WHEN.fullmatch(text) if isinstance(text, str) else None
     month = _MONTHS.get(match.group(5).casefold()) if match else None
     if match is None or month is None:
-        raise ValueError(f"unreadable LoCoMo session time {text!r}: expected the form '1:56 pm on 8 May, 2023'")
+        raise InvalidArgument(f"unreadable LoCoMo session time {text!r}: expected the form '1:56 pm on 8 May, 2023'")
     hour, minute = int(match.group(1)), int(match.group(2))
     if not (1 <= hour <= 12 and minute < 60):
-        raise ValueError(f"unreadable LoCoMo session time {text!r}: hour must be 1-12 and minutes 0-59")
+        raise InvalidArgument(f"unreadable LoCoMo session time {text!r}: hour must be 1-12 and minutes 0-59")
     hour = hour % 12 + (12 if match.group(3).lower().startswith("p") else 0)
     return _dt.datetime(int(match.group(6)), month, int(match.group(4)), hour, minute)
 
@@ -145,7 +146,7 @@ class ImportReport:
 
 def _turn(raw: Mapping[str, Any], where: str) -> LocomoTurn:
     if not isinstance(raw, Mapping) or not isinstance(raw.get("text"), str) or not isinstance(raw.get("dia_id"), str):
-        raise ValueError(f"{where}: a turn needs string 'text' and 'dia_id', got {str(raw)[:120]!r}")
+        raise InvalidArgument(f"{where}: a turn needs string 'text' and 'dia_id', got {str(raw)[:120]!r}")
     caption = raw.get("blip_caption")
     url = raw.get("img_url")
     if isinstance(url, list):
@@ -209,11 +210,11 @@ def load_conversation(
     if isinstance(data, list) and len(data) == 1:
         data = data[0]
     if not isinstance(data, Mapping):
-        raise ValueError(f"{source!s}: expected one LoCoMo conversation object, got {type(data).__name__} "
+        raise InvalidArgument(f"{source!s}: expected one LoCoMo conversation object, got {type(data).__name__} "
                          "(a file with several conversations is read with load_conversations)")
     body = data.get("conversation", data)  # locomo10.json nests turns under "conversation"
     if not isinstance(body, Mapping) or "speaker_a" not in body:
-        raise ValueError(f"{name or default_name}: no 'speaker_a' found; is this a LoCoMo conversation file?")
+        raise InvalidArgument(f"{name or default_name}: no 'speaker_a' found; is this a LoCoMo conversation file?")
     sessions = []
     for key, turns in body.items():
         match = _SESSION_KEY.fullmatch(key)
@@ -221,7 +222,7 @@ def load_conversation(
             continue
         when_key = f"{key}_date_time"
         if when_key not in body:
-            raise ValueError(f"{name or default_name}: {key} has no {when_key}")
+            raise InvalidArgument(f"{name or default_name}: {key} has no {when_key}")
         parsed = tuple(_turn(t, f"{name or default_name} {key}") for t in turns)
         sessions.append(LocomoSession(int(match.group(1)), parse_locomo_datetime(body[when_key]), parsed))
     sessions.sort(key=lambda s: s.number)
@@ -257,7 +258,7 @@ def import_conversation(
     uid = check_user_id(user_id or conversation.name)
     user = store.user(uid)
     if user.session_ids() or user.days():
-        raise ValueError(f"user {uid!r} already has messages under {user.directory}; import into a new user id "
+        raise InvalidArgument(f"user {uid!r} already has messages under {user.directory}; import into a new user id "
                          "or an empty store")
     started = time.perf_counter()
     count = 0

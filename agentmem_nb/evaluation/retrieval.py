@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from agentmem_nb.errors import InvalidArgument
 from agentmem_nb.evaluation.locomo import (
     LocomoConversation,
     import_conversation,
@@ -186,7 +187,7 @@ def evaluate_locomo(
     built; the build time is reported apart.
     """
     if budget < 1:
-        raise ValueError(f"budget must be at least 1, got {budget}")
+        raise InvalidArgument(f"budget must be at least 1, got {budget}")
     retriever = retriever or Retriever()
     if isinstance(source, Corpus):
         return _evaluate(source, budget, before, after, window, retriever, variant, categories)

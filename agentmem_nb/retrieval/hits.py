@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from agentmem_nb.errors import InvalidArgument
 from agentmem_nb.identifiers import check_day, check_session_id
 from agentmem_nb.items import ItemKey, LayerKind
 from agentmem_nb.messages import Message
@@ -42,11 +43,11 @@ class Scope:
             object.__setattr__(self, "layer", "daily")
         elif self.kind == "all":
             if self.key is not None:
-                raise ValueError(f"Scope(kind='all') takes no key, got {self.key!r}: use Scope.session or Scope.day")
+                raise InvalidArgument(f"Scope(kind='all') takes no key, got {self.key!r}: use Scope.session or Scope.day")
             if self.layer not in ("session", "daily"):
-                raise ValueError(f"unknown layer {self.layer!r}: use 'session' or 'daily'")
+                raise InvalidArgument(f"unknown layer {self.layer!r}: use 'session' or 'daily'")
         else:
-            raise ValueError(f"unknown scope kind {self.kind!r}: use 'session', 'day' or 'all'")
+            raise InvalidArgument(f"unknown scope kind {self.kind!r}: use 'session', 'day' or 'all'")
 
     @classmethod
     def session(cls, session_id: str) -> Scope:

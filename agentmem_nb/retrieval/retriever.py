@@ -20,6 +20,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from agentmem_nb.errors import InvalidArgument
 from agentmem_nb.items import ItemKey
 from agentmem_nb.messages import Message
 from agentmem_nb.retrieval.dense import DenseIndex
@@ -180,7 +181,7 @@ class Retriever:
         before = max(0, min(int(before), MAX_WINDOW_SIDE))
         after = max(0, min(int(after), MAX_WINDOW_SIDE))
         if window not in WINDOW_MODES:
-            raise ValueError(f"unknown window mode {window!r}: use one of {', '.join(WINDOW_MODES)}")
+            raise InvalidArgument(f"unknown window mode {window!r}: use one of {', '.join(WINDOW_MODES)}")
         # An anchor already inside an earlier window adds no message, so rank a few more than the budget.
         layers, candidates = self._candidates(user, query, scope, 2 * budget + 10 + len(exclude), exclude)
         skip = {(li, pos) for li, pos in _positions(layers, exclude)} if exclude else set()
@@ -258,7 +259,7 @@ class Retriever:
         >>> # search(user, "which city did I move to").hits[0].explain() -> 'score 7.31 = bm25 5.20 + ...'
         """
         if how not in _HOWS:
-            raise ValueError(f"unknown search mode {how!r}: use one of {', '.join(_HOWS)}")
+            raise InvalidArgument(f"unknown search mode {how!r}: use one of {', '.join(_HOWS)}")
         scope = scope or Scope.everything()
         budget = max(0, min(int(budget), MAX_SEARCH_LIMIT))
         if how == "exact" or (how == "auto" and is_keyword(query)):

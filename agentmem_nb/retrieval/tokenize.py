@@ -24,6 +24,8 @@ from itertools import compress, filterfalse, islice, repeat
 from operator import and_, is_, not_
 from typing import Literal
 
+from agentmem_nb.errors import InvalidArgument
+
 __all__ = ["Tokenizer", "TokenizerConfig", "ENGLISH_STOP_WORDS", "CJK_STOP_CHARS", "CJK_MODES", "is_cjk", "has_cjk"]
 
 CjkMode = Literal["bigram", "jieba"]
@@ -102,7 +104,7 @@ class TokenizerConfig:
 
     def __post_init__(self) -> None:
         if self.cjk not in CJK_MODES:
-            raise ValueError(f"unknown cjk mode {self.cjk!r}: use one of {', '.join(CJK_MODES)}")
+            raise InvalidArgument(f"unknown cjk mode {self.cjk!r}: use one of {', '.join(CJK_MODES)}")
 
 
 class Tokenizer:
