@@ -56,7 +56,8 @@ from agentmem_nb.errors import StoreError
 from agentmem_nb.store._fs import atomic_write, flocked, open_file
 
 __all__ = ["CachedText", "MIN_RECORDS", "cache_path", "load_lines", "save_lines", "load_text", "save_text",
-           "file_signature"]
+           "file_signature", "signature_matches", "write_cache", "open_cache", "payload_intact", "read_into",
+           "user_cache_folder"]
 
 MIN_RECORDS = 2048
 """Files with fewer records are not cached (their index is rebuilt in milliseconds)."""
@@ -67,6 +68,11 @@ _TEXT_MAGIC = b"AMTEXT01"
 _PREFIX = struct.Struct("<8sQ")  # magic, header length
 _EDGE = 256  # bytes compared at the start of the file and before the indexed end
 _SCAN_WINDOW = 8 << 20  # bytes of mapped text searched at a time (and then given back to the kernel)
+
+
+def user_cache_folder(user_directory: Path) -> Path:
+    """The hidden folder of a user's caches (this module's and the retrieval index's)."""
+    return user_directory / CACHE_FOLDER
 
 
 def cache_path(data_path: Path, suffix: str) -> Path:
@@ -90,7 +96,7 @@ def file_signature(fd: int, end: int) -> dict[str, Any] | None:
     return {"dev": st.st_dev, "ino": st.st_ino, "end": end, "head": head.hex(), "tail": tail.hex()}
 
 
-def _matches(fd: int, header: dict[str, Any]) -> bool:
+def signature_matches(fd: int, header: dict[str, Any]) -> bool:
     """Whether the open file ``fd`` is the file ``header`` describes, grown by appends at most (the store's rule:
     same identity, at least as long, and the same bytes at the start and just before the indexed end)."""
     end = header.get("end")
@@ -104,6 +110,28 @@ def _matches(fd: int, header: dict[str, Any]) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------- reading and writing
+
+
+def write_cache(path: Path, base: Path, magic: bytes, header: dict[str, Any], pieces: list[Any]) -> bool:
+    """Write a cache file (``magic``, ``header``, then ``pieces`` back to back, checksummed) atomically; ``False``
+    when it cannot be written (the caller goes on without it)."""
+    return _write(path, base, _pack(magic, header, *pieces))
+
+
+def open_cache(path: Path, base: Path, magic: bytes) -> tuple[int, dict[str, Any], int] | None:
+    """``(fd, header, payload offset)`` of a cache written by :func:`write_cache` with ``magic``, if it is whole
+    (size and checksum); ``None`` otherwise. The caller closes ``fd``."""
+    opened = _open_cache(path, base, magic)
+    if opened is None:
+        return None
+    fd, header, start = opened
+    try:
+        if payload_intact(fd, start, header):
+            return opened
+    except OSError:  # vanished midway: a miss
+        pass
+    os.close(fd)
+    return None
 
 
 def _pack(magic: bytes, header: dict[str, Any], *payload: bytes | bytearray | memoryview) -> list[Any]:
@@ -149,7 +177,7 @@ def _open_cache(path: Path, base: Path, magic: bytes) -> tuple[int, dict[str, An
     return fd, header, _PREFIX.size + length
 
 
-def _payload_intact(fd: int, start: int, header: dict[str, Any]) -> bool:
+def payload_intact(fd: int, start: int, header: dict[str, Any]) -> bool:
     """Whether the payload (everything after the header) has the checksum the header records: a cache damaged in
     the middle is a miss, not a wrong answer. Read a window at a time into one buffer (about 4 ms per 16 MB), so a
     large text is checked without becoming resident."""
@@ -166,12 +194,18 @@ def _payload_intact(fd: int, start: int, header: dict[str, Any]) -> bool:
     return crc == header.get("crc32")
 
 
-def _read_int64(fd: int, offset: int, count: int) -> array | None:
-    """``count`` int64 at ``offset`` read straight into an array (no intermediate copy); ``None`` if cut short."""
-    out = array("q", [0]) * count
-    if count and os.preadv(fd, [memoryview(out).cast("B")], offset) != 8 * count:
+def read_into(fd: int, offset: int, typecode: str, count: int) -> array | None:
+    """``count`` items of ``typecode`` at ``offset`` read straight into an array (no intermediate copy, nothing
+    mapped); ``None`` if cut short."""
+    out = array(typecode, [0]) * count
+    size = out.itemsize * count
+    if count and os.preadv(fd, [memoryview(out).cast("B")], offset) != size:
         return None
     return out
+
+
+def _read_int64(fd: int, offset: int, count: int) -> array | None:
+    return read_into(fd, offset, "q", count)
 
 
 def _count(header: dict[str, Any], key: str) -> int | None:
@@ -188,16 +222,16 @@ def save_lines(path: Path, base: Path, signature: dict[str, Any], ids: array, of
 
 def load_lines(path: Path, base: Path, data_fd: int) -> tuple[dict[str, Any], array, array] | None:
     """``(header, ids, offsets)`` of the cache at ``path`` if it describes the open data file ``data_fd`` (see
-    :func:`_matches`) and is whole; ``None`` otherwise."""
+    :func:`signature_matches`) and is whole; ``None`` otherwise."""
     opened = _open_cache(path, base, _LINES_MAGIC)
     if opened is None:
         return None
     fd, header, start = opened
     try:
         count = _count(header, "count")
-        if count is None or not isinstance(header.get("state"), dict) or not _matches(data_fd, header):
+        if count is None or not isinstance(header.get("state"), dict) or not signature_matches(data_fd, header):
             return None
-        if os.fstat(fd).st_size != start + 16 * count or not _payload_intact(fd, start, header):
+        if os.fstat(fd).st_size != start + 16 * count or not payload_intact(fd, start, header):
             return None
         ids = _read_int64(fd, start, count)
         offsets = _read_int64(fd, start + 8 * count, count)
@@ -232,13 +266,13 @@ def load_text(path: Path, base: Path, data_fd: int, offsets: array) -> tuple[Cac
     fd, header, start = opened
     try:
         count, length = _count(header, "count"), _count(header, "text_length")
-        if count is None or length is None or not _matches(data_fd, header):
+        if count is None or length is None or not signature_matches(data_fd, header):
             return None
         # The cache covers exactly the records that start before its end, so they are the index's first `count`.
         if bisect.bisect_left(offsets, header["end"]) != count:
             return None
         text_at = start + 8 * count
-        if os.fstat(fd).st_size != text_at + length or not _payload_intact(fd, start, header):
+        if os.fstat(fd).st_size != text_at + length or not payload_intact(fd, start, header):
             return None
         starts = _read_int64(fd, start, count)
         if starts is None or (count and (starts[0] != 0 or starts[-1] >= length)):
