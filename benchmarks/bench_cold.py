@@ -66,6 +66,9 @@ def _child(query: str, root: Path) -> dict[str, Any]:
         extra["retrieval_import_s"] = round(time.perf_counter() - imported, 3)
         result = retrieve(user, RANKED_QUERY, budget=10)
         extra["messages"] = len(result.messages)
+        from agentmem_nb.retrieval import user_index
+
+        extra["records_tokenised"] = sum(f.records_read for k in user_index(user).kinds.values() for f in k.files)
     done = time.perf_counter()
     return {
         "query": query,

@@ -2,10 +2,12 @@
 
 Why: every new process used to rebuild a layer's index from the whole file before its first read — parse every line
 for its byte offset and id, then (on the first keyword search) fold every message's content. At 1M messages (a
-270 MB session file) that cost a fresh process 4.4 s and 302 MiB before its first keyword hit, and 2.1 s at 100k.
-A process that finds a valid cache instead copies two int64 arrays (16 MB at 1M) and maps the folded text, reading
-only the lines appended since the cache was written (see ``benchmarks/bench_cold.py`` and ``benchmarks/RESULTS.md``
-for the measured figures).
+240 MB session file) the issue measured 4.4 s and 302 MiB for a fresh process's first keyword hit (2.1 s at 100k).
+A process that finds a valid cache instead copies two int64 arrays (16 MB at 1M), checks them, maps the folded text,
+and parses only the lines appended since the cache was written. Measured with ``benchmarks/bench_cold.py`` (fresh
+processes, 1M messages, on a shared 2-core machine whose load inflated the no-cache figures; see
+``benchmarks/COLD.md``): first window 5.96 s / 50 MiB without the cache, 82 ms / 42 MiB with it (2.5 kB of the data
+file read, no line parsed); first keyword search 16.4 s / 135 MiB without, 119 ms / 52 MiB with.
 
 Where: ``{user}/.index/{sessions|daily}/{file}.lines`` (ids and offsets) and ``….text`` (where each message's
 folded text starts, then the text). The user folder is the data's home, so the cache travels, is backed up and is
