@@ -209,8 +209,9 @@ def _restore(index: KindIndex, user: UserMemory, fd: int, header: dict[str, Any]
     at = 0
     for file_id, (layer, count) in enumerate(zip(layers, counts, strict=True)):
         follower = FileFollower(layer, file_id)
-        follower.message_ids = message_ids[at : at + count]
-        follower.gids = values["gids"][at : at + count]
+        whole = at == 0 and count == docs  # one file (a long session): its arrays as loaded, not a second copy
+        follower.message_ids = message_ids if whole else message_ids[at : at + count]
+        follower.gids = values["gids"] if whole else values["gids"][at : at + count]
         follower.asks = bytearray(values["asks"][at : at + count])
         at += count
         index.files.append(follower)

@@ -390,6 +390,7 @@ def adopt_lines(layer: Any, fd: int) -> bool:
     lineno = state.get("lineno")
     if type(lineno) is not int or lineno < len(ids) or not layer._adopt_cached(state.get("layer")):
         return False
+    layer._count_read(2 * min(_EDGE, header["end"]))  # the signature's two reads of the data file
     layer._ids, layer._offsets = ids, offsets
     layer._end = header["end"]
     layer._lineno = lineno
@@ -425,6 +426,7 @@ def load_search_text(layer: Any) -> tuple[CachedText, array] | None:
     finally:
         os.close(fd)
     if loaded is not None:
+        layer._count_read(2 * _EDGE)  # the signature's two reads (a cached file is far longer than this)
         layer._text_saved = len(loaded[1])
     return loaded
 
