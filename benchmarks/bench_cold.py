@@ -54,6 +54,7 @@ def _child(query: str, root: Path) -> dict[str, Any]:
     user = MemoryStore(root, zone=ZONE).user(USER)
     session = user.session(SESSION)
     extra: dict[str, Any] = {}
+    first_done = 0.0
     if query == "window":
         window = session.window(500_000 if session.path.stat().st_size > 1 << 28 else 1000, 5, 5)
         extra["messages"] = len(window.messages)
@@ -69,12 +70,18 @@ def _child(query: str, root: Path) -> dict[str, Any]:
         from agentmem_nb.retrieval import user_index
 
         extra["records_tokenised"] = sum(f.records_read for k in user_index(user).kinds.values() for f in k.files)
-    done = time.perf_counter()
+        first_done = time.perf_counter()
+        extra["peak_rss_first_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        # The same query again in this process: the ranker's own cost, which no cache removes.
+        again = time.perf_counter()
+        retrieve(user, RANKED_QUERY, budget=10)
+        extra["warm_repeat_s"] = round(time.perf_counter() - again, 3)
+    done = first_done if query == "ranked" else time.perf_counter()
     return {
         "query": query,
         "import_s": imported - started,
         "seconds": done - imported,
-        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_rss_mib": extra.pop("peak_rss_first_mib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "session_bytes_read": session.stats.bytes_read,
         "session_lines_parsed": session.stats.lines_indexed,
         **extra,

@@ -70,6 +70,7 @@ _TEXT_MAGIC = b"AMTEXT01"
 _PREFIX = struct.Struct("<8sQ")  # magic, header length
 _EDGE = 256  # bytes compared at the start of the file and before the indexed end
 _SCAN_WINDOW = 8 << 20  # bytes of mapped text searched at a time (and then given back to the kernel)
+_CHECK_WINDOW = 1 << 20  # bytes read at a time to checksum a cache (one buffer, reused)
 
 
 def user_cache_folder(user_directory: Path) -> Path:
@@ -181,10 +182,10 @@ def _open_cache(path: Path, base: Path, magic: bytes) -> tuple[int, dict[str, An
 
 def payload_intact(fd: int, start: int, header: dict[str, Any]) -> bool:
     """Whether the payload (everything after the header) has the checksum the header records: a cache damaged in
-    the middle is a miss, not a wrong answer. Read a window at a time into one buffer (about 4 ms per 16 MB), so a
+    the middle is a miss, not a wrong answer. Read a megabyte at a time into one buffer (about 4 ms per 16 MB), so a
     large text is checked without becoming resident."""
     size = os.fstat(fd).st_size - start
-    buffer = bytearray(min(size, _SCAN_WINDOW))
+    buffer = bytearray(min(size, _CHECK_WINDOW))
     view = memoryview(buffer)
     crc, position = 0, start
     while position < start + size:
