@@ -5,9 +5,9 @@ for its byte offset and id, then (on the first keyword search) fold every messag
 240 MB session file) the issue measured 4.4 s and 302 MiB for a fresh process's first keyword hit (2.1 s at 100k).
 A process that finds a valid cache instead copies two int64 arrays (16 MB at 1M), checks them, maps the folded text,
 and parses only the lines appended since the cache was written. Measured with ``benchmarks/bench_cold.py`` (fresh
-processes, 1M messages, on a shared 2-core machine whose load inflated the no-cache figures; see
-``benchmarks/COLD.md``): first window 5.96 s / 50 MiB without the cache, 82 ms / 42 MiB with it (2.5 kB of the data
-file read, no line parsed); first keyword search 16.4 s / 135 MiB without, 119 ms / 52 MiB with.
+processes, 1M messages, shared 2-core machine; ``benchmarks/COLD.md``): first window 9.2 s / 50 MiB without the
+cache (2-3 s on a quiet machine), 20 ms / 41 MiB with it (3 kB of the data file read, no line parsed); first keyword
+search 4.4 s / 134 MiB without, 55 ms / 51 MiB with.
 
 Where: ``{user}/.index/{sessions|daily}/{file}.lines`` (ids and offsets) and ``….text`` (where each message's
 folded text starts, then the text). The user folder is the data's home, so the cache travels, is backed up and is
