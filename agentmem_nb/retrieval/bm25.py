@@ -99,7 +99,7 @@ class TermIndex:
         index = cls()
         index._names = names
         index._ids = dict(zip(names, range(len(names))))
-        index._postings = list(map(array, repeat("i", len(names))))
+        index._postings = [array("i") for _ in names]
         index._lengths = lengths
         index._total_length = total_length
         index._base = base

@@ -83,7 +83,7 @@ def keep(index: KindIndex, user: UserMemory) -> None:
     sake: a failure leaves the index as it is and the next process rebuilds."""
     with index._lock:
         total = len(index)
-        saved = getattr(index, "persisted", 0)
+        saved = index.persisted
         if total < index_cache.MIN_RECORDS or total - saved < max(1, saved // 4) or index._untallied:
             return
         index.persisted = total  # also on failure: a read-only folder is not retried on every query
@@ -109,8 +109,7 @@ def keep(index: KindIndex, user: UserMemory) -> None:
         pieces: list[Any] = []
         at = 0
         for name, buffer in [("names", names), *arrays.items()]:
-            raw = memoryview(buffer).cast("B") if not isinstance(buffer, np.ndarray) else memoryview(
-                np.ascontiguousarray(buffer)).cast("B")
+            raw = (np.ascontiguousarray(buffer).data if isinstance(buffer, np.ndarray) else memoryview(buffer)).cast("B")
             pad = -at % 8
             if pad:
                 pieces.append(b"\x00" * pad)
@@ -135,7 +134,7 @@ def restore(index: KindIndex, user: UserMemory) -> bool:
     """Give the empty ``index`` the persisted one, if every file it covers still holds what was indexed. Called
     once per kind index, before its first refresh (the refresh then reads only what was appended since)."""
     with index._lock:
-        if getattr(index, "restore_tried", False) or len(index):
+        if index.restore_tried or len(index):
             return False
         index.restore_tried = True
         opened = index_cache.open_cache(_path(index, user), user.store.root, _MAGIC)

@@ -298,7 +298,7 @@ def _map(fd: int, offset: int, length: int) -> mmap.mmap | None:
 class CachedText:
     """The folded search text: a mapped prefix from the cache, then an in-memory tail for records indexed since.
 
-    It offers what :class:`~agentmem_nb.store.layer.MessageFile` does with its ``bytearray`` — ``len``, ``+=`` and
+    It offers what :class:`~agentmem_nb.store.layer.MessageFile` does with its ``bytearray`` — ``len``, ``extend`` and
     ``rfind(needle, start, end)`` — so the search code is the same for both. A match never spans the prefix and the
     tail (the needle holds no NUL and every message ends with one), so each part is searched on its own.
     """
@@ -314,9 +314,9 @@ class CachedText:
     def __len__(self) -> int:
         return self._base + len(self._tail)
 
-    def __iadd__(self, data: bytes | bytearray) -> CachedText:
+    def extend(self, data: bytes | bytearray) -> None:
+        """Append ``data`` (the folded text of records indexed after the cache was written)."""
         self._tail += data
-        return self
 
     def pieces(self) -> list[Any]:
         """The whole text as buffers (for writing it to a new cache without joining it in memory)."""

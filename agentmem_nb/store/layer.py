@@ -118,7 +118,7 @@ def _fold_block(records: list[dict[str, Any]], text: bytearray | CachedText, sta
     while at + 1 < len(folded):  # one find() per record: C-speed search, no Python work per byte
         starts.append(base + at + 1)
         at = folded.find(_SEPARATOR, at + 1)
-    text += folded
+    text.extend(folded)
     return True
 
 
@@ -202,8 +202,8 @@ class MessageFile(JsonlFile):
             # Python's repr, e.g. {'k': 'v'}, and '"k"' would not be found in the content it displays).
             content = "" if content is None else json.dumps(content, ensure_ascii=False)
         self._text_starts.append(len(text))
-        text += _folded(content)
-        text += _SEPARATOR
+        text.extend(_folded(content))
+        text.extend(_SEPARATOR)
 
     def _search_text(self) -> tuple[bytearray | CachedText, array]:
         """The search text, built from the indexed records on first use (caller holds the lock, index synced);
