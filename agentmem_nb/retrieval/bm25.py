@@ -322,7 +322,10 @@ class TermIndex:
             found = self._ids.get(term)
             if found is None:
                 return _EMPTY, _EMPTY
-            pairs = self._pairs(found).astype(np.int64).reshape(-1, 2)
+            if self._base is None:  # the usual in-memory index: one conversion, as before persistence existed
+                pairs = np.array(self._postings[found], dtype=np.int64).reshape(-1, 2)
+            else:
+                pairs = self._pairs(found).astype(np.int64).reshape(-1, 2)
         return pairs[:, 0], pairs[:, 1].astype(np.float64)
 
     def lengths(self) -> np.ndarray:
