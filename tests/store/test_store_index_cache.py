@@ -368,3 +368,15 @@ def test_readers_loading_and_writing_caches_while_others_append_never_see_a_wron
     expected = _reference(root, tmp_path)
     assert expected["len"] == N + 2500
     assert _without_stats(_answers(root)) == expected
+
+
+def test_a_cache_write_cut_short_by_a_kill_is_ignored_and_reported_as_an_orphan(built: Path, tmp_path: Path) -> None:
+    """What a writer killed inside ``atomic_write`` leaves: a temporary file beside the cache (no lock held on it).
+    Readers never look at it; the folder check names it as an orphan to delete, like any other."""
+    lines = cache_path(built / "alice" / "sessions" / "s1.jsonl", "lines")
+    orphan = lines.with_name(f".{lines.name}.ab3de6gh.tmp")
+    orphan.write_bytes(lines.read_bytes()[:1000])
+    _append_elsewhere(built)
+    assert _without_stats(_answers(built)) == _reference(built, tmp_path)
+    found = _store(built).user("alice").problems()
+    assert [(p.kind.name, Path(p.path).name) for p in found] == [("ORPHANED_TEMP_FILE", orphan.name)]
