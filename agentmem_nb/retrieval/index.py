@@ -13,9 +13,9 @@ anything. A file that was replaced or shrank (an external edit) makes its kind i
 
 A fresh process first looks for the index persisted by an earlier one (:mod:`agentmem_nb.retrieval.persist`, checked
 against every file it covers) and tokenises only what was appended since. Without a valid one, the index is built
-from the files on first use: one sequential read, records taken 8,192 at a time, each block tokenised by :class:`~agentmem_nb.retrieval.encode.BlockEncoder` (Python work per
-distinct chunk of text, not per word) and tallied by :meth:`TermIndex.add_block` (see the figures in
-``agentmem_nb/retrieval/README.md``).
+from the files on first use: one sequential read, records taken 8,192 at a time, each block tokenised by
+:class:`~agentmem_nb.retrieval.encode.BlockEncoder` (Python work per distinct chunk of text, not per word) and
+tallied by :meth:`TermIndex.add_block` (see the figures in ``agentmem_nb/retrieval/README.md``).
 
 :func:`user_index` gives the shared :class:`UserIndex` of a ``UserMemory`` (kept as long as that object lives), so
 every search in a process reuses the same postings.
