@@ -109,7 +109,8 @@ def keep(index: KindIndex, user: UserMemory) -> None:
         pieces: list[Any] = []
         at = 0
         for name, buffer in [("names", names), *arrays.items()]:
-            raw = (np.ascontiguousarray(buffer).data if isinstance(buffer, np.ndarray) else memoryview(buffer)).cast("B")
+            view = np.ascontiguousarray(buffer).data if isinstance(buffer, np.ndarray) else memoryview(buffer)
+            raw = view.cast("B")
             pad = -at % 8
             if pad:
                 pieces.append(b"\x00" * pad)

@@ -26,10 +26,14 @@ Never the source of truth:
 * **Only a clean index is kept**: every line a record with an increasing plain id, every ``ts`` readable, nothing
   skipped (every file this store writes). A file with legacy ids, duplicates or bad lines is rebuilt each time,
   which keeps the per-line findings (``problems()``) and their line numbers in one place: the indexer.
-* **Atomic, concurrent-safe, crash-safe.** A cache file is written whole with :func:`~agentmem_nb.store._fs.atomic_write`
-  (a temporary file renamed over the old one), so a reader sees an old snapshot or a new one, never a mix; two
-  writers just race to put down equally valid snapshots. Every snapshot describes bytes that appends never change.
-  It is written without fsync: a cache lost or cut short by a power cut is a cache miss.
+* **Atomic, concurrent-safe, crash-safe.** A cache file is written whole with
+  :func:`~agentmem_nb.store._fs.atomic_write` (a temporary file renamed over the old one), so a reader sees an old
+  snapshot or a new one, never a mix; two writers just race to put down equally valid snapshots. Every snapshot
+  describes bytes that appends never change. It is written without fsync and checksummed (CRC-32 of everything after
+  its header, checked on load): a cache lost, cut short or damaged (a power cut, a disk error) is a cache miss. A
+  writer killed mid-write leaves a temporary file that no reader opens and the folder check reports as an orphan.
+* **The blind spot is the store's own**: an in-place edit of earlier bytes that keeps every length and the bytes
+  compared is seen neither by the live index (``JsonlFile._still_ends_a_line``) nor by the cache.
 * **Never through a link**: opened with the store's primitives below the store root, like every data file.
 
 Memory: the id and offset arrays are copied into the index's own arrays (16 bytes a message); the folded text is
