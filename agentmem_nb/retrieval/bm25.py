@@ -27,7 +27,7 @@ from itertools import filterfalse, repeat
 
 import numpy as np
 
-__all__ = ["BM25Params", "TermIndex", "CorpusStats", "idf", "score_into", "score_query", "explain_terms"]
+__all__ = ["BM25Params", "FrozenTerms", "TermIndex", "CorpusStats", "idf", "score_into", "score_query", "explain_terms"]
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 # Up to this many documents, add_block counts (and BlockEncoder.encode tokenises) in plain Python: numpy's fixed
@@ -75,7 +75,7 @@ class TermIndex:
     """
 
     __slots__ = ("_ids", "_names", "_postings", "_pair_terms", "_pair_tfs", "_doc_starts", "_lengths",
-                 "_total_length", "_lock")
+                 "_total_length", "_lock", "_base")
 
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}  # term -> its id
@@ -89,6 +89,48 @@ class TermIndex:
         self._lengths = array("i")
         self._total_length = 0
         self._lock = threading.Lock()  # appends vs. the copies scoring takes (arrays cannot grow while exported)
+        # The documents loaded from a persisted index (retrieval/persist.py), read-only and mapped from the cache
+        # file; documents added since live in the arrays above (postings and pairs of those documents only).
+        self._base: FrozenTerms | None = None
+
+    @classmethod
+    def from_frozen(cls, names: list[str], lengths: array, total_length: int, base: FrozenTerms) -> TermIndex:
+        """An index holding ``base`` (every term's postings and every document's pairs, mapped), ready to grow."""
+        index = cls()
+        index._names = names
+        index._ids = dict(zip(names, range(len(names))))
+        index._postings = [array("i") for _ in names]
+        index._lengths = lengths
+        index._total_length = total_length
+        index._base = base
+        return index
+
+    def frozen(self) -> FrozenTerms:
+        """Every term's postings and every document's pairs as flat arrays (for persisting the index)."""
+        with self._lock:
+            tail_pairs = [np.frombuffer(p, dtype=np.int32) for p in self._postings]
+            base = self._base
+            if base is None:
+                pairs = np.concatenate(tail_pairs) if tail_pairs else np.zeros(0, dtype=np.int32)
+                sizes = np.fromiter(map(len, tail_pairs), dtype=np.int64, count=len(tail_pairs))
+                pair_terms = np.frombuffer(self._pair_terms, dtype=np.int32).copy()
+                pair_tfs = np.frombuffer(self._pair_tfs, dtype=np.int32).copy()
+                doc_starts = np.frombuffer(self._doc_starts, dtype=np.int64).copy()
+            else:
+                pieces, sizes_list = [], []
+                for term, tail in enumerate(tail_pairs):
+                    head = base.postings(term)
+                    pieces += [head, tail]
+                    sizes_list.append(len(head) + len(tail))
+                pairs = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int32)
+                sizes = np.array(sizes_list, dtype=np.int64)
+                pair_terms = np.concatenate([base.pair_terms, np.frombuffer(self._pair_terms, dtype=np.int32)])
+                pair_tfs = np.concatenate([base.pair_tfs, np.frombuffer(self._pair_tfs, dtype=np.int32)])
+                doc_starts = np.concatenate([base.doc_starts,
+                                             np.frombuffer(self._doc_starts, dtype=np.int64)[1:] + base.doc_starts[-1]])
+            starts = np.zeros(len(sizes) + 1, dtype=np.int64)
+            np.cumsum(sizes, out=starts[1:])
+            return FrozenTerms(len(self._lengths), starts, pairs, pair_terms, pair_tfs, doc_starts)
 
     def __len__(self) -> int:
         return len(self._lengths)
@@ -226,7 +268,14 @@ class TermIndex:
     def df(self, term: str) -> int:
         """Number of documents that contain ``term``."""
         found = self._ids.get(term)
-        return len(self._postings[found]) // 2 if found is not None else 0
+        if found is None:
+            return 0
+        return (len(self._postings[found]) + (self._base.size(found) if self._base is not None else 0)) // 2
+
+    def _pairs(self, found: int) -> np.ndarray:
+        """Term ``found``'s postings, position, tf, position, tf, … (a copy; caller holds the lock)."""
+        tail = np.array(self._postings[found], dtype=np.int32)
+        return tail if self._base is None else np.concatenate([self._base.postings(found), tail])
 
     def cf(self, term: str) -> int:
         """Occurrences of ``term`` over all documents (its term frequency if the file were one document)."""
@@ -234,7 +283,7 @@ class TermIndex:
         if found is None:
             return 0
         with self._lock:
-            return sum(self._postings[found][1::2])
+            return int(self._pairs(found)[1::2].sum())
 
     def postings(self, term: str) -> Sequence[int]:
         """Positions of the documents containing ``term``, ascending (a copy)."""
@@ -242,7 +291,7 @@ class TermIndex:
         if found is None:
             return ()
         with self._lock:
-            return self._postings[found][0::2]
+            return self._pairs(found)[0::2].tolist()
 
     def tf(self, position: int, term: str) -> int:
         """How many times ``term`` occurs in document ``position``."""
@@ -253,8 +302,14 @@ class TermIndex:
         with self._lock:
             if not 0 <= position < len(self._lengths):
                 raise IndexError(f"document position {position} out of range (0..{len(self._lengths) - 1})")
-            lo, hi = self._doc_starts[position], self._doc_starts[position + 1]
             names = self._names
+            base = self._base
+            if base is not None and position < base.n_docs:
+                lo, hi = int(base.doc_starts[position]), int(base.doc_starts[position + 1])
+                return {names[t]: n for t, n in zip(base.pair_terms[lo:hi].tolist(), base.pair_tfs[lo:hi].tolist())}
+            if base is not None:
+                position -= base.n_docs
+            lo, hi = self._doc_starts[position], self._doc_starts[position + 1]
             return {names[t]: n for t, n in zip(self._pair_terms[lo:hi], self._pair_tfs[lo:hi])}
 
     def length(self, position: int) -> int:
@@ -267,7 +322,10 @@ class TermIndex:
             found = self._ids.get(term)
             if found is None:
                 return _EMPTY, _EMPTY
-            pairs = np.array(self._postings[found], dtype=np.int64).reshape(-1, 2)
+            if self._base is None:  # the usual in-memory index: one conversion, as before persistence existed
+                pairs = np.array(self._postings[found], dtype=np.int64).reshape(-1, 2)
+            else:
+                pairs = self._pairs(found).astype(np.int64).reshape(-1, 2)
         return pairs[:, 0], pairs[:, 1].astype(np.float64)
 
     def lengths(self) -> np.ndarray:
@@ -285,9 +343,35 @@ class TermIndex:
             return False
         if any(list(self.doc_terms(p).items()) != list(other.doc_terms(p).items()) for p in range(len(self))):
             return False
-        mine = {t: list(self._postings[i]) for t, i in self._ids.items() if len(self._postings[i])}
-        theirs = {t: list(other._postings[i]) for t, i in other._ids.items() if len(other._postings[i])}
+        mine = {t: self._pairs(i).tolist() for t, i in self._ids.items() if self.df(t)}
+        theirs = {t: other._pairs(i).tolist() for t, i in other._ids.items() if other.df(t)}
         return mine == theirs
+
+
+@dataclass(frozen=True, slots=True)
+class FrozenTerms:
+    """A term index's documents as flat arrays (persisted, then mapped read-only by the next process).
+
+    Term ``t``'s postings are ``pairs[starts[t]:starts[t + 1]]`` (position, tf, position, tf, …); document ``d``'s
+    distinct terms are ``pair_terms[doc_starts[d]:doc_starts[d + 1]]`` with their frequencies in ``pair_tfs``.
+    """
+
+    n_docs: int
+    starts: np.ndarray
+    pairs: np.ndarray
+    pair_terms: np.ndarray
+    pair_tfs: np.ndarray
+    doc_starts: np.ndarray
+
+    def size(self, term: int) -> int:
+        """Number of int32 in term ``term``'s postings (0 for a term added after these documents)."""
+        return int(self.starts[term + 1] - self.starts[term]) if term + 1 < len(self.starts) else 0
+
+    def postings(self, term: int) -> np.ndarray:
+        """Term ``term``'s postings as a view (empty for a term added after these documents)."""
+        if term + 1 >= len(self.starts):
+            return np.zeros(0, dtype=np.int32)
+        return self.pairs[int(self.starts[term]) : int(self.starts[term + 1])]
 
 
 def _first_appearance_counts(ids: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:

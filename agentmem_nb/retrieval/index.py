@@ -11,10 +11,11 @@ inode changed does the follower ask the store for its length (``MessageFile.len(
 since the last look) and tokenise the new records (``read_records(start, stop)``). Appending a message never rebuilds
 anything. A file that was replaced or shrank (an external edit) makes its kind index start over.
 
-Nothing is persisted: after a restart the index is rebuilt from the files on first use: one sequential read, records
-taken 8,192 at a time, each block tokenised by :class:`~agentmem_nb.retrieval.encode.BlockEncoder` (Python work per
-distinct chunk of text, not per word) and tallied by :meth:`TermIndex.add_block` (see the figures in
-``agentmem_nb/retrieval/README.md``).
+A fresh process first looks for the index persisted by an earlier one (:mod:`agentmem_nb.retrieval.persist`, checked
+against every file it covers) and tokenises only what was appended since. Without a valid one, the index is built
+from the files on first use: one sequential read, records taken 8,192 at a time, each block tokenised by
+:class:`~agentmem_nb.retrieval.encode.BlockEncoder` (Python work per distinct chunk of text, not per word) and
+tallied by :meth:`TermIndex.add_block` (see the figures in ``agentmem_nb/retrieval/README.md``).
 
 :func:`user_index` gives the shared :class:`UserIndex` of a ``UserMemory`` (kept as long as that object lives), so
 every search in a process reuses the same postings.
@@ -35,6 +36,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from agentmem_nb.retrieval import persist
 from agentmem_nb.retrieval.bm25 import TermIndex
 from agentmem_nb.retrieval.encode import BlockEncoder
 from agentmem_nb.retrieval.tokenize import Tokenizer, TokenizerConfig
@@ -205,10 +207,12 @@ class KindIndex:
         self.config = config
         self.tokenizer = tokenizer
         self.rebuilds = 0  # times a file changed under us (replaced, shrunk) and the index started over
+        self.restore_tried = False  # a persisted copy is looked for once, before the first refresh (persist.py)
         self._lock = threading.RLock()
         self._reset()
 
     def _reset(self) -> None:
+        self.persisted = 0  # messages of this index known to be in its persisted copy
         self.terms = TermIndex()
         self.encoder = BlockEncoder(self.tokenizer, self.terms)
         self.files: list[FileFollower] = []
@@ -403,6 +407,12 @@ class UserIndex:
     def view(self, kind: Kind, key: str | None = None) -> ScopeView:
         """An up-to-date view of one file (``key``) or of every file of ``kind`` (``key=None``)."""
         index = self.kinds[kind]
+        persist.restore(index, self.user)  # once: a valid persisted index, then the refresh reads what is new
+        view = self._view(index, kind, key)
+        persist.keep(index, self.user)  # when it grew enough since it was persisted
+        return view
+
+    def _view(self, index: KindIndex, kind: Kind, key: str | None) -> ScopeView:
         if key is not None:
             layer = self.user.session(key) if kind == "session" else self.user.daily(key)
             followers = index.refresh([layer])

@@ -44,6 +44,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from agentmem_nb.errors import StoreError, UnsafeFileError
 
@@ -338,8 +339,9 @@ def _write_error(path: Path, exc: OSError, doing: str) -> StoreError:
                       f"{fix.get(exc.errno or 0, 'check the folder')} and try again (the file is unchanged)")
 
 
-def atomic_write(path: Path, data: bytes, *, fsync: bool = True, base: Path | None = None) -> None:
-    """Replace ``path`` with ``data`` so that readers see the old or the new content, never a mix.
+def atomic_write(path: Path, data: bytes | list[Any], *, fsync: bool = True, base: Path | None = None) -> None:
+    """Replace ``path`` with ``data`` (bytes, or a list of buffers written one after the other) so that readers
+    see the old or the new content, never a mix.
 
     ``path`` keeps its permission bits (a ``0664`` file stays ``0664``); a new file gets the mode a plain ``open``
     would give (``0666`` less the umask). Folders below ``base`` (default: the file's folder) are made if missing
@@ -365,9 +367,10 @@ def atomic_write(path: Path, data: bytes, *, fsync: bool = True, base: Path | No
                 fcntl.flock(fd, fcntl.LOCK_EX)  # marks the temporary file as in use (see temp_is_orphaned)
                 if st is not None:
                     os.fchmod(fd, stat.S_IMODE(st.st_mode))
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
+                for piece in data if isinstance(data, list) else [data]:  # pieces: a large file is never joined
+                    view = memoryview(piece).cast("B")
+                    while view:
+                        view = view[os.write(fd, view):]
                 if fsync:
                     os.fsync(fd)
                 os.replace(tmp, path.name, src_dir_fd=dfd, dst_dir_fd=dfd)

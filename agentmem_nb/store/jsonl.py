@@ -46,6 +46,7 @@ from typing import Any, Literal
 
 from agentmem_nb.errors import MemoryDataWarning, StoreError
 from agentmem_nb.messages import parse_message_id
+from agentmem_nb.store import index_cache
 from agentmem_nb.store._fs import flocked, open_file
 from agentmem_nb.store.problems import Problem, ProblemKind, problem_for_error
 
@@ -205,6 +206,10 @@ class JsonlFile:
         self.stats = IOStats()
         self._repairs: list[Problem] = []  # what appends repaired or quarantined; outlives index rebuilds
         self._lock = threading.RLock()
+        # Where a persisted copy of the index lives, by suffix (set by layers that keep one; see index_cache), and
+        # whether it may be used: a read that found the indexed bytes changed stops trusting it in this process.
+        self._cache_path: Callable[[str], Path] | None = None
+        self._cache_trusted = True
         self._reset_index(inode=None)
 
     # ------------------------------------------------------------------ index
@@ -224,6 +229,7 @@ class JsonlFile:
         self._duplicate_lines: list[tuple[int, int]] = []  # (line number, id) of the first few, for problems()
         self._pending_tail = False
         self._pending_line = 0  # line number of the reported unterminated tail
+        self._cache_saved = 0  # records of this index known to be in the persisted cache
         self._on_reset()
 
     def _on_reset(self) -> None:
@@ -231,6 +237,14 @@ class JsonlFile:
 
     def _on_record(self, record: dict[str, Any], message_id: int) -> None:
         """Subclass hook: called once per indexed record, in file order."""
+
+    def _cache_state(self) -> dict[str, Any]:
+        """Subclass hook: the per-record state a persisted index must carry besides ids and offsets (JSON)."""
+        return {}
+
+    def _adopt_cached(self, state: object) -> bool:
+        """Subclass hook: take a persisted index's ``_cache_state`` (any JSON: check it); ``False`` refuses it."""
+        return True
 
     def sync(self) -> None:
         """Bring the index up to date with the file (reads only bytes not indexed yet)."""
@@ -245,6 +259,8 @@ class JsonlFile:
                 # A shared lock keeps us from reading a line while a writer is still putting it down.
                 with flocked(fd, exclusive=False):
                     self._catch_up(fd)
+                    if self._cache_path is not None:
+                        index_cache.keep_lines(self, fd)
             finally:
                 os.close(fd)
 
@@ -253,6 +269,8 @@ class JsonlFile:
         inode = (st.st_dev, st.st_ino)
         if inode != self._inode or st.st_size < self._end or (st.st_size > self._end and not self._still_ends_a_line(fd)):
             self._reset_index(inode=inode)
+        if self._end == 0 and self._cache_path is not None:
+            index_cache.adopt_lines(self, fd)  # a valid persisted index: read on from its end
         if st.st_size == self._end:
             self._set_pending_tail(False)
             return
@@ -507,6 +525,7 @@ class JsonlFile:
             return read()
         except (ValueError, IndexError, FileNotFoundError):
             with self._lock:
+                self._cache_trusted = False  # the bytes changed unseen: no persisted copy may stand in for them
                 self._reset_index(inode=None)
             self.sync()
             try:

@@ -14,6 +14,7 @@ import datetime as _dt
 import json
 from array import array
 from dataclasses import dataclass
+from functools import partial
 from itertools import repeat
 from operator import attrgetter
 from pathlib import Path
@@ -21,6 +22,8 @@ from typing import Any
 
 from agentmem_nb.items import LayerKind
 from agentmem_nb.messages import EPOCH, Message, message_from_record
+from agentmem_nb.store import index_cache
+from agentmem_nb.store.index_cache import CachedText
 from agentmem_nb.store.jsonl import Durability, JsonlFile
 from agentmem_nb.store.problems import ProblemKind
 from agentmem_nb.timeutil import parse_ts
@@ -98,7 +101,7 @@ def _all_plainly_readable(raw: list[object]) -> bool:
 _YEAR = attrgetter("year")
 
 
-def _fold_block(records: list[dict[str, Any]], text: bytearray, starts: array) -> bool:
+def _fold_block(records: list[dict[str, Any]], text: bytearray | CachedText, starts: array) -> bool:
     """Append the searchable form (:func:`_folded` + separator) of every record's content to ``text``, and where
     each starts to ``starts``, in one pass; return ``False`` having appended nothing when some content is not a
     string or holds a NUL (the per-record path handles those)."""
@@ -118,7 +121,7 @@ def _fold_block(records: list[dict[str, Any]], text: bytearray, starts: array) -
     while at + 1 < len(folded):  # one find() per record: C-speed search, no Python work per byte
         starts.append(base + at + 1)
         at = folded.find(_SEPARATOR, at + 1)
-    text += folded
+    text.extend(folded)
     return True
 
 
@@ -147,6 +150,7 @@ class MessageFile(JsonlFile):
         self.key = key  # the session id or the day
         self.zone = zone
         super().__init__(path, durability=durability, base=base)
+        self._cache_path = partial(index_cache.cache_path, path)  # the index and search text persist (index_cache)
 
     # ------------------------------------------------------------------ index hooks
 
@@ -154,12 +158,13 @@ class MessageFile(JsonlFile):
         # Casefolded content of every record, NUL-separated, with where each record starts. Built on the first
         # search, not while indexing: a window or a tail (the agent's context, a cold open) never pays for it.
         # Once searched, the text is kept through index rebuilds and filled by the same pass that builds the index.
-        self._text: bytearray | None = bytearray() if self._want_text else None
+        self._text: bytearray | CachedText | None = bytearray() if self._want_text else None
         self._text_starts = array("q")
         self._last_good_ts: object = None  # the raw ts of the last readable line; parsed only when a bad one needs it
         # id -> time to show for a line whose ts is unreadable (the last good one before it), so a window or a search
         # hit shows the same time as a full read, whichever line the read starts at. Only bad lines are stored.
         self._fallback_ts: dict[int, _dt.datetime] = {}
+        self._text_saved = 0  # records whose search text is known to be in the persisted cache
 
     def _on_record(self, record: dict[str, Any], message_id: int) -> None:
         if self._text is not None:
@@ -183,29 +188,40 @@ class MessageFile(JsonlFile):
         self._last_good_ts = raw_ts[-1]
         return True
 
-    def _add_text(self, text: bytearray, record: dict[str, Any]) -> None:
+    def _cache_state(self) -> dict[str, Any]:
+        return {"last_good_ts": self._last_good_ts}
+
+    def _adopt_cached(self, state: object) -> bool:
+        if not isinstance(state, dict) or not isinstance(state.get("last_good_ts"), (str, type(None))):
+            return False
+        self._last_good_ts = state["last_good_ts"]
+        self._text = None  # the search text of the cached records comes from its own cache, or is built, on use
+        return True
+
+    def _add_text(self, text: bytearray | CachedText, record: dict[str, Any]) -> None:
         content = record.get("content")
         if not isinstance(content, str):
             # Search what a read shows: message_from_record renders non-text content as JSON (str() would give
             # Python's repr, e.g. {'k': 'v'}, and '"k"' would not be found in the content it displays).
             content = "" if content is None else json.dumps(content, ensure_ascii=False)
         self._text_starts.append(len(text))
-        text += _folded(content)
-        text += _SEPARATOR
+        text.extend(_folded(content))
+        text.extend(_SEPARATOR)
 
-    def _search_text(self) -> tuple[bytearray, array]:
+    def _search_text(self) -> tuple[bytearray | CachedText, array]:
         """The search text, built from the indexed records on first use (caller holds the lock, index synced);
         from then on the index hook extends it as records arrive."""
         if self._text is None:
-            text = bytearray()
-            self._text_starts = array("q")
+            text: bytearray | CachedText
+            text, self._text_starts = index_cache.load_search_text(self) or (bytearray(), array("q"))
             total = len(self._ids)
-            for start in range(0, total, 4096):
+            for start in range(len(self._text_starts), total, 4096):
                 records = [record for _mid, record in self.read_records(start, min(total, start + 4096))]
                 if not _fold_block(records, text, self._text_starts):
                     for record in records:
                         self._add_text(text, record)
             self._text = text
+        index_cache.keep_search_text(self)
         return self._text, self._text_starts
 
     # ------------------------------------------------------------------ conversion

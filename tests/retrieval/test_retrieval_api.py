@@ -10,7 +10,7 @@ import agentmem_nb.retrieval as retrieval
 
 def test_exported_names_are_exactly_the_public_surface() -> None:
     public = {name for name in dir(retrieval) if not name.startswith("_")}
-    modules = {"bm25", "dates", "dense", "encode", "hits", "index", "ranker", "retriever", "tokenize", "evaluate"}
+    modules = {"bm25", "dates", "dense", "encode", "hits", "index", "ranker", "retriever", "tokenize", "evaluate", "persist"}
     assert set(retrieval.__all__) == public - modules
     for name in retrieval.__all__:
         assert getattr(retrieval, name).__doc__ or name.isupper(), f"{name} has no docstring"

@@ -1,0 +1,225 @@
+"""The retrieval index of a user, kept beside the data for the next process (``{user}/.index/retrieval/``).
+
+Why: a fresh process's first ranked query used to tokenise every message of the scope before scoring — at 1M
+messages 21.4 s and 895 MiB (``benchmarks/bench_cold.py``, ``benchmarks/COLD.md``). With this cache the process maps
+the postings, copies the per-message arrays, checks that every file still holds what was indexed from it, and
+tokenises only the messages appended since: 611 ms and 272 MiB at 1M, most of the memory now being the ranker's
+full-length score arrays and the copies it takes of the per-message arrays (see COLD.md).
+
+One file per kind index (sessions, days) and :class:`~agentmem_nb.retrieval.index.IndexConfig` (the tokenizer's
+settings decide the terms, so another configuration is another cache): the term index's vocabulary, every term's
+postings and every document's terms (mapped read-only, touched only for the terms and documents a query uses), and
+the per-message arrays and per-file followers (copied: every query reads them whole).
+
+Never the source of truth, by the same rules as the store's own cache (:mod:`agentmem_nb.store.index_cache`):
+
+* written whole with the store's ``atomic_write`` (old or new, never a mix; concurrent writers race harmlessly),
+  checksummed, never through a link;
+* used only if **every** file it covers is still the file it indexed, grown by appends at most: the same identity,
+  and the same bytes at the start and just before the end of the last record indexed from it (the store's signature,
+  :func:`~agentmem_nb.store.index_cache.file_signature`), with the message ids where they were. One file that fails
+  (edited, replaced, deleted) makes the whole kind index rebuild from the files, exactly as with no cache;
+* anything unreadable, from another format or version, or for another configuration is a miss, silently.
+
+A cache is written after a refresh that grew the index by a quarter since the last one (and at least
+:data:`~agentmem_nb.store.index_cache.MIN_RECORDS` messages), so a growing memory rewrites it a logarithmic number of
+times.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import mmap
+import os
+from array import array
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from agentmem_nb.errors import StoreError
+from agentmem_nb.retrieval.bm25 import FrozenTerms, TermIndex
+from agentmem_nb.retrieval.encode import BlockEncoder
+from agentmem_nb.store import index_cache
+
+if TYPE_CHECKING:
+    from agentmem_nb.retrieval.index import KindIndex
+    from agentmem_nb.store import MessageFile, UserMemory
+
+__all__ = ["restore", "keep"]
+
+_MAGIC = b"AMRETR01"
+_VERSION = 1
+
+# (name, dtype): the term index's mapped arrays, then the per-message and per-file arrays copied on load.
+_MAPPED = (("starts", "<i8"), ("pairs", "<i4"), ("pair_terms", "<i4"), ("pair_tfs", "<i4"), ("doc_starts", "<i8"))
+_COPIED = (("lengths", "i"), ("file_of", "i"), ("position_of", "q"), ("days", "i"), ("prev", "q"), ("next", "q"),
+           ("message_ids", "q"), ("gids", "q"), ("asks", "B"))
+
+
+def _path(index: KindIndex, user: UserMemory) -> Path:
+    digest = hashlib.sha256(repr(index.config).encode("utf-8")).hexdigest()[:16]
+    return index_cache.user_cache_folder(user.directory) / "retrieval" / f"{index.kind}-{digest}.bin"
+
+
+def _layer(user: UserMemory, kind: str, key: str) -> MessageFile:
+    return user.session(key) if kind == "session" else user.daily(key)
+
+
+def _signature(layer: MessageFile, count: int) -> dict[str, Any] | None:
+    """The store's signature of the bytes of ``layer`` up to the end of its record ``count - 1``."""
+    if not count:
+        return None
+    end = layer.index_snapshot(count - 1, count).offsets[-1]
+    fd = layer.open_for_reading()
+    try:
+        return index_cache.file_signature(fd, end)
+    finally:
+        os.close(fd)
+
+
+def keep(index: KindIndex, user: UserMemory) -> None:
+    """Persist ``index`` if it grew enough since it was last persisted (or restored). Never raises for the cache's
+    sake: a failure leaves the index as it is and the next process rebuilds."""
+    with index._lock:
+        total = len(index)
+        saved = index.persisted
+        if total < index_cache.MIN_RECORDS or total - saved < max(1, saved // 4) or index._untallied:
+            return
+        index.persisted = total  # also on failure: a read-only folder is not retried on every query
+        files = []
+        try:
+            for follower in index.files:
+                files.append({"key": follower.key, "count": len(follower),
+                              "signature": _signature(follower.layer, len(follower))})
+        except (StoreError, OSError):  # a file went away since the refresh: nothing worth keeping now
+            return
+        frozen = index.terms.frozen()
+        arrays: dict[str, Any] = {
+            "starts": frozen.starts, "pairs": frozen.pairs, "pair_terms": frozen.pair_terms,
+            "pair_tfs": frozen.pair_tfs, "doc_starts": frozen.doc_starts,
+            "lengths": index.terms._lengths, "file_of": index.file_of, "position_of": index.position_of,
+            "days": index.days, "prev": index.prev, "next": index.next,
+            "message_ids": _joined("q", (f.message_ids for f in index.files)),
+            "gids": _joined("q", (f.gids for f in index.files)),
+            "asks": b"".join(bytes(f.asks) for f in index.files),
+        }
+        names = "\x00".join(index.terms._names).encode("utf-8", errors="surrogatepass")
+        sections: dict[str, list[int]] = {}
+        pieces: list[Any] = []
+        at = 0
+        for name, buffer in [("names", names), *arrays.items()]:
+            view = np.ascontiguousarray(buffer).data if isinstance(buffer, np.ndarray) else memoryview(buffer)
+            raw = view.cast("B")
+            pad = -at % 8
+            if pad:
+                pieces.append(b"\x00" * pad)
+                at += pad
+            sections[name] = [at, len(raw)]
+            pieces.append(raw)
+            at += len(raw)
+        header = {"version": _VERSION, "kind": index.kind, "config": repr(index.config), "docs": total,
+                  "terms": len(index.terms._names), "total_length": index.terms.total_length, "files": files,
+                  "sections": sections}
+        index_cache.write_cache(_path(index, user), user.store.root, _MAGIC, header, pieces)
+
+
+def _joined(typecode: str, parts: Any) -> array:
+    out = array(typecode)
+    for part in parts:
+        out.extend(part)
+    return out
+
+
+def restore(index: KindIndex, user: UserMemory) -> bool:
+    """Give the empty ``index`` the persisted one, if every file it covers still holds what was indexed. Called
+    once per kind index, before its first refresh (the refresh then reads only what was appended since)."""
+    with index._lock:
+        if index.restore_tried or len(index):
+            return False
+        index.restore_tried = True
+        opened = index_cache.open_cache(_path(index, user), user.store.root, _MAGIC)
+        if opened is None:
+            return False
+        fd, header, start = opened
+        try:
+            return _restore(index, user, fd, header, start)
+        except (ValueError, KeyError, TypeError, IndexError, OSError, StoreError, OverflowError):
+            # A header that checksums but does not fit this version's expectations, a file that vanished or
+            # became unsafe while being checked: a miss. The index is reset so the refresh builds it from the files.
+            index._reset()
+            return False
+        finally:
+            os.close(fd)
+
+
+def _restore(index: KindIndex, user: UserMemory, fd: int, header: dict[str, Any], start: int) -> bool:
+    from agentmem_nb.retrieval.index import FileFollower  # local: index.py imports this module
+
+    if (header.get("version"), header.get("kind"), header.get("config")) != (_VERSION, index.kind,
+                                                                            repr(index.config)):
+        return False
+    docs, n_terms = int(header["docs"]), int(header["terms"])
+    sections: dict[str, list[int]] = header["sections"]
+    files = header["files"]
+    # Every file must still be the file indexed, grown by appends at most.
+    layers = []
+    for entry in files:
+        layer = _layer(user, index.kind, str(entry["key"]))
+        count = int(entry["count"])
+        if len(layer) < count:
+            return False
+        if count and _signature(layer, count) != entry["signature"]:
+            return False
+        layers.append(layer)
+
+    def copied(name: str, typecode: str) -> array:
+        offset, size = sections[name]
+        itemsize = array(typecode).itemsize
+        got = index_cache.read_into(fd, start + offset, typecode, size // itemsize)
+        if got is None or size % itemsize:
+            raise ValueError(f"section {name} cut short")
+        return got
+
+    values = {name: copied(name, typecode) for name, typecode in _COPIED}
+    if not all(len(values[name]) == docs for name in ("lengths", "file_of", "position_of", "days", "prev", "next")):
+        return False
+    counts = [int(entry["count"]) for entry in files]
+    if sum(counts) != docs or len(values["message_ids"]) != docs or len(values["asks"]) != docs:
+        return False
+    offset, size = sections["names"]
+    names = os.pread(fd, size, start + offset).decode("utf-8", errors="surrogatepass").split("\x00") if size else []
+    if len(names) != n_terms:
+        return False
+    mapped = _map(fd)
+    frozen = FrozenTerms(docs, *(np.frombuffer(mapped, dtype=dtype, count=sections[name][1] // np.dtype(dtype).itemsize,
+                                               offset=start + sections[name][0]) for name, dtype in _MAPPED))
+    if len(frozen.starts) != n_terms + 1 or len(frozen.doc_starts) != docs + 1:
+        return False
+    # Message ids where the index put them: the layer's position of each file's last indexed id is unchanged.
+    message_ids, at = values["message_ids"], 0
+    for layer, count in zip(layers, counts, strict=True):
+        if count and layer.position_of(message_ids[at + count - 1]) != count - 1:
+            return False
+        at += count
+    index.terms = TermIndex.from_frozen(names, values["lengths"], int(header["total_length"]), frozen)
+    index.encoder = BlockEncoder(index.tokenizer, index.terms)
+    index.file_of, index.position_of, index.days = values["file_of"], values["position_of"], values["days"]
+    index.prev, index.next = values["prev"], values["next"]
+    index.files, index._by_key = [], {}
+    at = 0
+    for file_id, (layer, count) in enumerate(zip(layers, counts, strict=True)):
+        follower = FileFollower(layer, file_id)
+        whole = at == 0 and count == docs  # one file (a long session): its arrays as loaded, not a second copy
+        follower.message_ids = message_ids if whole else message_ids[at : at + count]
+        follower.gids = values["gids"] if whole else values["gids"][at : at + count]
+        follower.asks = bytearray(values["asks"][at : at + count])
+        at += count
+        index.files.append(follower)
+        index._by_key[follower.key] = follower
+    index.persisted = docs
+    return True
+
+
+def _map(fd: int) -> mmap.mmap:
+    return mmap.mmap(fd, 0, prot=mmap.PROT_READ)
