@@ -92,6 +92,18 @@ def _existing_user(args: argparse.Namespace):  # noqa: ANN202 - UserMemory, impo
                         f"`agentmem-nb --root {shlex.quote(str(store.root))} users` lists them")
 
 
+def _existing_layer(user, session_id: str | None, day: str | None) -> None:  # noqa: ANN001 - UserMemory, lazily
+    """Refuse a session or day the user has no file for: "no message contains …" would hide a typo in the id."""
+    if session_id and session_id not in user.session_ids():
+        known = user.session_ids()
+        raise AgentMemError(f"user {user.user_id!r} has no session {session_id!r} ({len(known)} session(s): "
+                            f"{', '.join(repr(k) for k in known[:10])}{' ...' if len(known) > 10 else ''})")
+    if day and day not in user.days():
+        known = user.days()
+        raise AgentMemError(f"user {user.user_id!r} has no messages on {day!r} (days with messages: "
+                            f"{', '.join(known[-10:]) or 'none'})")
+
+
 def _print_messages(messages, *, with_day: bool) -> None:  # noqa: ANN001
     for message in messages:
         _out(message.anchor_line(with_day=with_day))
@@ -111,6 +123,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
         scope = Scope.session(args.session)
     else:
         scope = Scope.day(args.day) if args.day is not None else Scope.everything()
+    _existing_layer(user, args.session, args.day)
     hits = [hit.message for hit in search(user, args.keyword, scope=scope, budget=args.limit, how="exact").hits]
     if args.json:
         print(_json_text([{**m.to_record(), "session_id": m.session_id, "day": m.day} for m in hits]))
@@ -125,6 +138,7 @@ def _cmd_window(args: argparse.Namespace) -> int:
     user = _existing_user(args)
     if bool(args.session) == bool(args.day):
         raise AgentMemError("give exactly one of --session SESSION_ID or --day YYYY-MM-DD")
+    _existing_layer(user, args.session, args.day)
     if args.session:
         window = user.session_window(args.session, args.message_id, args.before, args.after)
     else:

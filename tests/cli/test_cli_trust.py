@@ -147,6 +147,17 @@ def test_an_unknown_user_is_an_error_that_lists_the_users(folder: Path, args: tu
     assert not (folder / "memory" / "nobody").exists()
 
 
+@pytest.mark.parametrize("args", [
+    ("search", "--user", "alice", "--session", "nope", "tea"),
+    ("window", "--user", "alice", "--session", "nope", "1"),
+    ("search", "--user", "alice", "--day", "1999-01-01", "tea"),
+])
+def test_an_unknown_session_or_day_is_an_error_not_an_empty_answer(folder: Path, args: tuple[str, ...]) -> None:
+    line = one_error_line(cli(folder, *args))
+    assert ("no session 'nope'" in line and "'s1'" in line) or "no messages on '1999-01-01'" in line
+    assert "no message contains" not in line
+
+
 def test_a_missing_memory_folder_is_named(tmp_path: Path) -> None:
     line = one_error_line(cli(tmp_path, "--root", "elsewhere", "problems", "--user", "alice"))
     assert "memory folder 'elsewhere' does not exist" in line and "--root" in line
