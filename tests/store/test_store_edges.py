@@ -49,7 +49,7 @@ def test_cold_append_after_a_very_long_last_line_reads_it_once(store: MemoryStor
     user = store.user("u")
     user.append("s1", "user", "x" * 300_000)
     layer = MemoryStore(store.root, zone="Asia/Shanghai").user("u").session("s1")
-    written = layer.append({"role": "user", "content": "next"})
+    written = layer._file.append({"role": "user", "content": "next"})  # the raw line file: no day copy
     assert written["message_id"] == 2
     # The tail is read backwards once: about the line's length, not a multiple of it.
     assert layer.stats.bytes_read < 300_000 + 3 * 4096
