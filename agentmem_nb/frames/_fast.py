@@ -51,8 +51,8 @@ import numpy as np
 
 from agentmem_nb.frames._time import canonical_rows_us, fill_missing_us, parse_rest_us, parse_ts_us
 from agentmem_nb.errors import StoreError
-from agentmem_nb.store import MessageFile
-from agentmem_nb.store.jsonl import MESSAGE_ID_LIMIT, Cursor, RawLines, loads_record
+from agentmem_nb.store import Cursor, MessageFile
+from agentmem_nb.store.jsonl import MESSAGE_ID_LIMIT, RawLines, loads_record
 
 try:
     import pyarrow as pa

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from agentmem_nb.messages import Message, ToolCall
     from agentmem_nb.store.conversations import Conversation
     from agentmem_nb.store.dialogue_log import DialogueEntry
-    from agentmem_nb.store.jsonl import Cursor, Scan
+    from agentmem_nb.store.scan import Cursor, Scan
     from agentmem_nb.store.layer import Appended, Window
     from agentmem_nb.store.longterm import MemoryHistory, MemorySnapshot, MemoryVersion
     from agentmem_nb.store.problems import Problem

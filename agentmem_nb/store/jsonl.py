@@ -12,7 +12,7 @@ Why it looks like this:
   id + 1 carried through the few lines after it by the rule. With no anchor in the last chunk (a file never appended
   by this store, a merge, hand-written lines at the end) the whole file is indexed once, the exact rule; the next
   append writes a fresh anchor, so each process pays that at most once per file. (What neither path sees is an
-  in-place edit of earlier bytes that keeps every length: the index assumes the same, see ``_change``.)
+  in-place edit of earlier bytes that keeps every length: the index assumes the same, see :mod:`agentmem_nb.store.scan`.)
 * **Writers never interleave or share an id**, threads or processes: the whole line goes out in one ``write`` on an
   ``O_APPEND`` descriptor while an exclusive ``flock`` on the file is held, and the id is chosen under that lock.
 * **A crash mid-write loses nothing acknowledged.** A last line without its newline is not read; before the next
@@ -23,14 +23,10 @@ Why it looks like this:
   An id that an earlier line already has (a hand merge) is kept, and reported as ``DUPLICATE_ID``.
 * **Reads after the first are incremental.** The index (byte offset and id of every line) is extended from the
   last indexed byte, so a reader following a growing file reads each byte once.
-* **One rule says what changed since a reader last looked** (:func:`JsonlFile.scan`, :class:`Cursor`): a reader
-  keeps a cursor — which file (device, inode), the byte just past the last complete line it took, and the
-  :data:`CURSOR_TAIL` bytes before that. Appends never change those bytes; an editor's save in place or a replaced
-  file does. So: another file, or those bytes changed → ``"rewritten"``; the file shorter than the cursor's end (or
-  gone) → ``"truncated"``; longer → ``"appended"`` (the new lines start at the cursor's end); else ``"unchanged"``
-  (no byte is read then: a rewrite that keeps the exact size is not seen, as before). The index follows the file by
-  this rule with its own cursor, and so does every bulk reader (frames, the follower, the retrieval index) through
-  :meth:`JsonlFile.scan`, :meth:`JsonlFile.line_blocks` and :meth:`JsonlFile.raw_lines`: the format is read here.
+* **One rule says what changed since a reader last looked**, the one in :mod:`agentmem_nb.store.scan` (a cursor:
+  which file, where its last complete line ended, the bytes before that). The index follows the file by it with its
+  own cursor, and so does every bulk reader (frames, the follower, the retrieval index) through :meth:`JsonlFile.scan`,
+  :meth:`JsonlFile.line_blocks` and :meth:`JsonlFile.raw_lines`: the format is read here and nowhere else.
 
 The index covers complete lines only, and the only bytes ever removed are an incomplete tail, so every index in
 every process stays valid across another process's repair.
@@ -57,10 +53,11 @@ from agentmem_nb.errors import MemoryDataWarning, StoreError
 from agentmem_nb.messages import parse_message_id
 from agentmem_nb.store._fs import flocked, open_file
 from agentmem_nb.store.problems import Problem, ProblemKind, problem_for_error
+from agentmem_nb.store.scan import CURSOR_TAIL, Change, Cursor, Scan, change_since, moved_tail
 
 __all__ = [
-    "CURSOR_TAIL", "Change", "Cursor", "Durability", "IOStats", "IndexSnapshot", "JsonlFile", "LineBlock",
-    "MESSAGE_ID_LIMIT", "RawLines", "Scan", "fast_parse_exact", "loads_record", "plain_records",
+    "Durability", "IOStats", "IndexSnapshot", "JsonlFile", "LineBlock", "MESSAGE_ID_LIMIT", "RawLines",
+    "fast_parse_exact", "loads_record", "plain_records",
 ]
 
 try:  # Indexing is dominated by JSON parsing; orjson parses a line 3-5x faster than the standard library.
@@ -187,61 +184,6 @@ class IndexSnapshot:
     end: int
 
 
-Change = Literal["unchanged", "appended", "rewritten", "truncated"]
-"""What happened to a file since a :class:`Cursor` (see the module docstring for the one rule)."""
-
-CURSOR_TAIL = 256
-"""Bytes before a cursor's end it keeps: unchanged at the next look means whatever came after was appended."""
-
-
-@dataclass(frozen=True, slots=True)
-class Cursor:
-    """Where a reader of a layer file stopped. ``Cursor()`` is the start: everything in the file is new to it.
-
-    ``file`` is the (device, inode) read, ``end`` the byte just past the last complete line taken, ``tail`` the
-    bytes just before ``end`` (at most :data:`CURSOR_TAIL`). Opaque to readers: pass it back to ``scan``."""
-
-    file: tuple[int, int] | None = None
-    end: int = 0
-    tail: bytes = b""
-
-    def __repr__(self) -> str:
-        return f"Cursor(file={self.file}, end={self.end})"
-
-
-def _change(fd: int, st: os.stat_result, since: Cursor) -> tuple[Change, int]:
-    """THE rule (module docstring): what happened to the open file ``fd`` since ``since``, and the bytes read to
-    tell (0 or ``len(since.tail)``). The caller holds a lock on ``fd``."""
-    if since.end == 0:
-        return ("appended" if st.st_size else "unchanged"), 0
-    if (st.st_dev, st.st_ino) != since.file:
-        return "rewritten", 0
-    if st.st_size < since.end:
-        return "truncated", 0
-    if st.st_size == since.end:
-        return "unchanged", 0
-    if os.pread(fd, len(since.tail), since.end - len(since.tail)) != since.tail:
-        return "rewritten", len(since.tail)
-    return "appended", len(since.tail)
-
-
-def _moved(tail: bytes, data: bytes | memoryview) -> bytes:
-    """The cursor tail after ``data`` was taken after ``tail``."""
-    return (tail + bytes(data[-CURSOR_TAIL:]))[-CURSOR_TAIL:]
-
-
-@dataclass(frozen=True, slots=True)
-class Scan:
-    """What :meth:`JsonlFile.scan` found: the ``change`` since the caller's cursor, the positions
-    ``start <= i < stop`` of the records that are new to the caller (all of them, from 0, unless ``"appended"`` —
-    a caller that held rows drops them on ``"rewritten"``/``"truncated"``), and the ``cursor`` for next time."""
-
-    change: Change
-    start: int
-    stop: int
-    cursor: Cursor
-
-
 class LineBlock:
     """Raw lines of consecutive indexed records (:meth:`JsonlFile.line_blocks`): ``ids[i]`` is the normalised id of
     the record whose line starts at ``data[starts[i]:]``. :meth:`records` parses them as the index did."""
@@ -279,10 +221,10 @@ class RawLines:
     ``change`` and ``cursor`` as in :class:`Scan`; the new lines are the bytes ``start <= b < end`` (``end`` just
     past the last complete line; ``size`` the file's size, beyond ``end`` only by an unterminated last line)."""
 
-    __slots__ = ("change", "start", "end", "size", "cursor", "bytes_read", "_fd")
+    __slots__ = ("change", "start", "end", "size", "cursor", "bytes_read", "_fd", "_path")
 
     def __init__(self, change: Change, start: int, end: int, size: int, cursor: Cursor, fd: int | None,
-                 checked: int) -> None:
+                 checked: int, path: Path) -> None:
         self.change = change
         self.start = start
         self.end = end
@@ -290,6 +232,7 @@ class RawLines:
         self.cursor = cursor
         self.bytes_read = checked  # the rule's own look, then every block read
         self._fd = fd
+        self._path = path
 
     def read(self) -> bytes:
         """All the new lines at once."""
@@ -308,7 +251,8 @@ class RawLines:
                     break
                 data += more
             if len(data) < want:  # cut short by a writer who ignores the lock
-                raise StoreError(f"{self.cursor}: the file shrank while it was read; read it again")
+                raise StoreError(f"{self._path}: the file shrank while it was read (a writer that ignores the "
+                                 "store's lock?); read it again")
             self.bytes_read += len(data)
             piece = memoryview(data)
             if position + len(data) < self.end:
@@ -363,7 +307,7 @@ class JsonlFile:
     def _reset_index(self, *, inode: tuple[int, int] | None) -> None:
         self._inode = inode
         self._end = 0  # byte offset just past the last complete line indexed
-        self._tail = b""  # the CURSOR_TAIL bytes before _end: the index's own cursor (see _change)
+        self._tail = b""  # the CURSOR_TAIL bytes before _end: with _inode and _end, the index's own cursor
         self._lineno = 0  # complete lines consumed (for problem line numbers)
         self._offsets = array("q")  # byte offset of each record
         self._ids = array("q")  # normalised message_id of each record
@@ -428,7 +372,7 @@ class JsonlFile:
                     start = newline + 1
             carry = data[complete:]
             if complete:
-                self._tail = _moved(self._tail, data[max(0, complete - CURSOR_TAIL) : complete])
+                self._tail = moved_tail(self._tail, data[max(0, complete - CURSOR_TAIL) : complete])
             self._end = position - len(carry)
         self._warn_new_problems(new_problems_before)  # first: _set_pending_tail may drop an older finding
         self._set_pending_tail(bool(carry))
@@ -438,8 +382,8 @@ class JsonlFile:
         return Cursor(self._inode, self._end, self._tail)
 
     def _change_since(self, fd: int, st: os.stat_result, since: Cursor) -> Change:
-        """:func:`_change`, its look counted in :attr:`stats` (a catch-up after an append reads the cursor tail)."""
-        change, checked = _change(fd, st, since)
+        """:func:`~agentmem_nb.store.scan.change_since`, its look counted in :attr:`stats`."""
+        change, checked = change_since(fd, st, since)
         if checked:
             self._count_read(checked)
         return change
@@ -711,12 +655,12 @@ class JsonlFile:
         try:
             fd = self.open_for_reading()
         except FileNotFoundError:
-            yield RawLines("truncated" if since.end else "unchanged", 0, 0, 0, Cursor(), None, 0)
+            yield RawLines("truncated" if since.end else "unchanged", 0, 0, 0, Cursor(), None, 0, self.path)
             return
         try:
             with flocked(fd, exclusive=False):
                 st = os.fstat(fd)
-                change, checked = _change(fd, st, since)
+                change, checked = change_since(fd, st, since)
                 start = since.end if change in ("appended", "unchanged") else 0
                 tail = since.tail if start else b""
                 end = start
@@ -727,9 +671,10 @@ class JsonlFile:
                         end = max(start, self._last_newline_before(fd, end, counted=False) + 1)
                     if end > start:
                         look = min(CURSOR_TAIL, end - start)
-                        tail = _moved(tail, os.pread(fd, look, end - look))
+                        tail = moved_tail(tail, os.pread(fd, look, end - look))
                         checked += 1 + look
-                yield RawLines(change, start, end, st.st_size, Cursor((st.st_dev, st.st_ino), end, tail), fd, checked)
+                yield RawLines(change, start, end, st.st_size, Cursor((st.st_dev, st.st_ino), end, tail), fd, checked,
+                               self.path)
         finally:
             os.close(fd)
 
@@ -845,7 +790,7 @@ class JsonlFile:
                     if warm:
                         self._index_line(data[:-1], size)
                         self._end = size + len(data)
-                        self._tail = _moved(self._tail, data)
+                        self._tail = moved_tail(self._tail, data)
                     return written
             finally:
                 os.close(fd)

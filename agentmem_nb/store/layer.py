@@ -30,7 +30,8 @@ from typing import Any, Literal
 from agentmem_nb.identifiers import check_day
 from agentmem_nb.messages import EPOCH, Message, ToolCall, message_from_record
 from agentmem_nb.store._fs import check_file
-from agentmem_nb.store.jsonl import Cursor, Durability, IOStats, JsonlFile, LineBlock, RawLines, Scan
+from agentmem_nb.store.jsonl import Durability, IOStats, JsonlFile, LineBlock, RawLines
+from agentmem_nb.store.scan import Cursor, Scan
 from agentmem_nb.store.problems import Problem, ProblemKind
 from agentmem_nb.timeutil import Clock, day_of, format_ts, parse_ts, system_clock, to_zone
 

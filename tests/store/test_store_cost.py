@@ -14,7 +14,7 @@ import pytest
 
 from agentmem_nb import MemoryStore
 from agentmem_nb.store import MessageFile
-from agentmem_nb.store.jsonl import CURSOR_TAIL
+from agentmem_nb.store.scan import CURSOR_TAIL
 
 SMALL, LARGE = 100, 100_000
 BOUND = 2 * 4096 + 1  # a tail chunk or two and the one-byte newline check: a constant, whatever the file size
