@@ -27,6 +27,7 @@ suite checks what they do. Semantics (the table of ``docs``/DESIGN §2, in short
 
 from __future__ import annotations
 
+import builtins
 import datetime as _dt
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from agentmem_nb.store.scan import Cursor, Scan
     from agentmem_nb.store.layer import Appended, Window
     from agentmem_nb.store.longterm import MemoryHistory, MemorySnapshot, MemoryVersion
+    from agentmem_nb.store.memory_store import MemoryStore
     from agentmem_nb.store.problems import Problem
 
 __all__ = ["MessageLayer", "LongTerm", "ConversationList", "DialogueRecord", "UserStore", "Store"]
@@ -127,9 +129,9 @@ class ConversationList(Protocol):
 
     def get(self, session_id: str) -> Conversation | None: ...
 
-    def list(self) -> list[Conversation]: ...
+    def list(self) -> builtins.list[Conversation]: ...
 
-    def problems(self) -> list[Problem]: ...
+    def problems(self) -> builtins.list[Problem]: ...
 
 
 @runtime_checkable
@@ -191,3 +193,11 @@ class Store(Protocol):
     def user(self, user_id: str) -> UserStore: ...
 
     def users(self) -> list[str]: ...
+
+
+if TYPE_CHECKING:  # the type checker proves the files implement the contract (tests/contract proves the behaviour)
+
+    def _files_implement_the_contract(store: MemoryStore) -> tuple[Store, UserStore, MessageLayer, LongTerm,
+                                                                   ConversationList, DialogueRecord]:
+        user = store.user("u")
+        return store, user, user.session("s"), user.long_term, user.conversations, user.log
