@@ -46,7 +46,7 @@ from agentmem_nb.store import Cursor, MessageFile, RawLines, UserMemory
 __all__ = ["LayerFollower"]
 
 
-_REREAD = object()  # _appended_bytes: the file is not the one read
+_REREAD = object()  # _appended_lines: the file is not the one read
 
 
 @dataclass(slots=True)
