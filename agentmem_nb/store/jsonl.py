@@ -186,22 +186,29 @@ class IndexSnapshot:
 
 class LineBlock:
     """Raw lines of consecutive indexed records (:meth:`JsonlFile.line_blocks`): ``ids[i]`` is the normalised id of
-    the record whose line starts at ``data[starts[i]:]``. :meth:`records` parses them as the index did."""
+    the record whose line starts at byte ``offsets[i]`` of the file, ``data`` the bytes from ``offsets[0]`` to just
+    past the last record's line. :meth:`records` parses them as the index did."""
 
-    __slots__ = ("ids", "starts", "data", "whole")
+    __slots__ = ("ids", "offsets", "data", "whole")
 
-    def __init__(self, ids: array, starts: list[int], data: bytes) -> None:
+    def __init__(self, ids: array, offsets: array, data: bytes) -> None:
         self.ids = ids
-        self.starts = starts
+        self.offsets = offsets
         self.data = data
         self.whole = False
         """After :meth:`records`: whether the block was parsed in one call (no skipped line inside)."""
+
+    @property
+    def starts(self) -> list[int]:
+        """Where each record's line starts in ``data``."""
+        first = self.offsets[0] if self.offsets else 0
+        return [offset - first for offset in self.offsets]
 
     def records(self) -> list[dict[str, Any]]:
         """The records, exactly as the index parsed their lines. A block holding only its records (no skipped or
         blank line between them: its newline count equals its record count) whose integers orjson keeps exact is
         parsed as one JSON array — one C call instead of one per line; otherwise each line by :func:`loads_record`."""
-        count = len(self.starts)
+        count = len(self.offsets)
         if self.data.count(b"\n") == count and fast_parse_exact(self.data):
             try:
                 records = _fast_loads(b"[" + self.data[:-1].replace(b"\n", b",") + b"]")
@@ -640,7 +647,7 @@ class JsonlFile:
                 j = min(total, max(j, i + 1))
                 first, last = offsets[i], offsets[j]
                 data = os.pread(fd, last - first, first)
-                yield LineBlock(ids[i:j], [offset - first for offset in offsets[i:j]], data)
+                yield LineBlock(ids[i:j], offsets[i:j], data)
                 i = j
         finally:
             os.close(fd)
