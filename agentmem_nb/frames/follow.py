@@ -56,7 +56,7 @@ class _Followed:
     frame: pd.DataFrame
     calls: pd.DataFrame | None  # the tool-call rows; None until asked for (message files only)
     cursor: Cursor | None = None  # the store's scan cursor after what was read
-    raw: bool = False  # followed by raw lines (after a columnar load), else through the index
+    by_lines: bool = False  # followed by raw lines (after a columnar load), else through the index
 
 
 def _concat(frames: list[pd.DataFrame], empty: pd.DataFrame) -> pd.DataFrame:
@@ -96,12 +96,12 @@ class LayerFollower:
             # Tool calls are read only when first asked for (a million messages carry ~150k calls: seconds of
             # Python work a message view does not need); then the file is read once more, with them.
             known = self._whole(file, calls=calls)
-        elif known.raw:
+        elif known.by_lines:
             grown = self._appended_lines(file, known)
             if grown is _REREAD:
                 known = self._whole(file, calls=known.calls is not None)
             elif grown is None:
-                known = self._appended_records(file, replace(known, raw=False))
+                known = self._appended_records(file, replace(known, by_lines=False))
             else:
                 known = grown  # type: ignore[assignment]
         else:
