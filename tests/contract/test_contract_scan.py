@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import Backend, capability
+from contract_backends import Backend, capability
 
 from agentmem_nb.store.contract import MessageLayer, Store
 

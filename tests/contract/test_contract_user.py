@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import Backend, capability
+from contract_backends import Backend, capability
 
 from agentmem_nb.errors import VersionConflict
 from agentmem_nb.messages import ToolCall
