@@ -397,7 +397,7 @@ def measure_size(n: int, root: Path, settings: Settings) -> dict[str, Any]:
             lambda i: user.append(SESSION, "assistant" if i % 2 else "user", contents[i]), settings.batch))
         restore_sizes()
         layer = new_store().user(USER).session(SESSION)
-        layer_cold.append(_timed_batch(lambda i: layer.append(record(i)), settings.batch))
+        layer_cold.append(_timed_batch(lambda i: layer._file.append(record(i)), settings.batch))
         restore_sizes()
     result["append_api_cold"] = _append_summary(api_cold, settings.batch)
     result["append_layer_cold"] = _append_summary(layer_cold, settings.batch)
@@ -525,7 +525,7 @@ def measure_interleaved(fixtures: list[dict[str, Any]], settings: Settings) -> d
                             settings.batch)
 
     def layer_batch(layer: Any) -> Batch:
-        return _timed_batch(lambda i: layer.append(record(i)), settings.batch)
+        return _timed_batch(lambda i: layer._file.append(record(i)), settings.batch)
 
     reps = 2 * settings.reps  # two sizes share the time; more reps steady the median of each
     batches: dict[str, list[list[Batch]]] = {mode: [[], []] for mode in APPEND_MODES}

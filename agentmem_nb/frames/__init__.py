@@ -16,10 +16,12 @@
 Datetime columns are timezone-aware, in the store's zone (the machine's local zone when the store has none). Text
 columns have pandas' ``"str"`` dtype; one that holds a lone surrogate (a JSON escape such as ``\\ud800`` the store kept)
 is stored by Python instead of pyarrow, so the text is never dropped or altered (see ``_text``). Rows
-are what the store reads — the same skipped lines, the same normalised legacy ids. A large clean file is read in
-columns by pyarrow (``_fast``, used only where the result is provably the same), anything else in bulk through the
-store's line index (``_read``), so a million messages load in seconds. :class:`LayerFollower` keeps frames up to
-date by reading only what was appended. The store never imports this package.
+are what the store reads — the same skipped lines, the same normalised legacy ids: every byte comes through the
+store's scan (``MessageFile.line_blocks`` / ``raw_lines`` / ``scan``; no private store name is imported here). A large
+clean file is read in columns by pyarrow (``_fast``, used only where the result is provably the same), anything else
+in bulk through the store's line index (``_read``), so a million messages load in seconds. :class:`LayerFollower`
+keeps frames up to date by asking the store's scan what was appended since its cursor. The store never imports this
+package.
 """
 
 from agentmem_nb.frames._read import ReadStats

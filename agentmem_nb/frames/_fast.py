@@ -31,9 +31,11 @@ Everything else is converted by the exact path's own rules: a missing or null ``
 or null ``content`` is ``""``, timestamps go through the same canonical vectorised parser and ``parse_ts`` for the
 rest, with the same fill rule for unreadable ones; tool calls count entries that are objects with a string ``name``.
 
-The file is read under its shared ``flock`` (a writer appending at the same time waits, so no line is read half
-written), in segments of :data:`SEGMENT_BYTES` ending at a newline: memory stays at the size of the result plus a
-few segments. :data:`WORKERS` threads check and parse the next segments while the calling thread converts the oldest.
+The bytes come from the store's scan (:meth:`~agentmem_nb.store.MessageFile.raw_lines`: the whole file under its
+shared lock, so a writer appending at the same time waits and no line is read half written), in segments of
+:data:`SEGMENT_BYTES` ending at a newline: memory stays at the size of the result plus a few segments. The scan's
+cursor comes back with the columns, so a follower asks the same scan what was appended since. :data:`WORKERS`
+threads check and parse the next segments while the calling thread converts the oldest.
 """
 
 from __future__ import annotations
@@ -48,9 +50,9 @@ from typing import Any
 import numpy as np
 
 from agentmem_nb.frames._time import canonical_rows_us, fill_missing_us, parse_rest_us, parse_ts_us
-from agentmem_nb.store import MessageFile
-from agentmem_nb.store._fs import flocked
-from agentmem_nb.store.jsonl import _ID_LIMIT, loads_record
+from agentmem_nb.errors import StoreError
+from agentmem_nb.store import Cursor, MessageFile
+from agentmem_nb.store.jsonl import MESSAGE_ID_LIMIT, RawLines, loads_record
 
 try:
     import pyarrow as pa
@@ -65,9 +67,6 @@ FAST_MIN_BYTES = 1 << 20
 """Smallest file read in columns. Measured on the benchmark's messages (a cold read, index included, best of 5):
 64 KiB 3.5 ms exact / 3.7 ms columnar, 256 KiB 6.4 / 5.7, 1 MiB 21 / 13, 4 MiB 80 / 35, 16 MiB 296 / 69. Below
 1 MiB the gain is a few milliseconds: the small files people edit and test with stay on the exact path."""
-
-TAIL_BYTES = 256
-"""Bytes before the end kept with a load: unchanged at the next refresh means new bytes are appends."""
 
 SEGMENT_BYTES = 8 << 20
 """Bytes checked and parsed at a time (each segment ends at a newline)."""
@@ -116,8 +115,7 @@ class FastColumns:
     n_tool_calls: np.ndarray  # int64
     calls: list[tuple[int, list[Any]]]  # (row, raw meta.tool_calls) when asked for
     end: int  # bytes read: the file's size when read (it ends with a newline)
-    inode: tuple[int, int]
-    tail: bytes  # the last TAIL_BYTES bytes read (up to ``end``)
+    cursor: Cursor  # the store's scan cursor after these bytes: pass it to the scan to see what came after
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -191,27 +189,6 @@ def _line_bounds(segment: memoryview, raw: np.ndarray) -> tuple[np.ndarray, np.n
         if line.count(b"{") + line.count(b"[") >= _MANY_BRACKETS:
             raise Refused("a line with 512+ brackets (may nest deeper than the store's parsers allow)")
     return starts, ends
-
-
-def _segments(fd: int, size: int) -> Iterator[memoryview]:
-    """Consecutive pieces of ``[0, size)``, each ending with a newline (the file's last byte is one); views, so
-    cutting a piece at its last newline copies nothing (the partial line is read again with the next piece)."""
-    position = 0
-    while position < size:
-        want = min(SEGMENT_BYTES, size - position)
-        data = os.pread(fd, want, position)
-        while position + len(data) < size and data.rfind(b"\n") < 0:  # one line longer than a segment
-            more = os.pread(fd, min(SEGMENT_BYTES, size - position - len(data)), position + len(data))
-            if not more:  # cut short by someone who ignores the lock: stop rather than loop
-                raise Refused("the file shrank while it was read")
-            data += more
-        if len(data) < want:
-            raise Refused("the file shrank while it was read")
-        piece = memoryview(data)
-        if position + len(data) < size:
-            piece = piece[: data.rfind(b"\n") + 1]
-        yield piece
-        position += len(piece)
 
 
 # ---------------------------------------------------------------------------------------------------- columns
@@ -337,9 +314,9 @@ def _absorb(parts: _Parts, table: Any, segment: memoryview, bounds: tuple[np.nda
     parts.rows += rows
 
 
-def _finish(parts: _Parts, *, with_session_id: bool, end: int, inode: tuple[int, int], tail: bytes) -> FastColumns:
+def _finish(parts: _Parts, *, with_session_id: bool, end: int, cursor: Cursor) -> FastColumns:
     ids = np.concatenate(parts.ids)
-    if ids[0] < 1 or ids[-1] >= _ID_LIMIT or not (np.diff(ids) > 0).all():
+    if ids[0] < 1 or ids[-1] >= MESSAGE_ID_LIMIT or not (np.diff(ids) > 0).all():
         raise Refused("message ids not all in 1..2**53 and strictly increasing (the store normalises those)")
     return FastColumns(
         ids=ids,
@@ -351,8 +328,7 @@ def _finish(parts: _Parts, *, with_session_id: bool, end: int, inode: tuple[int,
         n_tool_calls=np.concatenate(parts.n_tool_calls),
         calls=parts.calls,
         end=end,
-        inode=inode,
-        tail=tail,
+        cursor=cursor,
     )
 
 
@@ -360,30 +336,22 @@ def read_columns(file: MessageFile, *, calls: bool = False) -> FastColumns:
     """Every record of ``file`` in columns, or :class:`Refused` (see the module docstring)."""
     if pj is None:
         raise Refused("pyarrow is not installed")
-    try:
-        fd = file.open_for_reading()  # never through a link, never a FIFO (store._fs)
-    except FileNotFoundError:
-        raise Refused("no such file") from None
-    try:
-        # Shared lock: appends wait until we are done, so every line we read is complete and stays put.
-        with flocked(fd, exclusive=False):
-            st = os.fstat(fd)
-            size = st.st_size
-            if size == 0 or size < FAST_MIN_BYTES:
-                raise TooSmall(f"{size} bytes: below FAST_MIN_BYTES ({FAST_MIN_BYTES})")
-            # The bytes just before the end, read under the lock like the rest: a follower compares them later to
-            # tell appends from an in-place rewrite.
-            tail = os.pread(fd, min(size, TAIL_BYTES), size - min(size, TAIL_BYTES))
-            if tail[-1:] != b"\n":
-                raise Refused("the last line has no newline (an unterminated tail)")
-            with_session_id = file.kind == "daily"
-            try:
-                return _read_all(fd, size, (st.st_dev, st.st_ino), tail, schema=_schema(with_session_id),
-                                 zone=file.zone, with_session_id=with_session_id, calls=calls)
-            except pa.ArrowException as exc:  # a limit of a compute function: read the file exactly instead
-                raise Refused(f"pyarrow: {str(exc)[:200]}") from None
-    finally:
-        os.close(fd)
+    # The whole file, under its shared lock until the with block ends: appends wait, every line read stays put.
+    with file.raw_lines() as raw:
+        if raw.cursor.file is None:
+            raise Refused("no such file")
+        if raw.size < FAST_MIN_BYTES:
+            raise TooSmall(f"{raw.size} bytes: below FAST_MIN_BYTES ({FAST_MIN_BYTES})")
+        if raw.end != raw.size:
+            raise Refused("the last line has no newline (an unterminated tail)")
+        with_session_id = file.kind == "daily"
+        try:
+            return _read_all(raw, schema=_schema(with_session_id), zone=file.zone, with_session_id=with_session_id,
+                             calls=calls)
+        except pa.ArrowException as exc:  # a limit of a compute function: read the file exactly instead
+            raise Refused(f"pyarrow: {str(exc)[:200]}") from None
+        except StoreError as exc:  # the file shrank under a writer that ignores the lock
+            raise Refused(str(exc)) from None
 
 
 def _check_and_parse(segment: memoryview, schema: Any) -> tuple[tuple[np.ndarray, np.ndarray], Any]:
@@ -402,8 +370,8 @@ class _Pending:
     segment: memoryview
 
 
-def _read_all(fd: int, size: int, inode: tuple[int, int], tail: bytes, *, schema: Any, zone: _dt.tzinfo | None,
-              with_session_id: bool, calls: bool) -> FastColumns:
+def _read_all(raw: RawLines, *, schema: Any, zone: _dt.tzinfo | None, with_session_id: bool,
+              calls: bool) -> FastColumns:
     parts = _Parts()
     tags = _TagTuples()
 
@@ -417,7 +385,7 @@ def _read_all(fd: int, size: int, inode: tuple[int, int], tail: bytes, *, schema
     with ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="frames-json") as pool:
         pending: list[_Pending] = []
         try:
-            for segment in _segments(fd, size):
+            for segment in raw.blocks(SEGMENT_BYTES):
                 pending.append(_Pending(pool.submit(_check_and_parse, segment, schema), segment))
                 if len(pending) > WORKERS:
                     take(pending.pop(0))
@@ -428,4 +396,4 @@ def _read_all(fd: int, size: int, inode: tuple[int, int], tail: bytes, *, schema
                 waiting.work.cancel()
     if not parts.ids:
         raise Refused("no lines")
-    return _finish(parts, with_session_id=with_session_id, end=size, inode=inode, tail=tail)
+    return _finish(parts, with_session_id=with_session_id, end=raw.end, cursor=raw.cursor)

@@ -42,7 +42,7 @@ from agentmem_nb.frames._time import (
 )
 from agentmem_nb.identifiers import check_day, check_session_id
 from agentmem_nb.messages import Message
-from agentmem_nb.store import MessageFile, UserMemory
+from agentmem_nb.store import Cursor, MessageFile, UserMemory
 
 pa = _fast.pa  # pyarrow, used only for files the columnar reader read (so it is installed)
 
@@ -164,10 +164,11 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _scan(file: MessageFile, cols: _Columns, *, start: int = 0, before_us: int = 0, stats: ReadStats | None) -> None:
-    """Append the records of ``file`` from position ``start`` to ``cols``."""
+def _scan(file: MessageFile, cols: _Columns, *, start: int = 0, stop: int | None = None, before_us: int = 0,
+          stats: ReadStats | None) -> None:
+    """Append the records of ``file`` at positions ``start <= i < stop`` to ``cols``."""
     with _gc_paused():
-        _scan_records(file, cols, record_chunks(file, start=start, stats=stats), before_us=before_us)
+        _scan_records(file, cols, record_chunks(file, start=start, stop=stop, stats=stats), before_us=before_us)
 
 
 def _scan_records(file: MessageFile, cols: _Columns, chunks: Iterable[tuple[np.ndarray, list[dict[str, Any]]]], *,
@@ -272,14 +273,14 @@ def message_file_frame(
 
 @dataclass(slots=True)
 class _FileRead:
-    """One file's rows, the raw tool calls when asked for, and — when the columnar reader read it — the byte end
-    and inode it read (what :class:`~agentmem_nb.frames.LayerFollower` needs to read only what comes after)."""
+    """One file's rows, the raw tool calls when asked for, and — for a whole read — the store's scan cursor after
+    what was read (what :class:`~agentmem_nb.frames.LayerFollower` passes to the scan to read only what comes after);
+    ``columnar`` says which reader ran."""
 
     frame: pd.DataFrame
     calls: list[tuple[int, list[Any]]]
-    end: int | None = None
-    inode: tuple[int, int] | None = None
-    tail: bytes = b""  # the bytes just before ``end``, read with the rest
+    cursor: Cursor | None = None
+    columnar: bool = False
 
 
 def _read_file(
@@ -287,19 +288,25 @@ def _read_file(
     *,
     user_id: str,
     start: int = 0,
+    stop: int | None = None,
     before_ts: pd.Timestamp | None = None,
     meta: bool = False,
     calls: bool = False,
     stats: ReadStats | None = None,
 ) -> _FileRead:
-    if start == 0 and not meta:
-        fast = _columnar(file, calls=calls, stats=stats)
-        if fast is not None:
-            return _FileRead(_columnar_frame(fast, file, user_id=user_id), fast.calls, fast.end, fast.inode, fast.tail)
+    cursor = None
+    if start == 0 and stop is None:
+        if not meta:
+            fast = _columnar(file, calls=calls, stats=stats)
+            if fast is not None:
+                return _FileRead(_columnar_frame(fast, file, user_id=user_id), fast.calls, fast.cursor, True)
+        # A whole read through the index: the scan first, so its cursor covers no more than what is read.
+        scanned = file.scan()
+        stop, cursor = scanned.stop, scanned.cursor
     cols = _Columns(with_meta=meta, with_calls=calls)
     before = 0 if before_ts is None or pd.isna(before_ts) else timestamp_us(before_ts)
-    _scan(file, cols, start=start, before_us=before, stats=stats)
-    return _FileRead(_to_frame(cols, user_id=user_id, zone=frame_zone(file.zone)), cols.calls)
+    _scan(file, cols, start=start, stop=stop, before_us=before, stats=stats)
+    return _FileRead(_to_frame(cols, user_id=user_id, zone=frame_zone(file.zone)), cols.calls, cursor)
 
 
 def _columnar(file: MessageFile, *, calls: bool, stats: ReadStats | None) -> _fast.FastColumns | None:

@@ -6,10 +6,11 @@ indexed ("global ids"). A search over everything therefore costs one vectorised 
 many files there are (a year of day files is 365 files); a search over one session or one day is the same search
 with a mask.
 
-Each file is followed by a :class:`FileFollower`: on every query the file is ``stat``-ed, and only when its size or
-inode changed does the follower ask the store for its length (``MessageFile.len()``, which reads only bytes appended
-since the last look) and tokenise the new records (``read_records(start, stop)``). Appending a message never rebuilds
-anything. A file that was replaced or shrank (an external edit) makes its kind index start over.
+Each file is followed by a :class:`FileFollower` through the store's scan: on every query the follower passes its
+cursor to ``MessageFile.scan``, which reads nothing when the file is unchanged and otherwise names the new positions
+(reading only bytes appended since the last look); the follower tokenises those records (``read_records``).
+Appending a message never rebuilds anything. A file the scan calls rewritten or truncated (an external edit, a
+replaced file) makes its kind index start over.
 
 A fresh process first looks for the index persisted by an earlier one (:mod:`agentmem_nb.retrieval.persist`, checked
 against every file it covers) and tokenises only what was appended since. Without a valid one, the index is built
@@ -24,7 +25,6 @@ every search in a process reuses the same postings.
 from __future__ import annotations
 
 import datetime as _dt
-import os
 import threading
 import weakref
 from array import array
@@ -40,7 +40,7 @@ from agentmem_nb.retrieval import persist
 from agentmem_nb.retrieval.bm25 import TermIndex
 from agentmem_nb.retrieval.encode import BlockEncoder
 from agentmem_nb.retrieval.tokenize import Tokenizer, TokenizerConfig
-from agentmem_nb.store import MessageFile, UserMemory
+from agentmem_nb.store import Cursor, MessageFile, UserMemory
 
 __all__ = ["IndexConfig", "FileFollower", "KindIndex", "ScopeView", "UserIndex", "user_index", "document_text",
            "document_texts"]
@@ -151,7 +151,7 @@ class FileFollower:
         self.gids = array("q")  # global id of each position in the kind index
         self.asks = bytearray()  # per position: 1 if the message asks a question
         self.records_read = 0  # records tokenised so far (tests assert appends read only the new ones)
-        self._snapshot: tuple[int, int, int] | None = None
+        self.cursor: Cursor | None = None  # the store's scan cursor after what was indexed
         self.day = _dt.date.fromisoformat(layer.key).toordinal() if layer.kind == "daily" else 0
 
     @property
@@ -208,7 +208,7 @@ class KindIndex:
         self.tokenizer = tokenizer
         self.rebuilds = 0  # times a file changed under us (replaced, shrunk) and the index started over
         self.restore_tried = False  # a persisted copy is looked for once, before the first refresh (persist.py)
-        self._lock = threading.RLock()
+        self.lock = threading.RLock()  # public: persist.py restores and saves the index under it too
         self._reset()
 
     def _reset(self) -> None:
@@ -236,7 +236,7 @@ class KindIndex:
 
     def refresh(self, layers: Sequence[MessageFile]) -> list[FileFollower]:
         """Bring the given files up to date (reading only what was appended); returns their followers."""
-        with self._lock:
+        with self.lock:
             for _attempt in range(2):
                 try:
                     followers = [self._follow(layer) for layer in layers]
@@ -266,23 +266,14 @@ class KindIndex:
             follower = FileFollower(layer, len(self.files))
             self.files.append(follower)
             self._by_key[layer.key] = follower
-        try:
-            st = os.stat(layer.path)
-            snapshot: tuple[int, int, int] | None = (st.st_dev, st.st_ino, st.st_size)
-        except FileNotFoundError:
-            snapshot = None
-        if snapshot is not None and snapshot == follower._snapshot:
-            return follower  # unchanged: one stat, nothing read
-        total = len(layer)
-        done = len(follower)
-        replaced = follower._snapshot is not None and (snapshot is None or snapshot[:2] != follower._snapshot[:2])
-        if replaced or total < done or (done and layer.position_of(follower.message_ids[done - 1]) != done - 1):
-            raise _StartOver  # the file was replaced, shrank, or its ids moved: what we indexed is gone
-        for start in range(done, total, _READ_STEP):
-            self._add_block(follower, layer.read_records(start, min(total, start + _READ_STEP)))
-        # The stat was taken before reading: if the file grew meanwhile, the next call sees a new size and looks
-        # again. (A torn last line counts in the size but is no record until completed, which changes the size.)
-        follower._snapshot = snapshot
+        scanned = layer.scan(follower.cursor)
+        if scanned.change == "unchanged":
+            return follower  # nothing read
+        if scanned.change != "appended" or scanned.start != len(follower):
+            raise _StartOver  # the file was rewritten, replaced or cut: what we indexed is gone
+        for start in range(scanned.start, scanned.stop, _READ_STEP):
+            self._add_block(follower, layer.read_records(start, min(scanned.stop, start + _READ_STEP)))
+        follower.cursor = scanned.cursor  # positions up to scanned.stop are indexed; later appends come next time
         return follower
 
     def _add_block(self, follower: FileFollower, pairs: list[tuple[int, dict[str, Any]]]) -> None:
@@ -349,7 +340,7 @@ class KindIndex:
 
     def arrays(self) -> IndexArrays:
         """Consistent numpy copies of the per-message arrays, for one query."""
-        with self._lock:
+        with self.lock:
             return IndexArrays(
                 lengths=self.terms.lengths(),
                 file_of=np.array(self.file_of, dtype=np.int64),

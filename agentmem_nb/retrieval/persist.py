@@ -15,10 +15,10 @@ Never the source of truth, by the same rules as the store's own cache (:mod:`age
 
 * written whole with the store's ``atomic_write`` (old or new, never a mix; concurrent writers race harmlessly),
   checksummed, never through a link;
-* used only if **every** file it covers is still the file it indexed, grown by appends at most: the same identity,
-  and the same bytes at the start and just before the end of the last record indexed from it (the store's signature,
-  :func:`~agentmem_nb.store.index_cache.file_signature`), with the message ids where they were. One file that fails
-  (edited, replaced, deleted) makes the whole kind index rebuild from the files, exactly as with no cache;
+* used only if **every** file it covers is still the file it indexed, grown by appends at most — by the store's one
+  change rule: the cache keeps each file's scan cursor, and ``layer.scan(cursor)`` must say "unchanged" or
+  "appended" after exactly the records indexed — with the message ids where they were. One file that fails (edited,
+  replaced, deleted) makes the whole kind index rebuild from the files, exactly as with no cache;
 * anything unreadable, from another format or version, or for another configuration is a miss, silently.
 
 A cache is written after a refresh that grew the index by a quarter since the last one (and at least
@@ -40,7 +40,7 @@ import numpy as np
 from agentmem_nb.errors import StoreError
 from agentmem_nb.retrieval.bm25 import FrozenTerms, TermIndex
 from agentmem_nb.retrieval.encode import BlockEncoder
-from agentmem_nb.store import index_cache
+from agentmem_nb.store import Cursor, index_cache
 
 if TYPE_CHECKING:
     from agentmem_nb.retrieval.index import KindIndex
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 __all__ = ["restore", "keep"]
 
 _MAGIC = b"AMRETR01"
-_VERSION = 1
+_VERSION = 2  # 2: each file kept by its scan cursor
 
 # (name, dtype): the term index's mapped arrays, then the per-message and per-file arrays copied on load.
 _MAPPED = (("starts", "<i8"), ("pairs", "<i4"), ("pair_terms", "<i4"), ("pair_tfs", "<i4"), ("doc_starts", "<i8"))
@@ -66,22 +66,25 @@ def _layer(user: UserMemory, kind: str, key: str) -> MessageFile:
     return user.session(key) if kind == "session" else user.daily(key)
 
 
-def _signature(layer: MessageFile, count: int) -> dict[str, Any] | None:
-    """The store's signature of the bytes of ``layer`` up to the end of its record ``count - 1``."""
-    if not count:
+def _cursor_json(cursor: Cursor | None) -> dict[str, Any] | None:
+    """A scan cursor as JSON, for the cache's header."""
+    if cursor is None or cursor.file is None:
         return None
-    end = layer.index_snapshot(count - 1, count).offsets[-1]
-    fd = layer.open_for_reading()
-    try:
-        return index_cache.file_signature(fd, end)
-    finally:
-        os.close(fd)
+    return {"file": list(cursor.file), "end": cursor.end, "tail": cursor.tail.hex()}
+
+
+def _cursor_from(value: Any) -> Cursor:
+    """The scan cursor a header kept (``ValueError``/``TypeError``/``KeyError`` for anything else: a miss)."""
+    dev, ino = value["file"]
+    if type(dev) is not int or type(ino) is not int or type(value["end"]) is not int:
+        raise ValueError("not a cursor")
+    return Cursor((dev, ino), value["end"], bytes.fromhex(value["tail"]))
 
 
 def keep(index: KindIndex, user: UserMemory) -> None:
     """Persist ``index`` if it grew enough since it was last persisted (or restored). Never raises for the cache's
     sake: a failure leaves the index as it is and the next process rebuilds."""
-    with index._lock:
+    with index.lock:
         total = len(index)
         saved = index.persisted
         if total < index_cache.MIN_RECORDS or total - saved < max(1, saved // 4) or index._untallied:
@@ -90,8 +93,7 @@ def keep(index: KindIndex, user: UserMemory) -> None:
         files = []
         try:
             for follower in index.files:
-                files.append({"key": follower.key, "count": len(follower),
-                              "signature": _signature(follower.layer, len(follower))})
+                files.append({"key": follower.key, "count": len(follower), "cursor": _cursor_json(follower.cursor)})
         except (StoreError, OSError):  # a file went away since the refresh: nothing worth keeping now
             return
         frozen = index.terms.frozen()
@@ -134,7 +136,7 @@ def _joined(typecode: str, parts: Any) -> array:
 def restore(index: KindIndex, user: UserMemory) -> bool:
     """Give the empty ``index`` the persisted one, if every file it covers still holds what was indexed. Called
     once per kind index, before its first refresh (the refresh then reads only what was appended since)."""
-    with index._lock:
+    with index.lock:
         if index.restore_tried or len(index):
             return False
         index.restore_tried = True
@@ -163,15 +165,17 @@ def _restore(index: KindIndex, user: UserMemory, fd: int, header: dict[str, Any]
     sections: dict[str, list[int]] = header["sections"]
     files = header["files"]
     # Every file must still be the file indexed, grown by appends at most.
-    layers = []
+    layers, cursors = [], []
     for entry in files:
         layer = _layer(user, index.kind, str(entry["key"]))
         count = int(entry["count"])
-        if len(layer) < count:
-            return False
-        if count and _signature(layer, count) != entry["signature"]:
-            return False
+        cursor = _cursor_from(entry["cursor"]) if count else None
+        if cursor is not None:
+            scanned = layer.scan(cursor)  # the store's one change rule: appends since are fine, nothing else
+            if scanned.change not in ("unchanged", "appended") or scanned.start != count:
+                return False
         layers.append(layer)
+        cursors.append(cursor)
 
     def copied(name: str, typecode: str) -> array:
         offset, size = sections[name]
@@ -208,8 +212,9 @@ def _restore(index: KindIndex, user: UserMemory, fd: int, header: dict[str, Any]
     index.prev, index.next = values["prev"], values["next"]
     index.files, index._by_key = [], {}
     at = 0
-    for file_id, (layer, count) in enumerate(zip(layers, counts, strict=True)):
+    for file_id, (layer, count, cursor) in enumerate(zip(layers, counts, cursors, strict=True)):
         follower = FileFollower(layer, file_id)
+        follower.cursor = cursor  # the refresh scans on from here: only what was appended since is read
         whole = at == 0 and count == docs  # one file (a long session): its arrays as loaded, not a second copy
         follower.message_ids = message_ids if whole else message_ids[at : at + count]
         follower.gids = values["gids"] if whole else values["gids"][at : at + count]

@@ -6,7 +6,8 @@ conversation list and dialogue log. This package imports neither pandas, ipywidg
 
 from agentmem_nb.store.conversations import Conversation, Conversations
 from agentmem_nb.store.dialogue_log import DialogueEntry, DialogueLog
-from agentmem_nb.store.jsonl import Durability, IOStats, JsonlFile
+from agentmem_nb.store.jsonl import Durability, IOStats, JsonlFile, LineBlock, RawLines
+from agentmem_nb.store.scan import Change, Cursor, Scan
 from agentmem_nb.store.layer import MAX_SEARCH_LIMIT, MAX_WINDOW_SIDE, MessageFile, Window
 from agentmem_nb.store.longterm import LongTermMemory, MemoryHistory, MemorySnapshot, MemoryVersion
 from agentmem_nb.store.memory_store import MemoryStore
@@ -19,6 +20,11 @@ __all__ = [
     "Appended",
     "MessageFile",
     "Window",
+    "Cursor",
+    "Change",
+    "Scan",
+    "LineBlock",
+    "RawLines",
     "JsonlFile",
     "IOStats",
     "Durability",

@@ -60,6 +60,7 @@ from typing import Any
 
 from agentmem_nb.errors import StoreError
 from agentmem_nb.store._fs import atomic_write, flocked, open_file
+from agentmem_nb.store.scan import CURSOR_TAIL, Cursor, change_since
 
 __all__ = ["CachedText", "MIN_RECORDS", "cache_path", "load_lines", "save_lines", "load_text", "save_text",
            "file_signature", "signature_matches", "write_cache", "open_cache", "payload_intact", "read_into",
@@ -72,7 +73,7 @@ CACHE_FOLDER = ".index"
 _LINES_MAGIC = b"AMLINES1"
 _TEXT_MAGIC = b"AMTEXT01"
 _PREFIX = struct.Struct("<8sQ")  # magic, header length
-_EDGE = 256  # bytes compared at the start of the file and before the indexed end
+_EDGE = CURSOR_TAIL  # bytes compared at the start of the file and before the indexed end (the cursor's tail)
 _SCAN_WINDOW = 8 << 20  # bytes of mapped text searched at a time (and then given back to the kernel)
 _CHECK_WINDOW = 1 << 20  # bytes read at a time to checksum a cache (one buffer, reused)
 
@@ -104,13 +105,17 @@ def file_signature(fd: int, end: int) -> dict[str, Any] | None:
 
 
 def signature_matches(fd: int, header: dict[str, Any]) -> bool:
-    """Whether the open file ``fd`` is the file ``header`` describes, grown by appends at most (the store's rule:
-    same identity, at least as long, and the same bytes at the start and just before the indexed end)."""
-    end = header.get("end")
-    if type(end) is not int or end <= 0:
+    """Whether the open file ``fd`` is the file ``header`` describes, grown by appends at most: the store's one
+    change rule (:func:`~agentmem_nb.store.scan.change_since` on the cursor the header records says "unchanged" or
+    "appended"), and, because a cache outlives the process that wrote it, the same first bytes too."""
+    end, dev, ino = header.get("end"), header.get("dev"), header.get("ino")
+    if type(end) is not int or end <= 0 or type(dev) is not int or type(ino) is not int:
         return False
-    st = os.fstat(fd)
-    if (st.st_dev, st.st_ino) != (header.get("dev"), header.get("ino")) or st.st_size < end:
+    try:
+        cursor = Cursor((dev, ino), end, bytes.fromhex(str(header.get("tail"))))
+    except ValueError:
+        return False
+    if change_since(fd, os.fstat(fd), cursor)[0] not in ("unchanged", "appended"):
         return False
     found = file_signature(fd, end)
     return found is not None and found["head"] == header.get("head") and found["tail"] == header.get("tail")
@@ -398,6 +403,7 @@ def adopt_lines(layer: Any, fd: int) -> bool:
     layer._count_read(2 * min(_EDGE, header["end"]))  # the signature's two reads of the data file
     layer._ids, layer._offsets = ids, offsets
     layer._end = header["end"]
+    layer._tail = bytes.fromhex(header["tail"])  # the index's own cursor (store.scan): the bytes just checked
     layer._lineno = lineno
     layer._next_id = ids[-1] + 1 if ids else 1  # a clean index: no legacy ids, ids increasing
     layer._cache_saved = len(ids)
@@ -417,43 +423,43 @@ def keep_lines(layer: Any, fd: int) -> None:
         save_lines(layer._cache_path("lines"), layer.base, signature, layer._ids, layer._offsets, state)
 
 
-def load_search_text(layer: Any) -> tuple[CachedText, array] | None:
-    """The cached search text of ``layer`` (a ``MessageFile`` whose index is synced; caller holds its lock) for its
-    first records, or ``None``."""
-    if layer._cache_path is None or not layer._cache_trusted or len(layer._ids) < MIN_RECORDS:
+def load_search_text(lines: Any) -> tuple[CachedText, array] | None:
+    """The cached search text of a layer's line file ``lines`` (index synced; caller holds its lock) for its first
+    records, or ``None``."""
+    if lines._cache_path is None or not lines._cache_trusted or len(lines._ids) < MIN_RECORDS:
         return None
     try:
-        fd = layer.open_for_reading()
+        fd = lines.open_for_reading()
     except (StoreError, OSError):  # gone or unsafe since the sync: the search rebuilds and reports as it would
         return None
     try:
-        loaded = load_text(layer._cache_path("text"), layer.base, fd, layer._offsets)
+        loaded = load_text(lines._cache_path("text"), lines.base, fd, lines._offsets)
     finally:
         os.close(fd)
     if loaded is not None:
-        layer._count_read(2 * _EDGE)  # the signature's two reads (a cached file is far longer than this)
-        layer._text_saved = len(loaded[1])
+        lines._count_read(2 * _EDGE)  # the signature's two reads (a cached file is far longer than this)
     return loaded
 
 
-def keep_search_text(layer: Any) -> None:
-    """Write ``layer``'s search text to its cache if it has grown enough since (caller holds the layer's lock and
-    has just synced; the text covers every indexed record)."""
-    count = len(layer._text_starts)
-    if layer._cache_path is None or not _due(count, layer._text_saved) or not _clean(layer):
-        return
-    layer._text_saved = count
-    if count != len(layer._ids):
-        return  # not every record folded (cannot happen after a sync; kept out rather than trusted)
+def keep_search_text(lines: Any, text: Any, starts: array, saved: int) -> int:
+    """Write a layer's search text (``text``, with where each record ``starts``) to the cache of its line file
+    ``lines`` if it has grown enough since ``saved`` records were kept (caller holds the lock and has just synced;
+    the text covers every indexed record). Returns the number of records now known to be kept."""
+    count = len(starts)
+    if lines._cache_path is None or not _due(count, saved) or not _clean(lines):
+        return saved
+    if count != len(lines._ids):
+        return count  # not every record folded (cannot happen after a sync; kept out rather than trusted)
     try:
-        fd = layer.open_for_reading()
+        fd = lines.open_for_reading()
     except (StoreError, OSError):  # the search already has its answer; the next one tries again
-        return
+        return count
     try:
         with flocked(fd, exclusive=False):  # no rewrite slips between the index's end and the signature
             st = os.fstat(fd)
-            signature = file_signature(fd, layer._end) if (st.st_dev, st.st_ino) == layer._inode else None
+            signature = file_signature(fd, lines._end) if (st.st_dev, st.st_ino) == lines._inode else None
     finally:
         os.close(fd)
     if signature is not None:
-        save_text(layer._cache_path("text"), layer.base, signature, count, layer._text_starts, layer._text)
+        save_text(lines._cache_path("text"), lines.base, signature, count, starts, text)
+    return count

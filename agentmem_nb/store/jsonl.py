@@ -12,7 +12,7 @@ Why it looks like this:
   id + 1 carried through the few lines after it by the rule. With no anchor in the last chunk (a file never appended
   by this store, a merge, hand-written lines at the end) the whole file is indexed once, the exact rule; the next
   append writes a fresh anchor, so each process pays that at most once per file. (What neither path sees is an
-  in-place edit of earlier bytes that keeps every length: the index assumes the same, see ``_still_ends_a_line``.)
+  in-place edit of earlier bytes that keeps every length: the index assumes the same, see :mod:`agentmem_nb.store.scan`.)
 * **Writers never interleave or share an id**, threads or processes: the whole line goes out in one ``write`` on an
   ``O_APPEND`` descriptor while an exclusive ``flock`` on the file is held, and the id is chosen under that lock.
 * **A crash mid-write loses nothing acknowledged.** A last line without its newline is not read; before the next
@@ -23,6 +23,10 @@ Why it looks like this:
   An id that an earlier line already has (a hand merge) is kept, and reported as ``DUPLICATE_ID``.
 * **Reads after the first are incremental.** The index (byte offset and id of every line) is extended from the
   last indexed byte, so a reader following a growing file reads each byte once.
+* **One rule says what changed since a reader last looked**, the one in :mod:`agentmem_nb.store.scan` (a cursor:
+  which file, where its last complete line ended, the bytes before that). The index follows the file by it with its
+  own cursor, and so does every bulk reader (frames, the follower, the retrieval index) through :meth:`JsonlFile.scan`,
+  :meth:`JsonlFile.line_blocks` and :meth:`JsonlFile.raw_lines`: the format is read here and nowhere else.
 
 The index covers complete lines only, and the only bytes ever removed are an incomplete tail, so every index in
 every process stays valid across another process's repair.
@@ -39,6 +43,7 @@ import threading
 import warnings
 from array import array
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import accumulate, islice, repeat
 from pathlib import Path
@@ -49,9 +54,11 @@ from agentmem_nb.messages import parse_message_id
 from agentmem_nb.store import index_cache
 from agentmem_nb.store._fs import flocked, open_file
 from agentmem_nb.store.problems import Problem, ProblemKind, problem_for_error
+from agentmem_nb.store.scan import CURSOR_TAIL, Change, Cursor, Scan, change_since, moved_tail
 
 __all__ = [
-    "Durability", "IOStats", "IndexSnapshot", "JsonlFile", "fast_parse_exact", "loads_record", "plain_records",
+    "Durability", "IOStats", "IndexSnapshot", "JsonlFile", "LineBlock", "MESSAGE_ID_LIMIT", "RawLines",
+    "fast_parse_exact", "loads_record", "plain_records",
 ]
 
 try:  # Indexing is dominated by JSON parsing; orjson parses a line 3-5x faster than the standard library.
@@ -72,6 +79,8 @@ _TAIL_CHUNK = 4096
 # Ids live in signed 64-bit arrays. Beyond 2**53 (the largest integer every JSON reader keeps exact) an id is junk,
 # which leaves room for the running next id (at most 2**53 + number of lines) to stay within 64 bits.
 _ID_LIMIT = 2**53
+MESSAGE_ID_LIMIT = _ID_LIMIT
+"""Ids at or above this are junk to the store (read as a missing id): a columnar reader refuses such a file."""
 
 
 _NOT_PARSED = object()
@@ -176,6 +185,99 @@ class IndexSnapshot:
     end: int
 
 
+class LineBlock:
+    """Raw lines of consecutive indexed records (:meth:`JsonlFile.line_blocks`): ``ids[i]`` is the normalised id of
+    the record whose line starts at byte ``offsets[i]`` of the file, ``data`` the bytes from ``offsets[0]`` to just
+    past the last record's line. :meth:`records` parses them as the index did."""
+
+    __slots__ = ("ids", "offsets", "data", "whole")
+
+    def __init__(self, ids: array, offsets: array, data: bytes) -> None:
+        self.ids = ids
+        self.offsets = offsets
+        self.data = data
+        self.whole = False
+        """After :meth:`records`: whether the block was parsed in one call (no skipped line inside)."""
+
+    @property
+    def starts(self) -> list[int]:
+        """Where each record's line starts in ``data``."""
+        first = self.offsets[0] if self.offsets else 0
+        return [offset - first for offset in self.offsets]
+
+    def records(self) -> list[dict[str, Any]]:
+        """The records, exactly as the index parsed their lines. A block holding only its records (no skipped or
+        blank line between them: its newline count equals its record count) whose integers orjson keeps exact is
+        parsed as one JSON array — one C call instead of one per line; otherwise each line by :func:`loads_record`."""
+        count = len(self.offsets)
+        if self.data.count(b"\n") == count and fast_parse_exact(self.data):
+            try:
+                records = _fast_loads(b"[" + self.data[:-1].replace(b"\n", b",") + b"]")
+            except _FAST_ERRORS:
+                records = None
+            if records is not None and len(records) == count:
+                self.whole = True
+                return records  # type: ignore[no-any-return]
+        blob = self.data
+        return [loads_record(blob[start : blob.index(b"\n", start)]) for start in self.starts]
+
+
+class RawLines:
+    """Complete lines appended since a cursor, read without the index, under the file's shared lock (held while the
+    ``with`` block of :meth:`JsonlFile.raw_lines` lasts, so no line is read half written).
+
+    ``change`` and ``cursor`` as in :class:`Scan`; the new lines are the bytes ``start <= b < end`` (``end`` just
+    past the last complete line; ``size`` the file's size, beyond ``end`` only by an unterminated last line)."""
+
+    __slots__ = ("change", "start", "end", "size", "cursor", "bytes_read", "_fd", "_path")
+
+    def __init__(self, change: Change, start: int, end: int, size: int, cursor: Cursor, fd: int | None,
+                 checked: int, path: Path) -> None:
+        self.change = change
+        self.start = start
+        self.end = end
+        self.size = size
+        self.cursor = cursor
+        self.bytes_read = checked  # the rule's own look, then every block read
+        self._fd = fd
+        self._path = path
+
+    def read(self) -> bytes:
+        """All the new lines at once."""
+        return b"".join(self.blocks(max(1, self.end - self.start)))
+
+    def blocks(self, size: int) -> Iterator[memoryview]:
+        """The new lines in consecutive pieces of about ``size`` bytes, each ending with a newline (a line longer
+        than ``size`` is one piece). Views, so cutting a piece at its last newline copies nothing."""
+        position = self.start
+        while position < self.end and self._fd is not None:
+            want = min(size, self.end - position)
+            data = os.pread(self._fd, want, position)
+            while position + len(data) < self.end and data.rfind(b"\n") < 0:  # one line longer than a piece
+                more = os.pread(self._fd, min(size, self.end - position - len(data)), position + len(data))
+                if not more:
+                    break
+                data += more
+            if len(data) < want:  # cut short by a writer who ignores the lock
+                raise StoreError(f"{self._path}: the file shrank while it was read (a writer that ignores the "
+                                 "store's lock?); read it again")
+            self.bytes_read += len(data)
+            piece = memoryview(data)
+            if position + len(data) < self.end:
+                piece = piece[: data.rfind(b"\n") + 1]
+            yield piece
+            position += len(piece)
+
+    @staticmethod
+    def as_written(data: bytes, after_id: int) -> tuple[list[dict[str, Any]], list[int]] | None:
+        """``(records, ids)`` of complete lines ``data`` when each is exactly what this store appends (see
+        :func:`plain_records`; ids above ``after_id``) and orjson parses them exactly — the index would then keep
+        exactly these records with these ids; ``None`` when only the index can say (read through :meth:`scan`)."""
+        if not fast_parse_exact(data):
+            return None
+        return plain_records(data.split(b"\n")[:-1], after_id)
+
+
 @dataclass(slots=True)
 class IOStats:
     """Counters for complexity tests and benchmarks (bytes, not seconds: stable on a noisy machine)."""
@@ -217,6 +319,7 @@ class JsonlFile:
     def _reset_index(self, *, inode: tuple[int, int] | None) -> None:
         self._inode = inode
         self._end = 0  # byte offset just past the last complete line indexed
+        self._tail = b""  # the CURSOR_TAIL bytes before _end: with _inode and _end, the index's own cursor
         self._lineno = 0  # complete lines consumed (for problem line numbers)
         self._offsets = array("q")  # byte offset of each record
         self._ids = array("q")  # normalised message_id of each record
@@ -267,7 +370,7 @@ class JsonlFile:
     def _catch_up(self, fd: int) -> None:
         st = os.fstat(fd)
         inode = (st.st_dev, st.st_ino)
-        if inode != self._inode or st.st_size < self._end or (st.st_size > self._end and not self._still_ends_a_line(fd)):
+        if inode != self._inode or self._change_since(fd, st, self._cursor()) in ("rewritten", "truncated"):
             self._reset_index(inode=inode)
         if self._end == 0 and self._cache_path is not None:
             index_cache.adopt_lines(self, fd)  # a valid persisted index: read on from its end
@@ -293,17 +396,22 @@ class JsonlFile:
                     self._index_line(data[start:newline], line_start + start)
                     start = newline + 1
             carry = data[complete:]
+            if complete:
+                self._tail = moved_tail(self._tail, data[max(0, complete - CURSOR_TAIL) : complete])
             self._end = position - len(carry)
         self._warn_new_problems(new_problems_before)  # first: _set_pending_tail may drop an older finding
         self._set_pending_tail(bool(carry))
 
-    def _still_ends_a_line(self, fd: int) -> bool:
-        """Whether the byte before ``_end`` is still a newline. Appends never change it, so if it is not, the file
-        was rewritten in place (an editor's save) and the index no longer describes it. One byte read per catch-up."""
-        if self._end == 0:
-            return True
-        self._count_read(1)
-        return os.pread(fd, 1, self._end - 1) == b"\n"
+    def _cursor(self) -> Cursor:
+        """Where the index stopped (caller holds the lock)."""
+        return Cursor(self._inode, self._end, self._tail)
+
+    def _change_since(self, fd: int, st: os.stat_result, since: Cursor) -> Change:
+        """:func:`~agentmem_nb.store.scan.change_since`, its look counted in :attr:`stats`."""
+        change, checked = change_since(fd, st, since)
+        if checked:
+            self._count_read(checked)
+        return change
 
     def _set_pending_tail(self, pending: bool) -> None:
         line = self._lineno + 1
@@ -510,6 +618,91 @@ class JsonlFile:
             after = self._offsets[stop] if stop < total else self._end
             return IndexSnapshot(self._ids[start:stop], self._offsets[start:stop] + array("q", [after]), self._end)
 
+    # ------------------------------------------------------------------ scan: what bulk readers use
+
+    def scan(self, since: Cursor | None = None) -> Scan:
+        """What changed since ``since`` (default: the start, so every record is new), after bringing the index up to
+        date: the :class:`Scan` names the change, the positions of the new records and the cursor to pass next time.
+        Read the records with :meth:`line_blocks` (in bulk) or :meth:`read_records`. Never reads a byte when nothing
+        changed; one :data:`CURSOR_TAIL` look otherwise.
+
+        >>> # s = f.scan(); ... later: s = f.scan(s.cursor); new = f.read_records(s.start, s.stop)
+        """
+        since = Cursor() if since is None else since
+        with self._lock:
+            try:
+                fd = self.open_for_reading()
+            except FileNotFoundError:
+                if self._inode is not None:
+                    self._reset_index(inode=None)
+                return Scan("truncated" if since.end else "unchanged", 0, 0, Cursor())
+            try:
+                with flocked(fd, exclusive=False):
+                    change = self._change_since(fd, os.fstat(fd), since)
+                    self._catch_up(fd)
+            finally:
+                os.close(fd)
+            stop = len(self._ids)
+            start = bisect.bisect_left(self._offsets, since.end) if change in ("appended", "unchanged") else 0
+            return Scan(change, min(start, stop), stop, self._cursor())
+
+    def line_blocks(self, start: int = 0, stop: int | None = None, *,
+                    block_bytes: int = _CHUNK) -> Iterator[LineBlock]:
+        """The raw lines of the indexed records at positions ``start <= i < stop``, in file order, in blocks of about
+        ``block_bytes`` (at least one record each): one ``pread`` a block, memory bounded by the block size. The
+        index (a consistent copy taken first) decides which lines are records and what their ids are."""
+        snap = self.index_snapshot(start, stop)
+        ids, offsets = snap.ids, snap.offsets
+        total = len(ids)
+        if not total:
+            return
+        fd = self.open_for_reading()
+        try:
+            i = 0
+            while i < total:
+                # Records i..j-1 fill about block_bytes (at least one record, however long).
+                j = bisect.bisect_right(offsets, offsets[i] + block_bytes, lo=i + 1) - 1
+                j = min(total, max(j, i + 1))
+                first, last = offsets[i], offsets[j]
+                data = os.pread(fd, last - first, first)
+                yield LineBlock(ids[i:j], offsets[i:j], data)
+                i = j
+        finally:
+            os.close(fd)
+
+    @contextmanager
+    def raw_lines(self, since: Cursor | None = None) -> Iterator[RawLines]:
+        """The complete lines appended since ``since`` (default: the start — the whole file), read **without** the
+        index, for readers that parse a whole file their own faster way (pyarrow's columns) or check new lines
+        cheaply (:meth:`RawLines.as_written`). The file's shared lock is held until the ``with`` block ends, so every
+        line read is complete and stays put. Not counted in :attr:`stats` (see ``RawLines.bytes_read``)."""
+        since = Cursor() if since is None else since
+        try:
+            fd = self.open_for_reading()
+        except FileNotFoundError:
+            yield RawLines("truncated" if since.end else "unchanged", 0, 0, 0, Cursor(), None, 0, self.path)
+            return
+        try:
+            with flocked(fd, exclusive=False):
+                st = os.fstat(fd)
+                change, checked = change_since(fd, st, since)
+                start = since.end if change in ("appended", "unchanged") else 0
+                tail = since.tail if start else b""
+                end = start
+                if st.st_size > start:
+                    # Just past the last complete line: an unterminated last line is no record yet (as for the index).
+                    end = st.st_size
+                    if os.pread(fd, 1, end - 1) != b"\n":
+                        end = max(start, self._last_newline_before(fd, end, counted=False) + 1)
+                    if end > start:
+                        look = min(CURSOR_TAIL, end - start)
+                        tail = moved_tail(tail, os.pread(fd, look, end - look))
+                        checked += 1 + look
+                yield RawLines(change, start, end, st.st_size, Cursor((st.st_dev, st.st_ino), end, tail), fd, checked,
+                               self.path)
+        finally:
+            os.close(fd)
+
     def read_records(self, start: int, stop: int) -> list[tuple[int, dict[str, Any]]]:
         """``(message_id, record)`` for positions ``start <= i < stop`` — one contiguous read, whatever the file size."""
         return self._fresh(lambda: self._read_records_once(start, stop))
@@ -623,6 +816,7 @@ class JsonlFile:
                     if warm:
                         self._index_line(data[:-1], size)
                         self._end = size + len(data)
+                        self._tail = moved_tail(self._tail, data)
                     return written
             finally:
                 os.close(fd)
@@ -668,14 +862,15 @@ class JsonlFile:
         self._pending_tail = False
         return cut
 
-    def _last_newline_before(self, fd: int, end: int) -> int:
+    def _last_newline_before(self, fd: int, end: int, *, counted: bool = True) -> int:
         """Offset of the last ``\\n`` before ``end``, or -1. Reads backwards in small chunks."""
         position = end
         while position > 0:
             size = min(_TAIL_CHUNK, position)
             position -= size
             chunk = os.pread(fd, size, position)
-            self._count_read(len(chunk))
+            if counted:
+                self._count_read(len(chunk))
             found = chunk.rfind(b"\n")
             if found >= 0:
                 return position + found

@@ -5,6 +5,11 @@ line index — built by the first search, then extended as lines arrive — so a
 walking back from the newest message: finding the last ``limit`` hits touches only as much text as it must, and
 nothing is re-read from disk except the hits themselves.
 UTF-8 is self-synchronising, so a byte substring match is a character substring match (CJK included).
+
+The layer **wraps** its line file (``_file``, a :class:`~agentmem_nb.store.jsonl.JsonlFile` with this module's index
+hooks) instead of inheriting it: the raw line API (append a dict, with no ``ts`` and no day copy) stays internal, and
+what a layer offers is the store contract's (:class:`agentmem_nb.store.contract.MessageLayer`): append a message
+(with its time and its day copy), get, window, search, and ``scan`` for bulk readers.
 """
 
 from __future__ import annotations
@@ -12,7 +17,10 @@ from __future__ import annotations
 import bisect
 import datetime as _dt
 import json
+import threading
 from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from functools import partial
 from itertools import repeat
@@ -20,15 +28,18 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
+from agentmem_nb.identifiers import check_day
 from agentmem_nb.items import LayerKind
-from agentmem_nb.messages import EPOCH, Message, message_from_record
+from agentmem_nb.messages import EPOCH, Message, ToolCall, message_from_record
 from agentmem_nb.store import index_cache
+from agentmem_nb.store._fs import check_file
 from agentmem_nb.store.index_cache import CachedText
-from agentmem_nb.store.jsonl import Durability, JsonlFile
-from agentmem_nb.store.problems import ProblemKind
-from agentmem_nb.timeutil import parse_ts
+from agentmem_nb.store.jsonl import Durability, IOStats, JsonlFile, LineBlock, RawLines
+from agentmem_nb.store.scan import Cursor, Scan
+from agentmem_nb.store.problems import Problem, ProblemKind
+from agentmem_nb.timeutil import Clock, day_of, format_ts, parse_ts, system_clock, to_zone
 
-__all__ = ["LayerKind", "Window", "MessageFile", "MAX_WINDOW_SIDE", "MAX_SEARCH_LIMIT"]
+__all__ = ["Appended", "LayerKind", "Window", "MessageFile", "MAX_WINDOW_SIDE", "MAX_SEARCH_LIMIT"]
 
 MAX_WINDOW_SIDE = 50
 """The store's hard cap: ``before`` and ``after`` of any window are clamped to this, whoever asks (a window is for
@@ -129,10 +140,44 @@ def _clamp(value: int, low: int, high: int) -> int:
     return max(low, min(high, value))
 
 
-class MessageFile(JsonlFile):
+@dataclass(frozen=True, slots=True)
+class Appended:
+    """What an append wrote: the session line and the daily line (each with its own id)."""
+
+    session: Message
+    daily: Message
+
+
+class _MessageLines(JsonlFile):
+    """A layer's line file: the raw line API, with the layer's index hooks (private: the layer is the API)."""
+
+    def __init__(self, layer: MessageFile, path: Path, *, durability: Durability, base: Path | None) -> None:
+        self._layer = layer
+        super().__init__(path, durability=durability, base=base)
+
+    def _on_reset(self) -> None:
+        self._layer._on_reset()
+
+    def _on_record(self, record: dict[str, Any], message_id: int) -> None:
+        self._layer._on_record(record, message_id)
+
+    def _on_records(self, records: list[dict[str, Any]], ids: list[int]) -> bool:
+        return self._layer._on_records(records, ids)
+
+    def _cache_state(self) -> dict[str, Any]:
+        return self._layer._cache_state()
+
+    def _adopt_cached(self, state: object) -> bool:
+        return self._layer._adopt_cached(state)
+
+
+class MessageFile:
     """``sessions/{id}.jsonl`` or ``daily/{day}.jsonl``: messages with anchors.
 
-    >>> # store.user("alice").session("s1") returns one of these
+    A session layer appends a message with its time and its day copy, the same path as :meth:`UserMemory.append`:
+
+    >>> # store.user("alice").session("s1").append("user", "I moved to Lyon")
+    >>> # store.user("alice").session("s1").search("lyon")
     """
 
     def __init__(
@@ -144,13 +189,132 @@ class MessageFile(JsonlFile):
         zone: _dt.tzinfo | None,
         durability: Durability = "flush",
         base: Path | None = None,
+        clock: Clock = system_clock,
+        day_layer: Callable[[str], MessageFile] | None = None,
     ) -> None:
         self.kind = kind
         self._want_text = False
         self.key = key  # the session id or the day
         self.zone = zone
-        super().__init__(path, durability=durability, base=base)
-        self._cache_path = partial(index_cache.cache_path, path)  # the index and search text persist (index_cache)
+        self.clock = clock
+        self._day_layer = day_layer  # day -> that day's layer, for the day copy (a session layer of a user)
+        self._file = _MessageLines(self, path, durability=durability, base=base)
+        self._file._cache_path = partial(index_cache.cache_path, path)  # the index and search text persist
+
+    def __repr__(self) -> str:
+        return f"MessageFile(kind={self.kind!r}, key={self.key!r}, path={str(self.path)!r})"
+
+    # ------------------------------------------------------------------ the file underneath
+
+    @property
+    def path(self) -> Path:
+        """The layer's file."""
+        return self._file.path
+
+    @property
+    def stats(self) -> IOStats:
+        """What reading and indexing this file cost (bytes and reads, for cost tests and benchmarks)."""
+        return self._file.stats
+
+    @property
+    def _lock(self) -> threading.RLock:
+        return self._file._lock
+
+    @property
+    def _inode(self) -> tuple[int, int] | None:
+        return self._file._inode
+
+    @property
+    def _ids(self) -> array:
+        return self._file._ids
+
+    def _problem(self, kind: ProblemKind, detail: str) -> None:
+        self._file._problem(kind, detail)
+
+    def __len__(self) -> int:
+        return len(self._file)
+
+    @property
+    def next_id(self) -> int:
+        """The id the next append will get if nobody else appends first."""
+        return self._file.next_id
+
+    def sync(self) -> None:
+        """Bring the index up to date with the file (reads only bytes not indexed yet)."""
+        self._file.sync()
+
+    def problems(self) -> list[Problem]:
+        """What was wrong with this file; never raises (see :meth:`JsonlFile.problems`)."""
+        return self._file.problems()
+
+    def position_of(self, message_id: int) -> int | None:
+        """Index (0-based, file order) of the first message with ``message_id``; ``None`` if absent."""
+        return self._file.position_of(message_id)
+
+    def read_records(self, start: int, stop: int) -> list[tuple[int, dict[str, Any]]]:
+        """``(message_id, record)`` at positions ``start <= i < stop``, for bulk readers (one contiguous read)."""
+        return self._file.read_records(start, stop)
+
+    def read_at(self, positions: list[int]) -> list[tuple[int, dict[str, Any]]]:
+        """``(message_id, record)`` at arbitrary positions (one seek each), for bulk readers."""
+        return self._file.read_at(positions)
+
+    def scan(self, since: Cursor | None = None) -> Scan:
+        """What changed since ``since``: see :meth:`JsonlFile.scan` (the one rule for appended / rewritten /
+        truncated lives there)."""
+        return self._file.scan(since)
+
+    def line_blocks(self, start: int = 0, stop: int | None = None, *, block_bytes: int = 1 << 20
+                    ) -> Iterator[LineBlock]:
+        """Raw lines of the records at positions ``start <= i < stop``, in blocks (:meth:`JsonlFile.line_blocks`)."""
+        return self._file.line_blocks(start, stop, block_bytes=block_bytes)
+
+    def raw_lines(self, since: Cursor | None = None) -> AbstractContextManager[RawLines]:
+        """Complete lines appended since ``since``, without the index (:meth:`JsonlFile.raw_lines`)."""
+        return self._file.raw_lines(since)
+
+    # ------------------------------------------------------------------ append
+
+    def append(
+        self,
+        role: str,
+        content: str = "",
+        *,
+        tags: Iterable[str] = (),
+        meta: Mapping[str, Any] | None = None,
+        tool_calls: Sequence[ToolCall] = (),
+        ts: _dt.datetime | None = None,
+        day: str | None = None,
+    ) -> Appended:
+        """Write one message to this session and its day copy to the day file; returns both as read back.
+
+        ``ts`` defaults to the store's clock; ``day`` lets a caller pin the day file (a turn that crosses midnight
+        stays in one day), by default the day of ``ts`` in the user's zone. Only a session is appended to: a day
+        file gets its lines as the copies of session messages.
+        """
+        if not isinstance(role, str):
+            raise TypeError(f"append(role, content): role must be text, got {type(role).__name__} {role!r:.80}; "
+                            "pass the role and the text, e.g. session.append('user', 'hello') — the store adds the "
+                            "time, the id and the day copy")
+        if self.kind != "session" or self._day_layer is None:
+            raise TypeError(f"{self.kind} {self.key!r}: a day file is written through a session (each message gets "
+                            "its day copy): use store.user(user_id).session(session_id).append(role, content)")
+        moment = to_zone(ts or self.clock(), self.zone)
+        day = check_day(day) if day is not None else day_of(moment, self.zone)
+        extra = dict(meta or {})
+        if tool_calls:
+            extra["tool_calls"] = [call.to_dict() for call in tool_calls]
+        extra["session_id"] = self.key
+        line = {"ts": format_ts(moment), "role": str(role), "content": str(content)}
+        tags = list(tags)
+        daily = self._day_layer(day)
+        # A day file the store would refuse (a link, a FIFO) is refused before the session line is written, so a
+        # refused append leaves neither half behind. (The session file is checked by its own open, which comes first.)
+        check_file(daily.path, base=self._file.base)
+        session_record = self._file.append({**line, "tags": ["session", *tags], "meta": extra})
+        daily_record = daily._file.append({**line, "tags": ["daily", *tags], "meta": extra})
+        return Appended(session=self._message(session_record["message_id"], session_record),
+                        daily=daily._message(daily_record["message_id"], daily_record))
 
     # ------------------------------------------------------------------ index hooks
 
@@ -210,10 +374,13 @@ class MessageFile(JsonlFile):
 
     def _search_text(self) -> tuple[bytearray | CachedText, array]:
         """The search text, built from the indexed records on first use (caller holds the lock, index synced);
-        from then on the index hook extends it as records arrive."""
+        from then on the index hook extends it as records arrive. A persisted copy (index_cache) stands in for the
+        records it covers."""
         if self._text is None:
             text: bytearray | CachedText
-            text, self._text_starts = index_cache.load_search_text(self) or (bytearray(), array("q"))
+            cached = index_cache.load_search_text(self._file)
+            text, self._text_starts = cached or (bytearray(), array("q"))
+            self._text_saved = len(self._text_starts) if cached else 0
             total = len(self._ids)
             for start in range(len(self._text_starts), total, 4096):
                 records = [record for _mid, record in self.read_records(start, min(total, start + 4096))]
@@ -221,7 +388,7 @@ class MessageFile(JsonlFile):
                     for record in records:
                         self._add_text(text, record)
             self._text = text
-        index_cache.keep_search_text(self)
+        self._text_saved = index_cache.keep_search_text(self._file, self._text, self._text_starts, self._text_saved)
         return self._text, self._text_starts
 
     # ------------------------------------------------------------------ conversion
@@ -248,7 +415,11 @@ class MessageFile(JsonlFile):
 
     def messages(self) -> list[Message]:
         """Every readable message, in file order (reads the whole file: prefer window/search/recent)."""
-        return self._messages(list(self.iter_records()))
+        return self._messages(list(self._file.iter_records()))
+
+    def head(self, count: int) -> list[Message]:
+        """The first ``count`` messages, in file order."""
+        return self._messages(self.read_records(0, max(0, count)))
 
     def tail(self, count: int) -> list[Message]:
         """The last ``count`` messages, in file order."""
@@ -291,9 +462,8 @@ class MessageFile(JsonlFile):
         """Messages whose content contains ``keyword`` (casefolded substring), the **last** ``limit`` of them,
         in chronological order. An empty keyword returns the last ``limit`` messages.
 
-        Whitespace around the keyword is not part of it (``" 找工作 "`` finds 找工作), as in the original demo.
-        This is the exact primitive, and the one place the substring rule lives; whether a query is searched this
-        way or ranked, and over which files, is decided once, by :func:`agentmem_nb.retrieval.search`.
+        Whitespace around the keyword is not part of it (``" 找工作 "`` finds 找工作), as in the original demo: this
+        is the one place the rule lives, so every keyword search (user, tools, retrieval, CLI) goes through it.
         """
         limit = _clamp(int(limit), 0, MAX_SEARCH_LIMIT)
         with self._lock:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as _dt
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,23 +19,15 @@ from agentmem_nb.store._fs import check_file, list_folder
 from agentmem_nb.store.conversations import Conversations
 from agentmem_nb.store.dialogue_log import DialogueLog
 from agentmem_nb.store.folder_check import check_user_folder
-from agentmem_nb.store.layer import MAX_SEARCH_LIMIT, MessageFile, Window
+from agentmem_nb.store.layer import MAX_SEARCH_LIMIT, Appended, MessageFile, Window
 from agentmem_nb.store.longterm import LongTermMemory
 from agentmem_nb.store.problems import Problem, ProblemKind, problem_for_error
-from agentmem_nb.timeutil import day_of, format_ts, to_zone
+from agentmem_nb.timeutil import day_of
 
 if TYPE_CHECKING:
     from agentmem_nb.store.memory_store import MemoryStore
 
 __all__ = ["UserMemory", "Appended"]
-
-
-@dataclass(frozen=True, slots=True)
-class Appended:
-    """What :meth:`UserMemory.append` wrote: the session line and the daily line (each with its own id)."""
-
-    session: Message
-    daily: Message
 
 
 class UserMemory:
@@ -73,7 +64,8 @@ class UserMemory:
                 folder = "sessions" if kind == "session" else "daily"
                 layer = MessageFile(self.directory / folder / f"{key}.jsonl", kind=kind,  # type: ignore[arg-type]
                                     key=key, zone=self.store.zone, durability=self.store.durability,
-                                    base=self.store.root)
+                                    base=self.store.root, clock=self.store.clock,
+                                    day_layer=self.daily if kind == "session" else None)
                 self._layers[(kind, key)] = layer
             return layer
 
@@ -123,29 +115,13 @@ class UserMemory:
         ts: _dt.datetime | None = None,
         day: str | None = None,
     ) -> Appended:
-        """Write one message to its session and to its day file.
+        """Write one message to its session and to its day file (as ``self.session(session_id).append(...)``).
 
         ``day`` lets a caller pin the day file (a turn that crosses midnight stays in one day); by default it is the
         day of ``ts`` in the user's zone.
         """
-        session_id = check_session_id(session_id)
-        moment = to_zone(ts or self.store.clock(), self.store.zone)
-        day = check_day(day) if day is not None else self.day_for(moment)
-        extra = dict(meta or {})
-        if tool_calls:
-            extra["tool_calls"] = [call.to_dict() for call in tool_calls]
-        extra["session_id"] = session_id
-        base = {"ts": format_ts(moment), "role": str(role), "content": str(content)}
-        tags = list(tags)
-        # A day file the store would refuse (a link, a FIFO) is refused before the session line is written, so a
-        # refused append leaves neither half behind. (The session file is checked by its own open, which comes first.)
-        check_file(self.daily(day).path, base=self.store.root)
-        session_record = self.session(session_id).append({**base, "tags": ["session", *tags], "meta": extra})
-        daily_record = self.daily(day).append({**base, "tags": ["daily", *tags], "meta": extra})
-        return Appended(
-            session=self.session(session_id)._message(session_record["message_id"], session_record),
-            daily=self.daily(day)._message(daily_record["message_id"], daily_record),
-        )
+        return self.session(session_id).append(role, content, tags=tags, meta=meta, tool_calls=tool_calls, ts=ts,
+                                               day=day)
 
     def check_turn_files(self, session_id: str, day: str) -> None:
         """Raise :class:`~agentmem_nb.errors.UnsafeFileError` if any file a chat turn writes (the session and day
@@ -224,7 +200,7 @@ class UserMemory:
             if ends is None:
                 out.append((session_id, None, None, ""))
                 continue
-            opening = layer._messages(layer.read_records(0, 10))  # the title comes from the first user message
+            opening = layer.head(10)  # the title comes from the first user message
             first_user = next((m.content for m in opening if m.role == "user"), ends[0].content)
             out.append((session_id, ends[0].ts, ends[1].ts, first_user))
         return out

@@ -176,3 +176,22 @@ def test_a_file_rewritten_in_place_after_a_columnar_load_is_read_again(mem) -> N
     frame = follower.session("s1")
     assert frame.equals(F.session_messages(mem, "s1"))
     assert "Lyom" in frame["content"].iloc[0] and len(frame) == 5
+
+
+def test_a_same_length_rewrite_then_an_append_by_another_writer_is_read_again(mem) -> None:
+    """The follower asks the store's scan (one rule: the bytes before its cursor unchanged) — not whether the last
+    record it read still has its id, which an in-place edit that keeps every id and length passes."""
+    follower = F.LayerFollower(mem)
+    before = follower.session("s1")
+    path = mem.directory / "sessions" / "s1.jsonl"
+    data = path.read_bytes()
+    assert b"Lyon" in data
+    with open(path, "r+b") as handle:  # same inode, same length, every id where it was
+        handle.write(data.replace(b"Lyon", b"Lyom"))
+    other = MemoryStore(mem.store.root, zone=mem.store.zone).user(mem.user_id)
+    other.append("s1", "user", "one more", ts=_dt.datetime(2026, 4, 9, 12, 0, tzinfo=before["ts"].iloc[-1].tzinfo))
+    frame = follower.session("s1")
+    fresh = MemoryStore(mem.store.root, zone=mem.store.zone).user(mem.user_id)
+    assert frame.equals(F.session_messages(fresh, "s1"))
+    assert frame["content"].str.contains("Lyom").any() and not frame["content"].str.contains("Lyon").any()
+    assert len(frame) == len(before) + 1

@@ -91,7 +91,7 @@ def observe(root: Path, *, search_first: bool) -> dict[str, Any]:
         warnings.simplefilter("always")
         # A search as the first operation folds the search text while indexing; otherwise it is built afterwards.
         first_hits = [m.message_id for m in layer.search("s", limit=500)] if search_first else len(layer)
-    snap = layer.index_snapshot()
+    snap = layer._file.index_snapshot()
     messages = layer.messages()
     return {
         "first_hits": first_hits,
@@ -184,7 +184,7 @@ def test_the_hook_refusing_leaves_the_index_untouched(tmp_path: Path) -> None:
         add_bytes(path, line({"ts": "2026-04-08T10:00:00+08:00", "role": "user", "content": f"m{i}", "message_id": i}))
     with mock.patch.object(MessageFile, "_on_records", lambda self, records, ids: False):
         layer = MemoryStore(tmp_path, zone=ZONE).user("u").session(SESSION)
-        assert layer.index_snapshot().ids.tolist() == [1, 2, 3, 4, 5]
+        assert layer._file.index_snapshot().ids.tolist() == [1, 2, 3, 4, 5]
     assert (layer.stats.lines_indexed, layer.stats.lines_bulk) == (5, 0)
     assert layer.next_id == 6
 

@@ -49,7 +49,7 @@ def test_cold_append_after_a_very_long_last_line_reads_it_once(store: MemoryStor
     user = store.user("u")
     user.append("s1", "user", "x" * 300_000)
     layer = MemoryStore(store.root, zone="Asia/Shanghai").user("u").session("s1")
-    written = layer.append({"role": "user", "content": "next"})
+    written = layer._file.append({"role": "user", "content": "next"})  # the raw line file: no day copy
     assert written["message_id"] == 2
     # The tail is read backwards once: about the line's length, not a multiple of it.
     assert layer.stats.bytes_read < 300_000 + 3 * 4096
@@ -93,3 +93,20 @@ def test_a_file_rewritten_in_place_is_reindexed_not_misread(store: MemoryStore) 
     assert [m.content for m in layer.tail(3)] == ["I moved to Lyon, France", "hi", "ok"]
     assert [m.content for m in layer.window(2, 1, 1).messages] == ["I moved to Lyon, France", "hi", "ok"]
     assert layer.problems() == []
+
+
+def test_an_in_place_rewrite_that_keeps_every_length_is_seen_once_the_file_grows(store: MemoryStore) -> None:
+    """The index follows the file by the cursor rule (the bytes before its end unchanged), not by one newline: an
+    editor's save that keeps every line's length, then another writer's append, re-indexes instead of searching
+    stale text. (A rewrite that keeps the file's exact size is not seen until the file changes size: the rule's
+    documented blind spot, which costs no read when nothing changed.)"""
+    user = store.user("u")
+    for i in range(3):
+        user.append("s1", "user", f"message {i}")
+    layer = user.session("s1")
+    assert len(layer.search("message")) == 3  # the search text is built
+    path = layer.path
+    path.write_bytes(path.read_bytes().replace(b"message", b"changed"))  # same length, same newlines
+    MemoryStore(store.root, zone=store.zone).user("u").append("s1", "user", "message 3")  # another writer
+    assert [m.content for m in layer.search("changed")] == ["changed 0", "changed 1", "changed 2"]
+    assert [m.content for m in layer.search("message")] == ["message 3"]

@@ -47,7 +47,7 @@ def _write_session(root: Path, first: int, count: int, *, session: str = "s1") -
     """Append ``count`` messages through the store (the format and anchors of real files)."""
     layer = _store(root).user("alice").session(session)
     for i in range(first, first + count):
-        layer.append({"ts": (START + _dt.timedelta(seconds=i)).isoformat(), "role": "user", "content": _content(i)})
+        layer._file.append({"ts": (START + _dt.timedelta(seconds=i)).isoformat(), "role": "user", "content": _content(i)})
     return layer.path
 
 
@@ -355,7 +355,7 @@ def test_readers_loading_and_writing_caches_while_others_append_never_see_a_wron
                                       f"n{i}"]) + (" 咖啡" if i % 13 == 0 else "")
         layer = MemoryStore(sys.argv[1], zone=zone).user("alice").session("s1")
         for i in range(int(sys.argv[2]), int(sys.argv[2]) + 2500):
-            layer.append({"ts": (start + dt.timedelta(seconds=i)).isoformat(), "role": "user", "content": content(i)})
+            layer._file.append({"ts": (start + dt.timedelta(seconds=i)).isoformat(), "role": "user", "content": content(i)})
         print("ok", flush=True)
     """)
     writer = subprocess.Popen([sys.executable, "-c", writer_code, str(root), str(N)], env=env, cwd=REPO,

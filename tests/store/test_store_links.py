@@ -150,7 +150,7 @@ def test_a_linked_quarantine_file_stops_the_repair_and_loses_nothing(mem: UserMe
     before = _bytes_of(outside)
     entry = layer.with_name("s1.jsonl.quarantine")
     _link(entry, outside / "notes.txt")
-    _refused(lambda: mem.session("s1").append({"role": "user", "content": "next"}), entry)
+    _refused(lambda: mem.session("s1").append("user", "next"), entry)
     assert layer.read_bytes() == data  # the torn tail was not cut, since it could not be kept safely
     assert _bytes_of(outside) == before
 

@@ -57,7 +57,7 @@ def test_a_quarantine_file_left_by_an_earlier_process_is_reported(mem: UserMemor
         mem.append("s1", "user", "kept")
         with open(mem.session("s1").path, "ab") as handle:
             handle.write(b'{"role": "user", "content": "torn by a cras')
-        mem.session("s1").append({"role": "user", "content": "next"})
+        mem.session("s1").append("user", "next")
     """, mem.store.root)
     assert done.returncode == 0, done.stderr
     quarantine = mem.directory / "sessions" / "s1.jsonl.quarantine"

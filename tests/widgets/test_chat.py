@@ -323,7 +323,7 @@ def test_reopening_after_a_restart_rebuilds_the_same_panels(tmp_path: Any, clock
 
 def test_legacy_tool_calls_with_text_input_render(chat: ChatWidget, store: MemoryStore) -> None:
     # the original demo stored input as JSON text and no id
-    store.user("alice").session("s1").append({
+    store.user("alice").session("s1")._file.append({  # a raw line, as the original demo wrote it
         "ts": "2026-04-08T10:00:00+08:00", "role": "assistant", "content": "old reply", "tags": ["session"],
         "meta": {"tool_calls": [{"name": "search_daily", "input": '{"keyword": "job"}', "output": "#3 ..."}]},
     })
@@ -500,8 +500,8 @@ def test_payloads_through_the_real_agent_show_as_text(chat: ChatWidget, payload:
 
 
 def test_roles_from_disk_cannot_inject_class_names(chat: ChatWidget, store: MemoryStore) -> None:
-    store.user("alice").session("s1").append({"ts": "2026-04-08T10:00:00+08:00", "role": '"><img src=x onerror=1>',
-                                              "content": "odd", "tags": []})
+    store.user("alice").session("s1")._file.append({"ts": "2026-04-08T10:00:00+08:00",  # a raw line from disk
+                                                    "role": '"><img src=x onerror=1>', "content": "odd", "tags": []})
     chat.refresh()
     assert 'class="amn-msg amn-msg-other"' in chat.history.value
     assert_inert(chat.history.value)

@@ -1,0 +1,24 @@
+"""The conformance suite's one fixture: a fresh, isolated store of each backend in
+:data:`contract_backends.BACKENDS` (adding a backend is adding one entry there)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from contract_backends import BACKENDS, Backend
+
+from agentmem_nb.store.contract import Store
+
+
+@pytest.fixture(params=sorted(BACKENDS))
+def backend(request: pytest.FixtureRequest) -> Backend:
+    return BACKENDS[request.param]
+
+
+@pytest.fixture
+def store(backend: Backend, tmp_path: Path, clock: Callable[[], _dt.datetime]) -> Store:
+    """A fresh store of the backend under test (overrides the files-only ``store`` of tests/conftest.py)."""
+    return backend.open(tmp_path, clock)

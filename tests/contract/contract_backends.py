@@ -1,0 +1,85 @@
+"""The backends the conformance suite runs against (the fixtures are in this folder's conftest.py).
+
+Every test in ``tests/contract/`` is written once against the protocols of :mod:`agentmem_nb.store.contract` and runs
+against every backend in :data:`BACKENDS`. Adding a backend (PostgreSQL is next) is adding one :class:`Backend` entry:
+how to open a fresh store, and — optional capabilities, the tests needing them are skipped when absent — how to
+change its stored messages behind the store's back (a rewrite, a cut), as another program would.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from agentmem_nb import MemoryStore
+from agentmem_nb.store.contract import MessageLayer, Store
+
+ZONE = "Asia/Shanghai"
+
+
+@dataclass(frozen=True)
+class Backend:
+    """How the suite drives one backend."""
+
+    name: str
+    open: Callable[[Path, Callable[[], _dt.datetime]], Store]
+    """A fresh store (nothing shared with any other test), in :data:`ZONE`, on the given clock."""
+    reopen: Callable[[Store], Store]
+    """Another store object on the same data (a second process, as far as caches go)."""
+    rewrite: Callable[[MessageLayer], None] | None = None
+    """Change the text of the stored messages of a layer in place, keeping their ids (an editor's save)."""
+    truncate: Callable[[MessageLayer], None] | None = None
+    """Drop the last stored message of a layer (a restore from an older backup)."""
+    corrupt: Callable[[MessageLayer], None] | None = None
+    """Add one unreadable entry to a layer (a torn or hand-broken line)."""
+
+
+def _path(layer: MessageLayer) -> Path:
+    path = getattr(layer, "path")  # noqa: B009 - the files backend's own attribute, not part of the contract
+    assert isinstance(path, Path)
+    return path
+
+
+def _files_rewrite(layer: MessageLayer) -> None:
+    path = _path(layer)
+    lines = [json.loads(raw) for raw in path.read_bytes().splitlines()]
+    for record in lines:
+        record["content"] = str(record["content"]).upper()
+    path.write_bytes(b"".join(json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in lines))
+
+
+def _files_truncate(layer: MessageLayer) -> None:
+    path = _path(layer)
+    data = path.read_bytes()
+    os.truncate(path, data.rstrip(b"\n").rfind(b"\n") + 1)
+
+
+def _files_corrupt(layer: MessageLayer) -> None:
+    with open(_path(layer), "ab") as handle:
+        handle.write(b"{not json\n")
+
+
+BACKENDS: dict[str, Backend] = {
+    "files": Backend(
+        name="files",
+        open=lambda root, clock: MemoryStore(root / "memory", zone=ZONE, clock=clock),
+        reopen=lambda store: MemoryStore(store.root, zone=store.zone, clock=store.clock),  # type: ignore[attr-defined]
+        rewrite=_files_rewrite,
+        truncate=_files_truncate,
+        corrupt=_files_corrupt,
+    ),
+}
+
+
+def capability(backend: Backend, name: str) -> Callable[[MessageLayer], None]:
+    """The backend's optional hook ``name``, or skip the test (the backend does not offer it)."""
+    hook = getattr(backend, name)
+    if hook is None:
+        pytest.skip(f"backend {backend.name!r} has no {name!r} hook")
+    return hook  # type: ignore[no-any-return]
