@@ -39,7 +39,7 @@ from agentmem_nb.frames._read import ReadStats
 from agentmem_nb.frames._text import concat_frames
 from agentmem_nb.frames._time import frame_zone, timestamp_us
 from agentmem_nb.frames.documents import log_frame
-from agentmem_nb.frames.messages import _Columns, _read_file, _scan_records, _to_frame
+from agentmem_nb.frames.messages import _Columns, _read_file, _scan_records, _to_frame, each_readable
 from agentmem_nb.frames.tools import ToolSource, tool_calls_from_log, tool_calls_from_messages
 from agentmem_nb.store import Cursor, MessageFile, RawLines, UserMemory
 
@@ -176,14 +176,16 @@ class LayerFollower:
     def sessions(self) -> pd.DataFrame:
         """Messages of every thread, ordered by time."""
         with self._lock:
-            parts = [self._follow(self.mem.session(s)).frame for s in self.mem.session_ids()]
+            parts = each_readable(self.mem, [self.mem.session(s) for s in self.mem.session_ids()],
+                                  lambda file: self._follow(file).frame)
         frame = _concat(parts, self._empty_messages())
         return frame.sort_values("ts", kind="stable", ignore_index=True) if len(parts) > 1 else frame
 
     def days(self) -> pd.DataFrame:
         """Messages of every day file, oldest day first."""
         with self._lock:
-            parts = [self._follow(self.mem.daily(d)).frame for d in self.mem.days()]
+            parts = each_readable(self.mem, [self.mem.daily(d) for d in self.mem.days()],
+                                  lambda file: self._follow(file).frame)
         return _concat(parts, self._empty_messages())
 
     def _empty_messages(self) -> pd.DataFrame:

@@ -17,12 +17,13 @@ import datetime as _dt
 import gc
 import json
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import compress, repeat
 from operator import itemgetter
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -40,6 +41,7 @@ from agentmem_nb.frames._time import (
     upper_bound,
     us_to_series,
 )
+from agentmem_nb.errors import MemoryDataWarning, UnsafeFileError
 from agentmem_nb.identifiers import check_day, check_session_id
 from agentmem_nb.messages import Message
 from agentmem_nb.store import Cursor, MessageFile, UserMemory
@@ -383,10 +385,41 @@ def _session_ids(mem: UserMemory, session: str | Iterable[str] | None) -> list[s
     return [check_session_id(s) for s in wanted]
 
 
+_T = TypeVar("_T")
+
+
+def _warn_refused(mem: UserMemory, refused: list[str]) -> None:
+    """One warning naming the files of a listing that were left out because the store refuses to open them."""
+    if refused:
+        warnings.warn(MemoryDataWarning(
+            f"{len(refused)} file(s) of {mem.user_id!r} not read, the store refuses to open them (a link, a FIFO or a "
+            f"folder in a file's place): {', '.join(refused[:5])}{' ...' if len(refused) > 5 else ''}; see "
+            "UserMemory.problems()"), stacklevel=4)
+
+
+def each_readable(mem: UserMemory, files: list[MessageFile], read: Callable[[MessageFile], _T]) -> list[_T]:
+    """``read(file)`` for each file of a listing (every thread, every day), leaving out with one warning those the
+    store refuses to open (see :func:`_load`)."""
+    out: list[_T] = []
+    refused: list[str] = []
+    for file in files:
+        try:
+            out.append(read(file))
+        except UnsafeFileError as exc:  # refused before a byte was read
+            refused.append(str(exc.path))
+    _warn_refused(mem, refused)
+    return out
+
+
 def _load(mem: UserMemory, files: list[MessageFile], *, meta: bool, calls: bool = False,
-          stats: ReadStats | None = None) -> tuple[pd.DataFrame, list[tuple[int, list[Any]]]]:
+          stats: ReadStats | None = None, every: bool = False) -> tuple[pd.DataFrame, list[tuple[int, list[Any]]]]:
     """The rows of ``files`` in order: runs of files read exactly share one column set (many small threads cost
-    one frame), a file read in columns is a frame of its own; ``calls`` rows refer to the combined frame."""
+    one frame), a file read in columns is a frame of its own; ``calls`` rows refer to the combined frame.
+
+    ``every``: the files are a listing (every thread, every day), not ones the caller named. Then a file the store
+    refuses to open (a link, a FIFO, a folder in its place) is left out with a :class:`MemoryDataWarning` naming it
+    (``problems()`` reports it too), so one bad file does not keep a whole user from being seen; a file the caller
+    named raises as the store does."""
     zone = frame_zone(mem.store.zone)
     parts: list[pd.DataFrame] = []
     raw_calls: list[tuple[int, list[Any]]] = []
@@ -399,10 +432,17 @@ def _load(mem: UserMemory, files: list[MessageFile], *, meta: bool, calls: bool 
         parts.append(frame)
         rows += len(frame)
 
+    refused: list[str] = []
     for file in files:
-        fast = None if meta else _columnar(file, calls=calls, stats=stats)
-        if fast is None:
-            _scan(file, cols, stats=stats)
+        try:
+            fast = None if meta else _columnar(file, calls=calls, stats=stats)
+            if fast is None:
+                _scan(file, cols, stats=stats)
+                continue
+        except UnsafeFileError as exc:  # refused before a byte was read (see the docstring)
+            if not every:
+                raise
+            refused.append(str(exc.path))
             continue
         if len(cols):
             add(_to_frame(cols, user_id=mem.user_id, zone=zone), cols.calls)
@@ -410,6 +450,7 @@ def _load(mem: UserMemory, files: list[MessageFile], *, meta: bool, calls: bool 
         add(_columnar_frame(fast, file, user_id=mem.user_id), fast.calls)
     if len(cols) or not parts:
         add(_to_frame(cols, user_id=mem.user_id, zone=zone), cols.calls)
+    _warn_refused(mem, refused)
     return (parts[0] if len(parts) == 1 else concat_frames(parts)), raw_calls
 
 
@@ -433,7 +474,7 @@ def session_messages(
     >>> # session_messages(store.user("alice"), "s1", role="user", keyword="lyon")
     """
     ids = _session_ids(mem, session_id)
-    frame, _ = _load(mem, [mem.session(s) for s in ids], meta=meta, stats=stats)
+    frame, _ = _load(mem, [mem.session(s) for s in ids], meta=meta, stats=stats, every=session_id is None)
     if len(ids) > 1 and not frame["ts"].is_monotonic_increasing:  # (sorting sorted rows would copy every column)
         frame = frame.sort_values("ts", kind="stable", ignore_index=True)
     return filter_messages(frame, role=role, keyword=keyword, start=start, end=end)
@@ -473,7 +514,8 @@ def daily_messages(
 
     >>> # daily_messages(store.user("alice"), ("2026-04-01", "2026-04-08"), role="assistant")
     """
-    frame, _ = _load(mem, [mem.daily(d) for d in _day_list(mem, days)], meta=meta, stats=stats)
+    frame, _ = _load(mem, [mem.daily(d) for d in _day_list(mem, days)], meta=meta, stats=stats,
+                     every=not isinstance(days, (str, _dt.date)))
     return filter_messages(frame, session=session, role=role, keyword=keyword, start=start, end=end)
 
 

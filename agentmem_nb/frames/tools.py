@@ -142,7 +142,8 @@ def tool_calls(
         frame = tool_calls_from_log(mem.log.entries(), user_id=mem.user_id, zone=zone)
     elif source == "sessions":
         ids = _session_ids(mem, session)
-        messages, raw = _load(mem, [mem.session(s) for s in ids], meta=False, calls=True, stats=stats)
+        messages, raw = _load(mem, [mem.session(s) for s in ids], meta=False, calls=True, stats=stats,
+                              every=session is None)
         frame = tool_calls_from_messages(messages, raw, user_id=mem.user_id, zone=zone)
     else:
         raise ValueError(f"source={source!r}: use 'log' (the dialogue log) or 'sessions' (the thread files)")

@@ -278,3 +278,23 @@ def test_seed_data_in_every_layer(seed_root) -> None:
     assert hits and inspector.search_mode == "keyword"
     window = inspector.select_hit(len(hits) - 1)
     assert "生日" in window.frame["content"].iloc[window.anchor_row]
+
+
+@pytest.mark.parametrize("bad", ["folder", "fifo", "link"])
+def test_one_refused_thread_file_does_not_keep_the_inspector_from_opening(store: MemoryStore, mem, tmp_path,
+                                                                           bad: str) -> None:
+    """A listing of every thread leaves out (with a warning naming it) a file the store refuses to open; the rest
+    of the user is shown, and the file is still reported by problems()."""
+    import os
+
+    from agentmem_nb.errors import MemoryDataWarning, UnsafeFileError
+
+    entry = mem.directory / "sessions" / "notes.jsonl"
+    {"folder": entry.mkdir, "fifo": lambda: os.mkfifo(entry),
+     "link": lambda: os.symlink(tmp_path / "elsewhere.jsonl", entry)}[bad]()
+    with pytest.warns(MemoryDataWarning, match="notes.jsonl"):
+        inspector = MemoryInspector(store, user_id=mem.user_id)
+    assert len(inspector.frame) == len(F.session_messages(mem, [s for s in mem.session_ids() if s != "notes"]))
+    assert str(entry) in {p.path for p in mem.problems()}
+    with pytest.raises(UnsafeFileError):  # a thread named by the caller still raises, naming the file
+        F.session_messages(mem, "notes")
