@@ -26,11 +26,13 @@ lab: venv
 seed: venv
 	$(BIN)/agentmem-nb seed
 
+# mypy first (strict, configured in pyproject.toml): a type error fails the target before the suite runs.
 test: venv browser
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 bench: venv
 	$(BIN)/python benchmarks/bench_store.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache

@@ -63,12 +63,13 @@ class ToolCall:
             given = {"_raw": given}
         output = raw.get("output", "")
         duration = raw.get("duration_ms")
+        status = raw.get("status")
         return cls(
             name=raw["name"],
             input=given,
             output=output if isinstance(output, str) else json.dumps(output, ensure_ascii=False),
             id=raw.get("id") if isinstance(raw.get("id"), str) else None,
-            status=raw.get("status") if raw.get("status") in ("success", "error") else "success",
+            status=status if isinstance(status, str) and status in ("success", "error") else "success",
             duration_ms=float(duration) if isinstance(duration, (int, float)) and not isinstance(duration, bool) else None,
         )
 

@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
 
 from agentmem_nb.agent._text import content_tokens
 from agentmem_nb.messages import Message
@@ -43,9 +43,9 @@ class TurnContext:
     long_term_version: int | None = None
     """The number of the last recorded change of ``memory.md`` when it was read (``None``: not known)."""
 
-    def history_messages(self) -> list[BaseMessage]:
+    def history_messages(self) -> list[HumanMessage | AIMessage]:
         """The history as chat messages (only user and assistant turns; other roles are not replayed)."""
-        out: list[BaseMessage] = []
+        out: list[HumanMessage | AIMessage] = []
         for msg in self.history:
             if msg.role == "user":
                 out.append(HumanMessage(content=msg.content))

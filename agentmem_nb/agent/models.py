@@ -23,9 +23,9 @@ import functools
 import json
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from langchain_core.language_models import BaseChatModel
@@ -33,6 +33,9 @@ from langchain_core.language_models import BaseChatModel
 from agentmem_nb.agent.config import LLMConfig
 from agentmem_nb.agent.offline import OfflineChatModel
 from agentmem_nb.errors import AgentMemError
+
+if TYPE_CHECKING:
+    from langchain_openai import ChatOpenAI  # imported when a key is configured (see _checked_chat_openai)
 
 __all__ = ["make_chat_model", "model_name_of", "ModelResponseError", "arguments_shape_error", "model_deadline"]
 
@@ -120,9 +123,10 @@ def make_chat_model(config: LLMConfig) -> BaseChatModel:
 
 
 @functools.cache
-def _checked_chat_openai() -> tuple[type[BaseChatModel], Any]:
+def _checked_chat_openai() -> tuple[type[ChatOpenAI], Callable[[tuple[str, str] | None], Any]]:
     """The checking ``ChatOpenAI`` subclass and a factory of HTTP clients that keep the turn's deadline."""
     import openai
+    from langchain_core.messages import AIMessage
     from langchain_openai import ChatOpenAI  # imported only when a key is configured (it is slow to import)
 
     # The HTTP library the openai client is built on (``httpx``, or its fork ``httpx2`` in openai >= 3).
@@ -141,8 +145,9 @@ def _checked_chat_openai() -> tuple[type[BaseChatModel], Any]:
         return None
 
     def timed_out(request: Any) -> Exception:
-        return httpx.ReadTimeout("the turn's deadline passed while the model server was still answering",
-                                 request=request)
+        error: Exception = httpx.ReadTimeout("the turn's deadline passed while the model server was still answering",
+                                             request=request)
+        return error
 
     class DeadlineStream(httpx.SyncByteStream):  # type: ignore[misc]  # the base is chosen at run time (Any)
         def __init__(self, inner: Any, at: float, request: Any) -> None:
@@ -157,7 +162,7 @@ def _checked_chat_openai() -> tuple[type[BaseChatModel], Any]:
         def close(self) -> None:
             self._inner.close()
 
-    class DeadlineTransport(httpx.BaseTransport):  # type: ignore[misc]
+    class DeadlineTransport(httpx.BaseTransport):  # type: ignore[misc]  # the base is chosen at run time (Any)
         def __init__(self) -> None:
             self._inner = httpx.HTTPTransport()
 
@@ -226,6 +231,8 @@ def _checked_chat_openai() -> tuple[type[BaseChatModel], Any]:
             result = super()._create_chat_result(data, generation_info)
             for index, generation in enumerate(result.generations):
                 message = generation.message
+                if not isinstance(message, AIMessage):  # always one here; only an AIMessage carries tool calls
+                    continue
                 for call_id, name, raw, error in shapes.get(index, ()):
                     position = next((i for i, c in enumerate(message.tool_calls)
                                      if c.get("id") == call_id and c.get("name") == name and c.get("args") == {}), None)
@@ -249,18 +256,22 @@ def _set_aside_non_object_arguments(
     for index, choice in enumerate(data["choices"]):
         message = choice.get("message") if isinstance(choice, dict) else None
         calls = message.get("tool_calls") if isinstance(message, dict) else None
-        if not isinstance(calls, list):
+        if not isinstance(message, dict) or not isinstance(calls, list):
             choices.append(choice)
             continue
         fixed = []
         for call in calls:
             function = call.get("function") if isinstance(call, dict) else None
             raw = function.get("arguments") if isinstance(function, dict) else None
-            error = arguments_shape_error(str(function.get("name")), raw) if isinstance(raw, str) else None
+            if not isinstance(function, dict) or not isinstance(raw, str):
+                fixed.append(call)
+                continue
+            name = str(function.get("name"))
+            error = arguments_shape_error(name, raw)
             if error is None:
                 fixed.append(call)
                 continue
-            shapes.setdefault(index, []).append((call.get("id"), str(function.get("name")), raw, error))
+            shapes.setdefault(index, []).append((call.get("id"), name, raw, error))
             fixed.append({**call, "function": {**function, "arguments": "{}"}})
         choices.append({**choice, "message": {**message, "tool_calls": fixed}})
     return ({**data, "choices": choices} if shapes else data), shapes

@@ -243,7 +243,7 @@ class OfflineChatModel(BaseChatModel):
     def _identifying_params(self) -> dict[str, Any]:
         return {"model_name": self.model_name}
 
-    def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any) -> OfflineChatModel:  # type: ignore[override]
+    def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any) -> OfflineChatModel:
         """Remember which tools exist (the agent calls this on every model step, so it only copies on change)."""
         names = tuple(_tool_name(t) for t in tools)
         return self if names == self.tool_names else self.model_copy(update={"tool_names": names})
@@ -299,11 +299,11 @@ class OfflineChatModel(BaseChatModel):
             return self._call(question, 0, "search_session", {"keyword": keywords[0]})
         last = steps[-1]
         if last.name in _WINDOW_FOR.values():
-            searched = next((s for s in reversed(steps[:-1]) if s.name in _WINDOW_FOR), None)
+            search_step = next((s for s in reversed(steps[:-1]) if s.name in _WINDOW_FOR), None)
             wanted = _as_int(last.args.get("message_id"))
             anchor = next((h for h in _hits(last.output) if last.ok and h.message_id == wanted), None)
-            if anchor is None and searched is not None:
-                anchor = next((h for h in _hits(searched.output) if h.message_id == wanted), None)
+            if anchor is None and search_step is not None:
+                anchor = next((h for h in _hits(search_step.output) if h.message_id == wanted), None)
             if anchor is None:
                 return AIMessage(content=_nothing(keywords, long_term, zh))
             return AIMessage(content=_found(anchor, long_term, daily=last.name == "get_daily_window", zh=zh))

@@ -122,16 +122,16 @@ def _check_tool_arguments(message: AIMessage, streamed: list[dict[str, str]]) ->
         # Our own one line, not langchain's error text (several lines and a troubleshooting link).
         bad.append(ToolCall(name=str(call.get("name") or "?"), input={"_raw": raw}, id=call.get("id"),
                             output=f"Error: arguments are not valid JSON ({_json_complaint(raw)})", status="error"))
-    for raw in streamed if not bad else []:
-        text = raw["args"]
-        if not text.strip() or arguments_shape_error(raw["name"] or "?", text) is not None:
+    for chunk in streamed if not bad else []:
+        text = chunk["args"]
+        if not text.strip() or arguments_shape_error(chunk["name"] or "?", text) is not None:
             continue
         try:
             ok = isinstance(json.loads(text), dict)
         except ValueError:
             ok = False
         if not ok:
-            bad.append(ToolCall(name=raw["name"] or "?", input={"_raw": text}, id=raw["id"] or None,
+            bad.append(ToolCall(name=chunk["name"] or "?", input={"_raw": text}, id=chunk["id"] or None,
                                 output=f"Error: arguments are not valid JSON ({_json_complaint(text)})",
                                 status="error"))
     if bad:

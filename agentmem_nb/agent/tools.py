@@ -317,7 +317,7 @@ class MemoryTools:
         # A JSON-schema args_schema passes the model's arguments through untouched, so the checks below (not
         # pydantic) decide what is wrong and how to say it; handle_tool_error turns _BadArgument into an error
         # ToolMessage the model can read.
-        def run(args: dict[str, Any], runtime: ToolRuntime = None) -> str:  # type: ignore[assignment]
+        def run(args: dict[str, Any], runtime: ToolRuntime = None) -> str:  # type: ignore[assignment]  # see below
             # Annotated ToolRuntime, not "ToolRuntime | None": only then do langchain and langgraph treat it as
             # injected (kept out of the model's schema and of callback inputs); None is a call outside a graph.
             context: HasTurnScope | None = runtime.context if runtime is not None else None

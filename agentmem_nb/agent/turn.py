@@ -21,8 +21,8 @@ and is cut at 500 characters with its whitespace folded, so the reply stays one 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Generator, Iterator
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
@@ -45,6 +45,10 @@ from agentmem_nb.timeutil import to_zone
 from agentmem_nb.turns import TurnEvent, TurnResult
 
 if TYPE_CHECKING:
+    from langchain.agents.middleware import InputAgentState
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.types import StreamMode
+
     from agentmem_nb.agent.service import ChatService
 
 __all__ = ["Turn", "SessionAgent", "title_from", "describe_model_error"]
@@ -106,7 +110,7 @@ class Turn:
         self.timings[name] = round((now - since) * 1000, 3)
         return now
 
-    def run(self, *, stream_tokens: bool) -> Iterator[TurnEvent]:
+    def run(self, *, stream_tokens: bool) -> Generator[TurnEvent, None, None]:
         svc, user, session_id = self.service, self.user, self.session_id
         t0 = tick = time.perf_counter()
         deadline = time.monotonic() + svc.turn_timeout
@@ -155,12 +159,15 @@ class Turn:
     # ------------------------------------------------------------------ (3) the agent
 
     def _run_agent(self, context: TurnContext, *, stream_tokens: bool) -> Iterator[TurnEvent]:
-        inputs = {"messages": [*context.history_messages(), HumanMessage(content=self.message)]}
-        modes = ["updates", "messages"] if stream_tokens else ["updates"]
-        config: dict[str, Any] = {"recursion_limit": self.service.max_steps}
+        inputs: InputAgentState = {"messages": [*context.history_messages(), HumanMessage(content=self.message)]}
+        modes: list[StreamMode] = ["updates", "messages"] if stream_tokens else ["updates"]
+        config: RunnableConfig = {"recursion_limit": self.service.max_steps}
         if stream_tokens:  # only streamed arguments can be silently repaired (recorder._StreamedToolArguments)
             config["callbacks"] = [self.state.streamed]
-        stream = self.agent.graph.stream(inputs, config, stream_mode=modes, context=self.state)
+        # A list of modes makes the graph yield (mode, data) pairs, and stream() is a generator (it has close());
+        # langgraph annotates it as Iterator[dict[str, Any] | Any] for every stream_mode.
+        stream = cast("Generator[tuple[str, Any], None, None]",
+                      self.agent.graph.stream(inputs, config, stream_mode=modes, context=self.state))
         try:
             for mode, data in stream:
                 if mode == "messages":
@@ -204,7 +211,8 @@ class Turn:
         self.produced.append(msg)
         if isinstance(msg, AIMessage):
             self.step += 1
-            issued = [(call.get("name"), dict(call.get("args") or {}), call.get("id")) for call in msg.tool_calls]
+            issued: list[tuple[object, dict[str, Any], str | None]] = [
+                (call.get("name"), dict(call.get("args") or {}), call.get("id")) for call in msg.tool_calls]
             issued += [(call.get("name"), {"_raw": call.get("args")}, call.get("id"))
                        for call, _ in wrong_shape_calls(msg)]  # answered with an error, see Recorder.after_model
             for position, (name, args, call_id) in enumerate(issued):

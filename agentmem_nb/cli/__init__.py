@@ -18,12 +18,18 @@ import os
 import shlex
 import sys
 from collections.abc import Callable, Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from agentmem_nb.errors import AgentMemError, ConfigError
 from agentmem_nb.redact import redact
 from agentmem_nb.textutil import LONE_SURROGATE, displayable
 from agentmem_nb.timeutil import resolve_zone
+
+if TYPE_CHECKING:  # the store is imported when a command runs (see the module docstring)
+    from collections.abc import Iterable
+
+    from agentmem_nb.messages import Message
+    from agentmem_nb.store import MemoryStore, UserMemory
 
 __all__ = ["main", "build_parser", "whole_number", "zone_name"]
 
@@ -69,13 +75,13 @@ def _json_text(value: object) -> str:
     return LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-def _store(args: argparse.Namespace):  # noqa: ANN202 - MemoryStore, imported lazily
+def _store(args: argparse.Namespace) -> MemoryStore:
     from agentmem_nb.store import MemoryStore
 
     return MemoryStore(args.root, zone=args.zone)
 
 
-def _existing_user(args: argparse.Namespace):  # noqa: ANN202 - UserMemory, imported lazily
+def _existing_user(args: argparse.Namespace) -> UserMemory:
     """The user named by ``--user``, refused when the memory folder has no such user: reading commands would
     otherwise answer "nothing found" / "no problems" for a typo."""
     store = _store(args)
@@ -92,7 +98,7 @@ def _existing_user(args: argparse.Namespace):  # noqa: ANN202 - UserMemory, impo
                         f"`agentmem-nb --root {shlex.quote(str(store.root))} users` lists them")
 
 
-def _existing_layer(user, session_id: str | None, day: str | None) -> None:  # noqa: ANN001 - UserMemory, lazily
+def _existing_layer(user: UserMemory, session_id: str | None, day: str | None) -> None:
     """Refuse a session or day the user has no file for: "no message contains …" would hide a typo in the id."""
     if session_id and session_id not in user.session_ids():
         known = user.session_ids()
@@ -104,7 +110,7 @@ def _existing_layer(user, session_id: str | None, day: str | None) -> None:  # n
                             f"{', '.join(known[-10:]) or 'none'})")
 
 
-def _print_messages(messages, *, with_day: bool) -> None:  # noqa: ANN001
+def _print_messages(messages: Iterable[Message], *, with_day: bool) -> None:
     for message in messages:
         _out(message.anchor_line(with_day=with_day))
 
@@ -173,7 +179,7 @@ def _cmd_users(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------- optional parts
 
 
-def _optional(module: str) -> Callable[[argparse._SubParsersAction], None] | None:
+def _optional(module: str) -> Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None] | None:
     """The ``add_parser`` of an optional module, or None when that part is not installed in this checkout."""
     import importlib
 

@@ -11,7 +11,7 @@ from agentmem_nb.textutil import displayable
 __all__ = ["add_parser"]
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the ``chat`` and ``seed`` subcommands."""
     p = sub.add_parser("chat", help="chat with the memory agent in the terminal")
     p.add_argument("--user", default="me")

@@ -14,7 +14,7 @@ from agentmem_nb.errors import AgentMemError
 __all__ = ["add_parser"]
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the ``lab`` subcommand."""
     p = sub.add_parser("lab", help="open JupyterLab on the notebooks (the quickstart by default)")
     p.add_argument("notebook", nargs="?", default="notebooks/01_quickstart.ipynb",

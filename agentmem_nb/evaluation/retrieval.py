@@ -300,7 +300,7 @@ def ablation_variants() -> list[Variant]:
     return rows
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Add ``eval locomo`` to the CLI's top-level ``argparse`` subparsers (``agentmem-nb eval locomo FILE...``).
 
     Returns the ``eval`` parser, whose own subparsers other evaluations can join.

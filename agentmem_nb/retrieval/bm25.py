@@ -80,7 +80,7 @@ class TermIndex:
     def __init__(self) -> None:
         self._ids: dict[str, int] = {}  # term -> its id
         self._names: list[str] = []  # id -> term
-        self._postings: list[array] = []  # id -> position, tf, position, tf, … (positions ascending)
+        self._postings: list[array[int]] = []  # id -> position, tf, position, tf, … (positions ascending)
         # Document d's distinct terms, in order of first appearance, are _pair_terms[_doc_starts[d]:_doc_starts[d+1]]
         # with their frequencies in _pair_tfs (the order matters: feedback terms break ties by it).
         self._pair_terms = array("i")
@@ -94,7 +94,7 @@ class TermIndex:
         self._base: FrozenTerms | None = None
 
     @classmethod
-    def from_frozen(cls, names: list[str], lengths: array, total_length: int, base: FrozenTerms) -> TermIndex:
+    def from_frozen(cls, names: list[str], lengths: array[int], total_length: int, base: FrozenTerms) -> TermIndex:
         """An index holding ``base`` (every term's postings and every document's pairs, mapped), ready to grow."""
         index = cls()
         index._names = names
@@ -291,7 +291,8 @@ class TermIndex:
         if found is None:
             return ()
         with self._lock:
-            return self._pairs(found)[0::2].tolist()
+            positions: list[int] = self._pairs(found)[0::2].tolist()
+        return positions
 
     def tf(self, position: int, term: str) -> int:
         """How many times ``term`` occurs in document ``position``."""
@@ -393,7 +394,8 @@ def _dense_ranks(values: np.ndarray, bound: int) -> np.ndarray:
     if len(values) * 4 >= bound:  # a table over the whole range costs less than sorting the values
         present = np.zeros(bound, dtype=bool)
         present[values] = True
-        return (np.cumsum(present) - 1)[values]
+        ranks: np.ndarray = (np.cumsum(present) - 1)[values]  # fancy indexing is typed Any in numpy's stubs
+        return ranks
     return np.unique(values, return_inverse=True)[1].reshape(-1)
 
 

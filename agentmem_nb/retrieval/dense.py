@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from agentmem_nb.errors import ConfigError
 
 if TYPE_CHECKING:
+    import numpy as np  # imported when a dense index is made, not with the module
+
     from agentmem_nb.retrieval.index import KindIndex, ScopeView
 
 __all__ = ["Embedder", "OpenAIEmbedder", "DenseIndex"]
@@ -88,10 +90,10 @@ class DenseIndex:
         self._np = np
         self.embedder = embedder
         self.top_k = top_k
-        self._vectors: weakref.WeakKeyDictionary[KindIndex, object] = weakref.WeakKeyDictionary()
+        self._vectors: weakref.WeakKeyDictionary[KindIndex, np.ndarray] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
 
-    def _matrix(self, index: KindIndex):  # type: ignore[no-untyped-def]
+    def _matrix(self, index: KindIndex) -> np.ndarray | None:
         np = self._np
         with self._lock:
             current = self._vectors.get(index)

@@ -126,7 +126,7 @@ def keep(index: KindIndex, user: UserMemory) -> None:
         index_cache.write_cache(_path(index, user), user.store.root, _MAGIC, header, pieces)
 
 
-def _joined(typecode: str, parts: Any) -> array:
+def _joined(typecode: str, parts: Any) -> array[int]:
     out = array(typecode)
     for part in parts:
         out.extend(part)
@@ -177,7 +177,7 @@ def _restore(index: KindIndex, user: UserMemory, fd: int, header: dict[str, Any]
         layers.append(layer)
         cursors.append(cursor)
 
-    def copied(name: str, typecode: str) -> array:
+    def copied(name: str, typecode: str) -> array[int]:
         offset, size = sections[name]
         itemsize = array(typecode).itemsize
         got = index_cache.read_into(fd, start + offset, typecode, size // itemsize)

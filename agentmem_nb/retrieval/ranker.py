@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -284,7 +284,7 @@ def _feedback_terms(
         return {}
     top = np.argsort(-bm25, kind="stable")[:k]
     total_score = float(bm25[top].sum())
-    relevance: Counter[str] = Counter()
+    relevance: defaultdict[str, float] = defaultdict(float)  # shares are fractions (a Counter holds ints)
     for g in top.tolist():
         share = float(bm25[g]) / total_score
         length = ix.length(g) or 1

@@ -330,11 +330,11 @@ def _load(layers: Sequence[FileFollower], wanted: list[tuple[int, int]]) -> dict
                 runs.append([pos])
         for run in runs:
             window = layer.layer.window(layer.message_ids[run[0]], 0, len(run) - 1)
-            got = list(window.messages)
             expected = [layer.message_ids[p] for p in run]
-            if [m.message_id for m in got] != expected:
+            got: list[Message | None] = list(window.messages)
+            if [m.message_id for m in window.messages] != expected:
                 # Legacy files may repeat an id, so the window opened elsewhere: fetch one by one instead.
-                got = [layer.layer.get(mid) for mid in expected]  # type: ignore[misc]
+                got = [layer.layer.get(mid) for mid in expected]
             for pos, message in zip(run, got, strict=True):
                 if message is not None:
                     out[(li, pos)] = message

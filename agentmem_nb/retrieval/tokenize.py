@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, filterfalse, islice, repeat
 from operator import and_, is_, not_
-from typing import Literal
+from typing import Literal, cast
 
 from agentmem_nb.errors import InvalidArgument
 
@@ -196,7 +196,7 @@ class Tokenizer:
         known = list(map(cache.get, chunks))
         todo = list(compress(chunks, map(is_, known, repeat(None))))  # repeats are harmless (dict keys below)
         if not todo:
-            return known  # type: ignore[return-value]
+            return cast("list[tuple[str, ...]]", known)  # nothing to do: every chunk was known (none is None)
         plain_flags = list(map(and_, map(str.isascii, todo), map(str.isalnum, todo)))
         plain = list(compress(todo, plain_flags))
         stop_flags = list(map(self.config.stop_words.__contains__, plain))
@@ -262,7 +262,8 @@ class Tokenizer:
             fresh = dict(zip(missing, self._stem_words(missing), strict=True))
         # Past the cache's size limit the new stems are still used, just not all remembered.
         cache.update(islice(fresh.items(), max(0, _STEM_CACHE_SIZE - len(cache))))
-        return list(map(fresh.get, words, map(cache.get, words)))  # each stem is fresh, or else cached
+        # Each stem is fresh, or else cached: never None (mypy cannot see that, hence the cast).
+        return cast("list[str]", list(map(fresh.get, words, map(cache.get, words))))
 
     # ------------------------------------------------------------------ pieces
 

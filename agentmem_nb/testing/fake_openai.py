@@ -108,7 +108,7 @@ def memory_policy(keyword: str) -> Policy:
                 anchor = next((h for h in hits if h[1] == "user"), hits[0])
                 args = {"message_id": int(anchor[0]), "before": 1, "after": 1}
                 return Reply(tool_calls=(("get_session_window", json.dumps(args)),))
-            if name == "get_session_window" and hits:
+            if name == "get_session_window" and call and hits:  # (a name implies a call)
                 wanted = json.loads(call["function"]["arguments"])
                 anchor = next(h for h in hits if int(h[0]) == wanted["message_id"])
                 return Reply(content=f"You told me (#{anchor[0]}): {anchor[2]}")

@@ -129,9 +129,9 @@ class CallbackErrors:
         ipywidgets keeps each open widget in a registry until it is closed, and the controls' handlers refer back
         to this widget: closing only the outer box would leave it reachable, and alive, for the rest of the
         session."""
-        for part in _parts(self):  # type: ignore[arg-type]
+        for part in _parts(self):
             part.close()
-        super().close()  # type: ignore[misc]
+        super().close()  # type: ignore[misc]  # a mixin: close() comes from the ipywidgets box it is mixed into
 
     def _after_error(self) -> None:
         """Hook run after an error is shown. The inspector and the timeline re-sync their controls here: a control

@@ -31,7 +31,7 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import ipywidgets as widgets
 import pandas as pd
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 __all__ = ["ToolTimeline", "TimelineFilters", "TimelineError", "timeline_svg"]
 
 Lanes = Literal["tool", "session"]
+_Choice = TypeVar("_Choice", bound=str)
 
 _PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
             "#86bcb6")
@@ -232,12 +233,12 @@ class ToolTimeline(FollowsChat, widgets.VBox):
 
     def set_source(self, source: frames.ToolSource) -> None:
         """Read calls from the dialogue log (``"log"``) or from the thread files (``"sessions"``)."""
-        self.source = _check_choice("source", source, ("log", "sessions"))  # type: ignore[assignment]
+        self.source = _check_choice("source", source, ("log", "sessions"))
         self._reload()
 
     def set_lanes(self, lanes: Lanes) -> None:
         """Draw one lane per ``"tool"`` or per ``"session"``."""
-        self.lanes = _check_choice("lanes", lanes, ("tool", "session"))  # type: ignore[assignment]
+        self.lanes = _check_choice("lanes", lanes, ("tool", "session"))
         self._render()
 
     def filter(
@@ -415,7 +416,7 @@ def timeline_svg(calls: pd.DataFrame, *, lanes: Lanes = "tool", width: int = 860
     def x_of(moment: pd.Timestamp) -> float:
         if pd.isna(moment):
             return float(left)
-        return left + (moment - first).total_seconds() / span * plot_w
+        return float(left + (moment - first).total_seconds() / span * plot_w)
 
     parts = [(f'<svg class="amn-timeline-svg" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
               f'viewBox="0 0 {width} {height}" role="img">')]
@@ -436,6 +437,7 @@ def timeline_svg(calls: pd.DataFrame, *, lanes: Lanes = "tool", width: int = 860
                      f'<text x="{x:.1f}" y="{axis_y + 16}" text-anchor="{anchor}" class="amn-axis-label">'
                      f"{escape(moment.strftime(fmt))}</text>")
     colours = {name: _PALETTE[i % len(_PALETTE)] for i, name in enumerate(dict.fromkeys(calls["tool"].astype(str)))}
+    row: Any  # a named tuple of the columns; pandas-stubs type each field as any scalar, whatever the column holds
     for i, row in enumerate(calls.itertuples(index=False)):
         lane = lane_of[keys[i]]
         y = top + lane_h * lane + lane_h / 2
@@ -462,6 +464,7 @@ def _rows_html(calls: pd.DataFrame, offset: int) -> str:
     if not len(calls):
         return '<div class="amn-timeline-root amn-empty">No call matches the filters.</div>'
     rows = []
+    row: Any  # a named tuple of the columns (see timeline_svg)
     for i, row in enumerate(calls.itertuples(index=False)):
         output = row.output if len(row.output) <= _ROW_OUTPUT_CHARS else (
             row.output[:_ROW_OUTPUT_CHARS] + f"… ({len(row.output) - _ROW_OUTPUT_CHARS} more characters: select "
@@ -494,10 +497,12 @@ def _as_date(bound: frames.TimeBound) -> _dt.date | None:
         return None
 
 
-def _check_choice(name: str, value: object, allowed: tuple[str, ...]) -> str:
-    if value not in allowed:
-        raise ValueError(f"{name}={value!r}: use one of {', '.join(map(repr, allowed))}")
-    return str(value)
+def _check_choice(name: str, value: object, allowed: tuple[_Choice, ...]) -> _Choice:
+    """The one of ``allowed`` equal to ``value`` (typed as the choice, a Literal where the caller wants one)."""
+    for choice in allowed:
+        if value == choice:
+            return choice
+    raise ValueError(f"{name}={value!r}: use one of {', '.join(map(repr, allowed))}")
 
 
 def _empty_calls() -> pd.DataFrame:
