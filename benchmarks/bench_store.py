@@ -5,7 +5,7 @@ store's JSONL format, so building 1M lines takes seconds, not an hour of appends
 public API:
 
 * **append** µs/message on top of the N-message files, for a batch of messages:
-  ``MemoryStore(...).user(u).append(...)`` (session + daily line) and the single layer ``session(sid).append(record)``;
+  ``MemoryStore(...).user(u).append(...)`` (session + daily line) and the single line file under a layer (``session(sid)._file.append(record)``, internal: one raw line);
   *cold* = a fresh ``MemoryStore`` whose layer has never been indexed (the next id comes from the file's tail),
   *warm* = after the index was built (the next id comes from the index, the new line is indexed as it is written);
 * **window** ``session.window(anchor, 5, 5)`` for random anchors, warm, plus the cold first call (the index build);
@@ -479,7 +479,7 @@ def measure_size(n: int, root: Path, settings: Settings) -> dict[str, Any]:
     for _ in range(settings.reps):
         api_warm.append(_timed_batch(
             lambda i: user.append(SESSION, "assistant" if i % 2 else "user", contents[i]), settings.batch))
-        layer_warm.append(_timed_batch(lambda i: session.append(record(i)), settings.batch))
+        layer_warm.append(_timed_batch(lambda i: session._file.append(record(i)), settings.batch))
     result["append_api_warm"] = _append_summary(api_warm, settings.batch)
     result["append_layer_warm"] = _append_summary(layer_warm, settings.batch)
     result["warm_append_file_growth_lines"] = 2 * settings.reps * settings.batch
@@ -699,7 +699,7 @@ def render(doc: dict[str, Any]) -> str:
             f"{s['append_layer_cold']['us_per_msg']:>10.1f} {s['append_layer_warm']['us_per_msg']:>10.1f} | "
             f"{s['append_api_warm']['per_call']['p95_us']:>17.1f} | "
             f"{s['append_api_cold']['cpu_us_per_msg']:>10.1f} {s['append_api_warm']['cpu_us_per_msg']:>10.1f}")
-    lines.append("  API = user.append(): a session line + a daily line. layer = session(sid).append(record): one line.")
+    lines.append("  API = user.append(): a session line + a daily line. layer = one raw line on the session file (internal).")
     lines.append("  cold = fresh MemoryStore, next id read from the file tail; warm = index built, line indexed on write.")
     if doc.get("ratios"):
         r = doc["ratios"]

@@ -39,6 +39,7 @@ import bisect
 import json
 import operator
 import os
+import stat
 import threading
 import warnings
 from array import array
@@ -352,6 +353,8 @@ class JsonlFile:
     def sync(self) -> None:
         """Bring the index up to date with the file (reads only bytes not indexed yet)."""
         with self._lock:
+            if self._unchanged_by_path():
+                return
             try:
                 fd = self.open_for_reading()
             except FileNotFoundError:
@@ -366,6 +369,21 @@ class JsonlFile:
                         index_cache.keep_lines(self, fd)
             finally:
                 os.close(fd)
+
+    def _unchanged_by_path(self) -> bool:
+        """The change rule's "unchanged" (same file, same size: nothing to read) told by one ``stat`` of the path
+        instead of the safe open's walk, the common case of a window or a search on a file nobody appended to.
+        Safe: whatever the path now leads through, a file with the indexed identity *is* the file indexed, a plain
+        regular one with one name; anything else (another file, a link to elsewhere) takes the safe open, which
+        refuses it. Caller holds ``_lock``."""
+        if self._inode is None or self._pending_tail:
+            return False
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return False
+        return ((st.st_dev, st.st_ino) == self._inode and st.st_size == self._end and stat.S_ISREG(st.st_mode)
+                and st.st_nlink == 1)
 
     def _catch_up(self, fd: int) -> None:
         st = os.fstat(fd)

@@ -131,6 +131,20 @@ def test_a_hard_link_to_an_outside_file_is_neither_read_nor_written(mem: UserMem
                                     (str(mem.long_term.path), ProblemKind.UNSAFE_FILE)])
 
 
+def test_a_file_swapped_for_a_link_after_it_was_read_is_refused(mem: UserMemory, outside: Path) -> None:
+    """A warm layer answers "unchanged" from one stat of the path; a link swapped in since (to a copy of the same
+    size) is another file, so the safe open runs and refuses it."""
+    mem.append("s1", "user", "hello")
+    entry = mem.directory / "sessions" / "s1.jsonl"
+    assert [m.content for m in mem.session("s1").messages()] == ["hello"]
+    copy = outside / "copy.jsonl"
+    copy.write_bytes(entry.read_bytes().replace(b"hello", b"HELLO"))
+    entry.unlink()
+    os.symlink(copy, entry)
+    _refused(lambda: mem.session("s1").window(1), entry)
+    _refused(lambda: mem.search_session("s1", "hello"), entry)
+
+
 def test_a_linked_day_file_refuses_the_append_before_the_session_line_is_written(mem: UserMemory) -> None:
     mem.append("s1", "user", "first")
     entry = mem.directory / "daily" / f"{DAY}.jsonl"
