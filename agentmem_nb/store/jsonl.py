@@ -160,7 +160,7 @@ def plain_records(lines: list[bytes], previous: int) -> tuple[list[dict[str, Any
         return None
     if not records or set(map(type, records)) != {dict}:
         return None
-    ids = list(map(dict.get, records, repeat("message_id")))
+    ids: list[Any] = list(map(dict.get, records, repeat("message_id")))  # JSON values: ints once checked below
     if set(map(type, ids)) != {int}:  # bool, float, str and missing ids follow the per-line rules
         return None
     if ids[0] <= previous or ids[-1] >= _ID_LIMIT or not all(map(operator.lt, ids, islice(ids, 1, None))):
@@ -180,8 +180,8 @@ class IndexSnapshot:
     """A copy of part of a file's line index: ``ids[i]`` starts at byte ``offsets[i]``; ``end`` is the byte just past
     the last complete line indexed."""
 
-    ids: array
-    offsets: array
+    ids: array[int]
+    offsets: array[int]
     end: int
 
 
@@ -192,7 +192,7 @@ class LineBlock:
 
     __slots__ = ("ids", "offsets", "data", "whole")
 
-    def __init__(self, ids: array, offsets: array, data: bytes) -> None:
+    def __init__(self, ids: array[int], offsets: array[int], data: bytes) -> None:
         self.ids = ids
         self.offsets = offsets
         self.data = data

@@ -176,7 +176,7 @@ class UserMemory:
                            lambda: [p for day in self.days() for p in self.daily(day).problems()])
         found += _gathered(self.log.file.path, self.log.problems)
         found += _gathered(self.long_term.path, self.long_term.problems)
-        found += _gathered(self.long_term.path, lambda: check_file(self.long_term.path, base=self.store.root) or [])
+        found += _gathered(self.long_term.path, self._check_long_term)
         found += _gathered(self.conversations.path, self.conversations.problems)
         found += check_user_folder(self.directory, base=self.store.root)
         seen: set[object] = set()
@@ -189,8 +189,13 @@ class UserMemory:
                 unique.append(problem)
         return unique
 
+    def _check_long_term(self) -> list[Problem]:
+        """No finding when the long-term file is one the store would open; else raises (see ``_gathered``)."""
+        check_file(self.long_term.path, base=self.store.root)
+        return []
+
     def _session_summaries(self) -> list[tuple[str, _dt.datetime | None, _dt.datetime | None, str]]:
-        out = []
+        out: list[tuple[str, _dt.datetime | None, _dt.datetime | None, str]] = []
         for session_id in self.session_ids():
             layer = self.session(session_id)
             try:
