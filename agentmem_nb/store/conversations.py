@@ -148,7 +148,7 @@ class Conversations:
                 entry["title"] = title
 
         self._update(change)
-        return self.get(session_id)  # type: ignore[return-value]
+        return self.get(session_id)  # type: ignore[return-value]  # just written
 
     def rename(self, session_id: str, title: str) -> Conversation:
         """Set a conversation's title."""
@@ -158,7 +158,7 @@ class Conversations:
             data.setdefault(session_id, {"created_at": self._now(), "updated_at": self._now()})["title"] = title
 
         self._update(change)
-        return self.get(session_id)  # type: ignore[return-value]
+        return self.get(session_id)  # type: ignore[return-value]  # just written
 
     def get(self, session_id: str) -> Conversation | None:
         """One entry, or ``None``."""

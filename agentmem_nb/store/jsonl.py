@@ -211,13 +211,14 @@ class LineBlock:
         parsed as one JSON array — one C call instead of one per line; otherwise each line by :func:`loads_record`."""
         count = len(self.offsets)
         if self.data.count(b"\n") == count and fast_parse_exact(self.data):
+            records: list[dict[str, Any]] | None
             try:
                 records = _fast_loads(b"[" + self.data[:-1].replace(b"\n", b",") + b"]")
             except _FAST_ERRORS:
                 records = None
             if records is not None and len(records) == count:
                 self.whole = True
-                return records  # type: ignore[no-any-return]
+                return records
         blob = self.data
         return [loads_record(blob[start : blob.index(b"\n", start)]) for start in self.starts]
 
@@ -924,8 +925,8 @@ class JsonlFile:
                 if record is None:
                     continue
                 given = _usable_id(record.get("message_id"))
-                if _is_anchor(record, given, starts[n]):
-                    next_id = given + 1  # type: ignore[operator]
+                if given is not None and _is_anchor(record, given, starts[n]):  # (an anchor always has an id)
+                    next_id = given + 1
                     break
                 after.append(given)
             else:

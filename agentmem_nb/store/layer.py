@@ -103,6 +103,7 @@ def _all_plainly_readable(raw: list[object]) -> bool:
     if set(map(type, raw)) != {str}:
         return False
     try:
+        # ignore: `raw` is list[object], but every item is a str (checked above).
         years: set[int] = set(map(_YEAR, map(_dt.datetime.fromisoformat, raw)))  # type: ignore[arg-type]
     except ValueError:
         return False

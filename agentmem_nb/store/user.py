@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentmem_nb.errors import StoreError, UnsafeFileError
 from agentmem_nb.identifiers import check_day, check_session_id, check_user_id
+from agentmem_nb.items import LayerKind
 from agentmem_nb.messages import Message, ToolCall
 from agentmem_nb.store._fs import check_file, list_folder
 from agentmem_nb.store.conversations import Conversations
@@ -57,12 +58,12 @@ class UserMemory:
 
     # ------------------------------------------------------------------ layers
 
-    def _layer(self, kind: str, key: str) -> MessageFile:
+    def _layer(self, kind: LayerKind, key: str) -> MessageFile:
         with self._layers_lock:
             layer = self._layers.get((kind, key))
             if layer is None:
                 folder = "sessions" if kind == "session" else "daily"
-                layer = MessageFile(self.directory / folder / f"{key}.jsonl", kind=kind,  # type: ignore[arg-type]
+                layer = MessageFile(self.directory / folder / f"{key}.jsonl", kind=kind,
                                     key=key, zone=self.store.zone, durability=self.store.durability,
                                     base=self.store.root, clock=self.store.clock,
                                     day_layer=self.daily if kind == "session" else None)
