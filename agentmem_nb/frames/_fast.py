@@ -59,7 +59,7 @@ try:
     import pyarrow.compute as pc
     import pyarrow.json as pj
 except ImportError:  # pragma: no cover - pyarrow is a declared dependency; without it every load is exact
-    pa = pc = pj = None  # type: ignore[assignment]
+    pa = pc = pj = None
 
 __all__ = ["FAST_MIN_BYTES", "SEGMENT_BYTES", "BLOCK_BYTES", "Refused", "TooSmall", "FastColumns", "read_columns"]
 
@@ -161,7 +161,7 @@ def _check_tokens(segment: memoryview, raw: np.ndarray) -> None:
     if not len(letters):
         return
     for at in letters[(raw[letters + 1] == ord("n")) & (raw[letters + 2] == ord("f"))].tolist():
-        if segment[at : at + 8] == b"Infinity":
+        if segment[at : at + 8].tobytes() == b"Infinity":
             continue
         if at and segment[at - 1] == ord("-"):  # "-Inf" (the sign is part of the token: no space allowed)
             raise Refused("a -Inf token (or the text '-Inf'): pyarrow would accept what the store refuses")
@@ -246,7 +246,8 @@ class _TagTuples:
         codes = encoded.indices.fill_null(len(keys)).to_numpy(zero_copy_only=False).astype(np.int64)
         empty = pc.fill_null(pc.equal(pc.list_value_length(lists), 0), True)
         codes[empty.to_numpy(zero_copy_only=False)] = len(keys)
-        return lookup[codes]
+        tags: np.ndarray = lookup[codes]
+        return tags
 
     def _tuple(self, key: str) -> tuple[str, ...]:
         found = self.cache.get(key)

@@ -18,7 +18,7 @@ are combined with :func:`concat_frames`, which moves a column to python storage 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -33,11 +33,14 @@ def text_array(values: Iterable[Any]) -> pd.api.extensions.ExtensionArray:
     """A ``"str"`` array of ``values`` (``None`` = missing); python storage if some value has no UTF-8 form."""
     if not isinstance(values, (list, tuple, np.ndarray, pd.Series, pd.api.extensions.ExtensionArray)):
         values = list(values)
+    # cast: pd.array takes a Series or ExtensionArray too, but pandas-stubs' string overloads list only sequences,
+    # ndarrays and string arrays.
+    data = cast("Sequence[Any] | np.ndarray", values)
     try:
-        return pd.array(values, dtype="str")
+        return pd.array(data, dtype="str")
     except UnicodeEncodeError:
         # A lone surrogate: keep the exact Python strings rather than fail (or replace them).
-        return pd.array(values, dtype=PYTHON_STR)
+        return pd.array(data, dtype=PYTHON_STR)
 
 
 def _python_storage(dtype: Any) -> bool:

@@ -59,6 +59,13 @@ class _Followed:
     by_lines: bool = False  # followed by raw lines (after a columnar load), else through the index
 
 
+@dataclass(slots=True)
+class _FollowedLog:
+    rows: int
+    frame: pd.DataFrame
+    calls: pd.DataFrame  # the log's tool calls are always read with it
+
+
 def _concat(frames: list[pd.DataFrame], empty: pd.DataFrame) -> pd.DataFrame:
     frames = [f for f in frames if len(f)]
     if not frames:
@@ -81,7 +88,7 @@ class LayerFollower:
         self.zone = frame_zone(mem.store.zone)
         self.stats = ReadStats()
         self._files: dict[tuple[str, str], _Followed] = {}
-        self._log: _Followed | None = None
+        self._log: _FollowedLog | None = None
         self._lock = threading.RLock()
 
     def __repr__(self) -> str:
@@ -98,12 +105,12 @@ class LayerFollower:
             known = self._whole(file, calls=calls)
         elif known.by_lines:
             grown = self._appended_lines(file, known)
-            if grown is _REREAD:
-                known = self._whole(file, calls=known.calls is not None)
+            if isinstance(grown, _Followed):
+                known = grown
             elif grown is None:
                 known = self._appended_records(file, replace(known, by_lines=False))
-            else:
-                known = grown  # type: ignore[assignment]
+            else:  # _REREAD
+                known = self._whole(file, calls=known.calls is not None)
         else:
             known = self._appended_records(file, known)
         self._files[key] = known
@@ -155,7 +162,8 @@ class LayerFollower:
         ids = np.asarray(id_list, dtype=np.int64)
         self.stats.records += len(records)
         cols = _Columns(with_calls=known.calls is not None)
-        before = timestamp_us(_last_ts(known)) if known.rows else 0
+        last = _last_ts(known)  # None exactly when nothing is known yet
+        before = timestamp_us(last) if last is not None else 0
         _scan_records(file, cols, [(ids, records)], before_us=before)
         new = _to_frame(cols, user_id=self.mem.user_id, zone=self.zone)
         return self._grown(known, new, cols.calls, cursor=cursor, by_lines=True)
@@ -193,7 +201,7 @@ class LayerFollower:
 
     # ------------------------------------------------------------------ dialogue log
 
-    def _follow_log(self) -> _Followed:
+    def _follow_log(self) -> _FollowedLog:
         log = self.mem.log
         total = len(log.file)
         known = self._log
@@ -203,11 +211,11 @@ class LayerFollower:
             entries = log.tail(total - known.rows)
             new = log_frame(entries, zone=self.zone)
             calls = tool_calls_from_log(entries, user_id=self.mem.user_id, zone=self.zone)
-            known = _Followed(total, None, _concat([known.frame, new], new), _concat([known.calls, calls], calls))
+            known = _FollowedLog(total, _concat([known.frame, new], new), _concat([known.calls, calls], calls))
         else:
             entries = log.entries()
-            known = _Followed(len(entries), None, log_frame(entries, zone=self.zone),
-                              tool_calls_from_log(entries, user_id=self.mem.user_id, zone=self.zone))
+            known = _FollowedLog(len(entries), log_frame(entries, zone=self.zone),
+                                 tool_calls_from_log(entries, user_id=self.mem.user_id, zone=self.zone))
         self._log = known
         return known
 
@@ -222,7 +230,9 @@ class LayerFollower:
             if source == "log":
                 frame = self._follow_log().calls
             elif source == "sessions":
-                frame = _concat([self._follow(self.mem.session(s), calls=True).calls for s in self.mem.session_ids()],
+                # calls=True reads each file's calls, so none is None; the test only narrows the type.
+                frame = _concat([calls for s in self.mem.session_ids()
+                                 if (calls := self._follow(self.mem.session(s), calls=True).calls) is not None],
                                 _empty_calls(self.mem))
             else:
                 raise ValueError(f"source={source!r}: use 'log' or 'sessions'")

@@ -46,7 +46,10 @@ from agentmem_nb.identifiers import check_day, check_session_id
 from agentmem_nb.messages import Message
 from agentmem_nb.store import Cursor, MessageFile, UserMemory
 
-pa = _fast.pa  # pyarrow, used only for files the columnar reader read (so it is installed)
+try:
+    import pyarrow as pa  # used only for files the columnar reader read (so it is installed then)
+except ImportError:  # pragma: no cover - pyarrow is a declared dependency; without it no file is read in columns
+    pa = None
 
 __all__ = [
     "MESSAGE_COLUMNS",

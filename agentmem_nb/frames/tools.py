@@ -51,8 +51,9 @@ _ENCODE = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 def input_text(call: ToolCall) -> str:
     """A call's input as one line of text: JSON, or the original text when the demo stored something else."""
-    if len(call.input) == 1 and isinstance(call.input.get("_raw"), str):
-        return call.input["_raw"]
+    raw = call.input.get("_raw")
+    if len(call.input) == 1 and isinstance(raw, str):
+        return raw
     return _ENCODE(call.input)
 
 

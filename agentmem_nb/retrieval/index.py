@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from agentmem_nb.items import LayerKind
 from agentmem_nb.retrieval import persist
 from agentmem_nb.retrieval.bm25 import TermIndex
 from agentmem_nb.retrieval.encode import BlockEncoder
@@ -94,15 +95,15 @@ def document_texts(records: Sequence[dict[str, Any]], *, speaker: bool) -> list[
 
 def _ordinary_document_texts(records: Sequence[dict[str, Any]], *, speaker: bool) -> list[str] | None:
     """:func:`document_texts` of a block of ordinary records, or ``None`` if the block is not one."""
-    contents = list(map(dict.get, records, repeat("content")))
+    contents: list[Any] = list(map(dict.get, records, repeat("content")))  # JSON values: strs once checked
     if not set(map(type, contents)) <= {str}:
         return None
     if not speaker:
         return contents
-    metas = list(map(dict.get, records, repeat("meta")))
+    metas: list[Any] = list(map(dict.get, records, repeat("meta")))  # JSON values: dicts once checked
     if not set(map(type, metas)) <= {dict}:
         return None
-    names = list(map(dict.get, metas, repeat("speaker")))
+    names: list[Any] = list(map(dict.get, metas, repeat("speaker")))  # JSON values, checked below
     kinds = set(map(type, names))
     if kinds <= {str}:
         pass  # every record names its speaker
@@ -155,7 +156,7 @@ class FileFollower:
         self.day = _dt.date.fromisoformat(layer.key).toordinal() if layer.kind == "daily" else 0
 
     @property
-    def kind(self) -> str:
+    def kind(self) -> LayerKind:
         """``"session"`` or ``"daily"``."""
         return self.layer.kind
 
@@ -179,9 +180,9 @@ class FileFollower:
         """:meth:`day_of` of each record; a date is parsed once per block, not once per message."""
         if self.day:
             return [self.day] * len(records)
-        stamps = list(map(dict.get, records, repeat("ts")))
+        stamps: list[Any] = list(map(dict.get, records, repeat("ts")))  # JSON values: strs once checked
         if set(map(type, stamps)) <= {str}:  # the usual case: every record has a timestamp
-            dates = list(map(getitem, stamps, repeat(slice(0, 10))))
+            dates: list[str] = list(map(getitem, stamps, repeat(slice(0, 10))))
             ordinals = {date: _ordinal(date) for date in set(dates)}
             return list(map(ordinals.__getitem__, dates))
         seen: dict[str, int] = {}

@@ -224,7 +224,7 @@ class Retriever:
         messages = tuple(
             RetrievedMessage(
                 message=loaded[(s.layer, s.position)],
-                layer=layers[s.layer].kind,  # type: ignore[arg-type]
+                layer=layers[s.layer].kind,
                 key=layers[s.layer].key,
                 anchor_id=layers[s.layer].message_ids[s.anchor_position],
                 hit=hit_at.get((s.layer, s.position)),
@@ -282,7 +282,7 @@ class Retriever:
 
 
 def _item(layers: Sequence[FileFollower], li: int, pos: int) -> ItemKey:
-    return ItemKey(layers[li].kind, layers[li].key, layers[li].message_ids[pos])  # type: ignore[arg-type]
+    return ItemKey(layers[li].kind, layers[li].key, layers[li].message_ids[pos])
 
 
 def _positions(layers: Sequence[FileFollower], items: Collection[ItemKey]) -> list[tuple[int, int]]:
@@ -351,7 +351,7 @@ def _hit(layers: Sequence[FileFollower], candidate: Candidate, rank_no: int, mes
     )
     return Hit(
         message=message,
-        layer=layer.kind,  # type: ignore[arg-type]
+        layer=layer.kind,
         key=layer.key,
         rank=rank_no,
         score=sum(s.value for s in signals),

@@ -271,8 +271,8 @@ def check_file(path: Path, *, base: Path) -> None:
         return
     try:
         st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-        if refusal(st) is not None:
-            raise UnsafeFileError(path, describe_entry(dfd, name) if stat.S_ISLNK(st.st_mode) else refusal(st))
+        if (why := refusal(st)) is not None:
+            raise UnsafeFileError(path, describe_entry(dfd, name) if stat.S_ISLNK(st.st_mode) else why)
     except FileNotFoundError:
         return
     finally:
@@ -354,8 +354,8 @@ def atomic_write(path: Path, data: bytes | list[Any], *, fsync: bool = True, bas
             st: os.stat_result | None = os.stat(path.name, dir_fd=dfd, follow_symlinks=False)
         except FileNotFoundError:
             st = None
-        if st is not None and refusal(st) is not None:
-            raise UnsafeFileError(path, describe_entry(dfd, path.name) if stat.S_ISLNK(st.st_mode) else refusal(st))
+        if st is not None and (why := refusal(st)) is not None:
+            raise UnsafeFileError(path, describe_entry(dfd, path.name) if stat.S_ISLNK(st.st_mode) else why)
         tmp = f".{path.name}.{''.join(secrets.choice(_TEMP_ALPHABET) for _ in range(8))}.tmp"
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _FILE_FLAGS, 0o666 if st is None else 0o600,

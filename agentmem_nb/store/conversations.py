@@ -8,6 +8,7 @@ A key that is not a valid session id (a hand edit, another tool) is kept in the 
 
 from __future__ import annotations
 
+import builtins
 import datetime as _dt
 import json
 import os
@@ -147,7 +148,7 @@ class Conversations:
                 entry["title"] = title
 
         self._update(change)
-        return self.get(session_id)  # type: ignore[return-value]
+        return self.get(session_id)  # type: ignore[return-value]  # just written
 
     def rename(self, session_id: str, title: str) -> Conversation:
         """Set a conversation's title."""
@@ -157,7 +158,7 @@ class Conversations:
             data.setdefault(session_id, {"created_at": self._now(), "updated_at": self._now()})["title"] = title
 
         self._update(change)
-        return self.get(session_id)  # type: ignore[return-value]
+        return self.get(session_id)  # type: ignore[return-value]  # just written
 
     def get(self, session_id: str) -> Conversation | None:
         """One entry, or ``None``."""
@@ -173,7 +174,7 @@ class Conversations:
         items.sort(key=lambda c: c.updated_at or epoch, reverse=True)
         return items
 
-    def problems(self) -> list[Problem]:
+    def problems(self) -> builtins.list[Problem]:  # `list` here is the method above
         """Rebuilds that happened through this object, and keys of the file that are not valid session ids.
         Never raises: a file that cannot be read at all is itself the finding."""
         try:

@@ -206,7 +206,7 @@ def payload_intact(fd: int, start: int, header: dict[str, Any]) -> bool:
     return crc == header.get("crc32")
 
 
-def read_into(fd: int, offset: int, typecode: str, count: int) -> array | None:
+def read_into(fd: int, offset: int, typecode: str, count: int) -> array[int] | None:
     """``count`` items of ``typecode`` at ``offset`` read straight into an array (no intermediate copy, nothing
     mapped); ``None`` if cut short."""
     out = array(typecode, [0]) * count
@@ -216,7 +216,7 @@ def read_into(fd: int, offset: int, typecode: str, count: int) -> array | None:
     return out
 
 
-def _read_int64(fd: int, offset: int, count: int) -> array | None:
+def _read_int64(fd: int, offset: int, count: int) -> array[int] | None:
     return read_into(fd, offset, "q", count)
 
 
@@ -225,14 +225,14 @@ def _count(header: dict[str, Any], key: str) -> int | None:
     return value if type(value) is int and value >= 0 else None
 
 
-def save_lines(path: Path, base: Path, signature: dict[str, Any], ids: array, offsets: array,
+def save_lines(path: Path, base: Path, signature: dict[str, Any], ids: array[int], offsets: array[int],
                state: dict[str, Any]) -> bool:
     """Keep a clean index (ids and offsets of the lines in the signature's first ``end`` bytes) for the next process."""
     header = {**signature, "count": len(ids), "state": state}
     return _write(path, base, _pack(_LINES_MAGIC, header, memoryview(ids).cast("B"), memoryview(offsets).cast("B")))
 
 
-def load_lines(path: Path, base: Path, data_fd: int) -> tuple[dict[str, Any], array, array] | None:
+def load_lines(path: Path, base: Path, data_fd: int) -> tuple[dict[str, Any], array[int], array[int]] | None:
     """``(header, ids, offsets)`` of the cache at ``path`` if it describes the open data file ``data_fd`` (see
     :func:`signature_matches`) and is whole; ``None`` otherwise."""
     opened = _open_cache(path, base, _LINES_MAGIC)
@@ -256,12 +256,12 @@ def load_lines(path: Path, base: Path, data_fd: int) -> tuple[dict[str, Any], ar
         os.close(fd)
 
 
-def _plausible(ids: array, offsets: array, end: int) -> bool:
+def _plausible(ids: array[int], offsets: array[int], end: int) -> bool:
     """The ends of a loaded index fit the file (the checksum vouches for the rest)."""
     return not ids or (ids[0] >= 1 and 0 <= offsets[0] and offsets[-1] < end)
 
 
-def save_text(path: Path, base: Path, signature: dict[str, Any], count: int, starts: array,
+def save_text(path: Path, base: Path, signature: dict[str, Any], count: int, starts: array[int],
               text: bytearray | CachedText) -> bool:
     """Keep the folded search text of the first ``count`` records (those in the signature's first ``end`` bytes)."""
     header = {**signature, "count": count, "text_length": len(text)}
@@ -269,7 +269,7 @@ def save_text(path: Path, base: Path, signature: dict[str, Any], count: int, sta
     return _write(path, base, _pack(_TEXT_MAGIC, header, memoryview(starts).cast("B")[: 8 * count], *pieces))
 
 
-def load_text(path: Path, base: Path, data_fd: int, offsets: array) -> tuple[CachedText, array] | None:
+def load_text(path: Path, base: Path, data_fd: int, offsets: array[int]) -> tuple[CachedText, array[int]] | None:
     """``(text, starts)`` of the cached search text if it describes the open data file and the first records of
     ``offsets`` (the live index of that file); the text is mapped, not read. ``None`` otherwise."""
     opened = _open_cache(path, base, _TEXT_MAGIC)
@@ -423,7 +423,7 @@ def keep_lines(layer: Any, fd: int) -> None:
         save_lines(layer._cache_path("lines"), layer.base, signature, layer._ids, layer._offsets, state)
 
 
-def load_search_text(lines: Any) -> tuple[CachedText, array] | None:
+def load_search_text(lines: Any) -> tuple[CachedText, array[int]] | None:
     """The cached search text of a layer's line file ``lines`` (index synced; caller holds its lock) for its first
     records, or ``None``."""
     if lines._cache_path is None or not lines._cache_trusted or len(lines._ids) < MIN_RECORDS:
@@ -441,7 +441,7 @@ def load_search_text(lines: Any) -> tuple[CachedText, array] | None:
     return loaded
 
 
-def keep_search_text(lines: Any, text: Any, starts: array, saved: int) -> int:
+def keep_search_text(lines: Any, text: Any, starts: array[int], saved: int) -> int:
     """Write a layer's search text (``text``, with where each record ``starts``) to the cache of its line file
     ``lines`` if it has grown enough since ``saved`` records were kept (caller holds the lock and has just synced;
     the text covers every indexed record). Returns the number of records now known to be kept."""

@@ -161,7 +161,7 @@ def plain_records(lines: list[bytes], previous: int) -> tuple[list[dict[str, Any
         return None
     if not records or set(map(type, records)) != {dict}:
         return None
-    ids = list(map(dict.get, records, repeat("message_id")))
+    ids: list[Any] = list(map(dict.get, records, repeat("message_id")))  # JSON values: ints once checked below
     if set(map(type, ids)) != {int}:  # bool, float, str and missing ids follow the per-line rules
         return None
     if ids[0] <= previous or ids[-1] >= _ID_LIMIT or not all(map(operator.lt, ids, islice(ids, 1, None))):
@@ -181,8 +181,8 @@ class IndexSnapshot:
     """A copy of part of a file's line index: ``ids[i]`` starts at byte ``offsets[i]``; ``end`` is the byte just past
     the last complete line indexed."""
 
-    ids: array
-    offsets: array
+    ids: array[int]
+    offsets: array[int]
     end: int
 
 
@@ -193,7 +193,7 @@ class LineBlock:
 
     __slots__ = ("ids", "offsets", "data", "whole")
 
-    def __init__(self, ids: array, offsets: array, data: bytes) -> None:
+    def __init__(self, ids: array[int], offsets: array[int], data: bytes) -> None:
         self.ids = ids
         self.offsets = offsets
         self.data = data
@@ -212,13 +212,14 @@ class LineBlock:
         parsed as one JSON array — one C call instead of one per line; otherwise each line by :func:`loads_record`."""
         count = len(self.offsets)
         if self.data.count(b"\n") == count and fast_parse_exact(self.data):
+            records: list[dict[str, Any]] | None
             try:
                 records = _fast_loads(b"[" + self.data[:-1].replace(b"\n", b",") + b"]")
             except _FAST_ERRORS:
                 records = None
             if records is not None and len(records) == count:
                 self.whole = True
-                return records  # type: ignore[no-any-return]
+                return records
         blob = self.data
         return [loads_record(blob[start : blob.index(b"\n", start)]) for start in self.starts]
 
@@ -942,8 +943,8 @@ class JsonlFile:
                 if record is None:
                     continue
                 given = _usable_id(record.get("message_id"))
-                if _is_anchor(record, given, starts[n]):
-                    next_id = given + 1  # type: ignore[operator]
+                if given is not None and _is_anchor(record, given, starts[n]):  # (an anchor always has an id)
+                    next_id = given + 1
                     break
                 after.append(given)
             else:

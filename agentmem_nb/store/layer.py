@@ -103,7 +103,8 @@ def _all_plainly_readable(raw: list[object]) -> bool:
     if set(map(type, raw)) != {str}:
         return False
     try:
-        years = set(map(_YEAR, map(_dt.datetime.fromisoformat, raw)))  # type: ignore[arg-type]
+        # ignore: `raw` is list[object], but every item is a str (checked above).
+        years: set[int] = set(map(_YEAR, map(_dt.datetime.fromisoformat, raw)))  # type: ignore[arg-type]
     except ValueError:
         return False
     return 1 < min(years) and max(years) < 9999
@@ -112,11 +113,11 @@ def _all_plainly_readable(raw: list[object]) -> bool:
 _YEAR = attrgetter("year")
 
 
-def _fold_block(records: list[dict[str, Any]], text: bytearray | CachedText, starts: array) -> bool:
+def _fold_block(records: list[dict[str, Any]], text: bytearray | CachedText, starts: array[int]) -> bool:
     """Append the searchable form (:func:`_folded` + separator) of every record's content to ``text``, and where
     each starts to ``starts``, in one pass; return ``False`` having appended nothing when some content is not a
     string or holds a NUL (the per-record path handles those)."""
-    contents = list(map(dict.get, records, repeat("content")))
+    contents: list[Any] = list(map(dict.get, records, repeat("content")))  # JSON values: strs once checked below
     if set(map(type, contents)) != {str}:
         return False
     # Each content folded on its own (casefold sizes its work buffer for the worst case, so one call on a megabyte
@@ -225,7 +226,7 @@ class MessageFile:
         return self._file._inode
 
     @property
-    def _ids(self) -> array:
+    def _ids(self) -> array[int]:
         return self._file._ids
 
     def _problem(self, kind: ProblemKind, detail: str) -> None:
@@ -372,7 +373,7 @@ class MessageFile:
         text.extend(_folded(content))
         text.extend(_SEPARATOR)
 
-    def _search_text(self) -> tuple[bytearray | CachedText, array]:
+    def _search_text(self) -> tuple[bytearray | CachedText, array[int]]:
         """The search text, built from the indexed records on first use (caller holds the lock, index synced);
         from then on the index hook extends it as records arrive. A persisted copy (index_cache) stands in for the
         records it covers."""

@@ -439,7 +439,8 @@ class LongTermMemory:
         if self._record_digest(record, count - 1) == _digest(data):
             return version
         repair = {"ts": format_ts(self._now()), "source": "repair", "after": text, "sha": _digest(data)}
-        return self._history.append(repair)["message_id"]
+        repaired: int = self._history.append(repair)["message_id"]  # the id append chose and wrote
+        return repaired
 
     def _record_digest(self, record: dict[str, Any], position: int) -> str | None:
         sha = record.get("sha")

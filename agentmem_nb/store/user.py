@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentmem_nb.errors import StoreError, UnsafeFileError
 from agentmem_nb.identifiers import check_day, check_session_id, check_user_id
+from agentmem_nb.items import LayerKind
 from agentmem_nb.messages import Message, ToolCall
 from agentmem_nb.store._fs import check_file, list_folder
 from agentmem_nb.store.conversations import Conversations
@@ -57,12 +58,12 @@ class UserMemory:
 
     # ------------------------------------------------------------------ layers
 
-    def _layer(self, kind: str, key: str) -> MessageFile:
+    def _layer(self, kind: LayerKind, key: str) -> MessageFile:
         with self._layers_lock:
             layer = self._layers.get((kind, key))
             if layer is None:
                 folder = "sessions" if kind == "session" else "daily"
-                layer = MessageFile(self.directory / folder / f"{key}.jsonl", kind=kind,  # type: ignore[arg-type]
+                layer = MessageFile(self.directory / folder / f"{key}.jsonl", kind=kind,
                                     key=key, zone=self.store.zone, durability=self.store.durability,
                                     base=self.store.root, clock=self.store.clock,
                                     day_layer=self.daily if kind == "session" else None)
@@ -176,7 +177,7 @@ class UserMemory:
                            lambda: [p for day in self.days() for p in self.daily(day).problems()])
         found += _gathered(self.log.file.path, self.log.problems)
         found += _gathered(self.long_term.path, self.long_term.problems)
-        found += _gathered(self.long_term.path, lambda: check_file(self.long_term.path, base=self.store.root) or [])
+        found += _gathered(self.long_term.path, self._check_long_term)
         found += _gathered(self.conversations.path, self.conversations.problems)
         found += check_user_folder(self.directory, base=self.store.root)
         seen: set[object] = set()
@@ -189,8 +190,13 @@ class UserMemory:
                 unique.append(problem)
         return unique
 
+    def _check_long_term(self) -> list[Problem]:
+        """No finding when the long-term file is one the store would open; else raises (see ``_gathered``)."""
+        check_file(self.long_term.path, base=self.store.root)
+        return []
+
     def _session_summaries(self) -> list[tuple[str, _dt.datetime | None, _dt.datetime | None, str]]:
-        out = []
+        out: list[tuple[str, _dt.datetime | None, _dt.datetime | None, str]] = []
         for session_id in self.session_ids():
             layer = self.session(session_id)
             try:
