@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from operator import getitem, itemgetter, or_
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
@@ -46,7 +46,7 @@ from agentmem_nb.store import Cursor, MessageFile, UserMemory
 __all__ = ["IndexConfig", "FileFollower", "KindIndex", "ScopeView", "UserIndex", "user_index", "document_text",
            "document_texts"]
 
-Kind = Literal["session", "daily"]
+Kind = LayerKind  # an index covers the session files or the day files (the one layer name, items.LayerKind)
 _READ_STEP = 8192  # records per read and per encoded block: large enough that per-block costs vanish
 # Term occurrences tallied into the term index at once: enough to gather the many small files of a "days" index
 # into one tally, few enough that the tally's arrays stay in the CPU caches (larger tallies measured slower).
