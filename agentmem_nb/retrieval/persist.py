@@ -3,7 +3,7 @@
 Why: a fresh process's first ranked query used to tokenise every message of the scope before scoring — at 1M
 messages 21.4 s and 895 MiB (``benchmarks/bench_cold.py``, ``benchmarks/COLD.md``). With this cache the process maps
 the postings, copies the per-message arrays, checks that every file still holds what was indexed from it, and
-tokenises only the messages appended since: about 0.5–0.6 s and 270 MiB at 1M, the memory being the per-message
+tokenises only the messages appended since: about 0.5–0.8 s and 258 MiB at 1M, the memory being the per-message
 arrays copied here and again for the ranker, and the ranker's score arrays — sized by its candidates, which for the
 benchmark's broad query are 72% of the messages (see COLD.md).
 

@@ -189,23 +189,25 @@ def rank(
     matched = lexical > 0
     score = lexical.copy()
 
-    size = len(docs)
-    context = np.zeros(size)
+    # A signal that is off (or has nothing to give) gets no array at all: None below.
+    context: np.ndarray | None = None
     if config.context_weight and config.context_span:
         context = _context(docs, lexical, arrays, config)
         score += context
-    thread = np.zeros(size)
+    thread: np.ndarray | None = None
     if config.thread_weight and len(view.followers) > 1:
         per_file = _thread_scores(ix, weights, arrays, list(local), config)
         thread = config.thread_weight * per_file[arrays.file_of[docs]] * matched
         score += thread
-    dense_part = np.zeros(size)
+    dense_part: np.ndarray | None = None
     if dense_sims:
+        dense_part = np.zeros(len(docs))
         for gid, sim in dense_sims.items():
             dense_part[np.searchsorted(docs, gid)] = config.dense_weight * sim
         score += dense_part
-    in_range = np.zeros(size, dtype=bool)
+    in_range: np.ndarray | None = None
     if ranges:
+        in_range = np.zeros(len(docs), dtype=bool)
         days = arrays.days[docs]
         for r in ranges:
             in_range |= (days >= r.first.toordinal()) & (days <= r.last.toordinal())
@@ -233,11 +235,13 @@ def rank(
     for i in best.tolist():
         g = int(docs[i])
         signals: dict[str, float] = {}
-        for name, values in (("bm25", bm25), ("expansion", lexical - bm25), ("context", context),
-                             ("thread", thread), ("dense", dense_part)):
-            if values[i] > 0:
-                signals[name] = float(values[i])
-        if in_range[i]:
+        for name, value in (("bm25", bm25[i]), ("expansion", lexical[i] - bm25[i]),
+                            ("context", 0.0 if context is None else context[i]),
+                            ("thread", 0.0 if thread is None else thread[i]),
+                            ("dense", 0.0 if dense_part is None else dense_part[i])):
+            if value > 0:
+                signals[name] = float(value)
+        if in_range is not None and in_range[i]:
             signals["date"] = config.date_boost * sum(signals.values())
         out.append(Candidate(local[int(arrays.file_of[g])], int(arrays.position_of[g]), sum(signals.values()),
                              signals, explainer(g)))
