@@ -27,7 +27,7 @@ from itertools import filterfalse, repeat
 
 import numpy as np
 
-__all__ = ["BM25Params", "FrozenTerms", "TermIndex", "CorpusStats", "idf", "score_into", "score_query", "explain_terms"]
+__all__ = ["BM25Params", "FrozenTerms", "TermIndex", "CorpusStats", "idf", "score_into", "score_docs", "score_query", "explain_terms"]
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 # Up to this many documents, add_block counts (and BlockEncoder.encode tokenises) in plain Python: numpy's fixed
@@ -454,6 +454,43 @@ def score_into(
         factor = weight * stats.idf(term) * (k1 + 1.0)
         # Positions are unique within one term's postings, so a fancy-indexed += is exact here.
         out[positions + offset] += factor * tf / (tf + norm + per_length * doc_lengths[positions])
+
+
+def score_docs(
+    docs: np.ndarray,
+    index: TermIndex,
+    weights: Mapping[str, float],
+    stats: CorpusStats,
+    params: BM25Params = BM25Params(),
+    *,
+    lengths: np.ndarray,
+) -> np.ndarray:
+    """The BM25 scores of the documents ``docs`` only (ascending positions), as :func:`score_into` would give them.
+
+    The same expression, term by term in the same order, so every score is bit-for-bit the full array's value at
+    that position; postings outside ``docs`` are skipped. The ranker uses it so a query at 1M messages allocates
+    arrays the size of its candidates, not of the corpus.
+    """
+    out = np.zeros(len(docs))
+    if not stats.n_docs or not weights or not len(index) or not len(docs):
+        return out
+    k1, b = params.k1, params.b
+    norm = k1 * (1.0 - b)
+    per_length = k1 * b / stats.avg_length if stats.avg_length else 0.0
+    size = len(lengths)
+    for term, weight in weights.items():
+        if not weight:
+            continue
+        positions, tf = index.arrays(term)
+        at = np.searchsorted(docs, positions)
+        keep = (positions < size) & (at < len(docs))
+        keep[keep] = docs[at[keep]] == positions[keep]
+        positions, tf, at = positions[keep], tf[keep], at[keep]
+        if not len(positions):
+            continue
+        factor = weight * stats.idf(term) * (k1 + 1.0)
+        out[at] += factor * tf / (tf + norm + per_length * lengths[positions])
+    return out
 
 
 def score_query(

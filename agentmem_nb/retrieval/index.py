@@ -340,13 +340,14 @@ class KindIndex:
         return [out[g] for g in gids]
 
     def arrays(self) -> IndexArrays:
-        """Consistent numpy copies of the per-message arrays, for one query."""
+        """Consistent numpy copies of the per-message arrays, for one query (each in its stored width: the int32
+        ones are not widened, 8 MB saved at 1M messages)."""
         with self.lock:
             return IndexArrays(
                 lengths=self.terms.lengths(),
-                file_of=np.array(self.file_of, dtype=np.int64),
+                file_of=np.array(self.file_of, dtype=np.int32),
                 position_of=np.array(self.position_of, dtype=np.int64),
-                days=np.array(self.days, dtype=np.int64),
+                days=np.array(self.days, dtype=np.int32),
                 prev=np.array(self.prev, dtype=np.int64),
                 next=np.array(self.next, dtype=np.int64),
                 files=len(self.files),

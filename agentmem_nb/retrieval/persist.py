@@ -3,8 +3,9 @@
 Why: a fresh process's first ranked query used to tokenise every message of the scope before scoring — at 1M
 messages 21.4 s and 895 MiB (``benchmarks/bench_cold.py``, ``benchmarks/COLD.md``). With this cache the process maps
 the postings, copies the per-message arrays, checks that every file still holds what was indexed from it, and
-tokenises only the messages appended since: 611 ms and 272 MiB at 1M, most of the memory now being the ranker's
-full-length score arrays and the copies it takes of the per-message arrays (see COLD.md).
+tokenises only the messages appended since: about 0.5–0.8 s and 258 MiB at 1M, the memory being the per-message
+arrays copied here and again for the ranker, and the ranker's score arrays — sized by its candidates, which for the
+benchmark's broad query are 72% of the messages (see COLD.md).
 
 One file per kind index (sessions, days) and :class:`~agentmem_nb.retrieval.index.IndexConfig` (the tokenizer's
 settings decide the terms, so another configuration is another cache): the term index's vocabulary, every term's

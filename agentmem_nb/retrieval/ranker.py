@@ -42,7 +42,7 @@ from agentmem_nb.retrieval.bm25 import (
     CorpusStats,
     TermIndex,
     explain_terms,
-    score_into,
+    score_docs,
 )
 from agentmem_nb.retrieval.dates import extract_dates
 from agentmem_nb.retrieval.dense import DenseIndex, Embedder
@@ -124,8 +124,9 @@ def rank(
     their words lend nothing to their neighbours or to feedback terms (the question being asked must not make its
     own neighbours look relevant).
 
-    Every signal is a few numpy expressions over the whole kind index (masked to the scope), so the cost grows with
-    the postings of the query terms, not with the number of files; the per-signal and per-term breakdown is
+    Every signal is a few numpy expressions over the candidates (the query terms' postings in scope, their
+    neighbours, the dense hits), so the cost and the memory grow with the postings of the query terms, not with the
+    number of messages or files; the per-signal and per-term breakdown is
     computed for the returned candidates only. ``Candidate.layer`` indexes ``view.followers``.
     """
     ranges, words = extract_dates(query) if config.date_boost else ([], query)
@@ -147,52 +148,78 @@ def rank(
         in_scope[[g for g in exclude if 0 <= g < total]] = False
     weights = {t: float(n) for t, n in query_terms.items()}
     stats = _stats(ix, weights, arrays, in_scope)
-    bm25 = np.zeros(total)
-    score_into(bm25, ix, weights, stats, config.bm25, lengths=arrays.lengths)
-    if in_scope is not None:
-        bm25 *= in_scope
+    # Only candidates are scored (the query terms' postings in scope, their neighbours, the dense hits): arrays the
+    # size of the candidates, not of the index (at 1M messages each full-length score array was 8 MB, ~110 MiB in
+    # all). The values are those the full-length expressions give, element for element.
+    first = _postings(ix, weights, total, in_scope)
+    bm25 = score_docs(first, ix, weights, stats, config.bm25, lengths=arrays.lengths)
 
     extra: dict[str, float] = {}
     extra_stats = stats
-    lexical = bm25
+    docs = first
+    expansion = np.zeros(len(first))
     if config.expansion_docs and config.expansion_terms and config.expansion_weight and bm25.any():
-        extra = _feedback_terms(ix, bm25, arrays, in_scope, query_terms, config)
+        extra = _feedback_terms(ix, first, bm25, arrays, in_scope, query_terms, config)
         if extra:
             extra_stats = _stats(ix, extra, arrays, in_scope)
-            expansion = np.zeros(total)
-            score_into(expansion, ix, extra, extra_stats, config.bm25, lengths=arrays.lengths)
-            if in_scope is not None:
-                expansion *= in_scope
-            lexical = bm25 + expansion
+            docs = _union(total, first, _postings(ix, extra, total, in_scope))
+            bm25 = _spread(first, bm25, docs)
+            expansion = score_docs(docs, ix, extra, extra_stats, config.bm25, lengths=arrays.lengths)
+    lexical_docs = docs
+    matched_docs = docs[(bm25 + expansion) > 0] if extra else docs[bm25 > 0]
+
+    dense_sims: dict[int, float] = {}
+    if dense is not None and config.dense_weight:
+        dense_sims = {gid: sim for gid, sim in dense.similarities(view, query).items() if sim > 0 and gid < total}
+    near = [matched_docs]
+    if config.context_weight and config.context_span:
+        for links in (arrays.prev, arrays.next):
+            hop = matched_docs
+            for _ in range(config.context_span):
+                hop = links[hop]
+                hop = hop[hop >= 0]
+                near.append(hop)
+    docs = _union(total, lexical_docs, *near, np.fromiter(dense_sims, dtype=np.int64, count=len(dense_sims)))
+    if not len(docs):
+        return []
+    bm25 = _spread(lexical_docs, bm25, docs)
+    lexical = bm25
+    if extra:
+        lexical = bm25 + _spread(lexical_docs, expansion, docs)
     matched = lexical > 0
     score = lexical.copy()
 
-    context = np.zeros(total)
+    # A signal that is off (or has nothing to give) gets no array at all: None below.
+    context: np.ndarray | None = None
     if config.context_weight and config.context_span:
-        context = _context(lexical, arrays, config)
+        context = _context(docs, lexical, arrays, config)
         score += context
-    thread = np.zeros(total)
+    thread: np.ndarray | None = None
     if config.thread_weight and len(view.followers) > 1:
         per_file = _thread_scores(ix, weights, arrays, list(local), config)
-        thread = config.thread_weight * per_file[arrays.file_of] * matched
+        thread = config.thread_weight * per_file[arrays.file_of[docs]] * matched
         score += thread
-    dense_part = np.zeros(total)
-    if dense is not None and config.dense_weight:
-        for gid, sim in dense.similarities(view, query).items():
-            if sim > 0 and gid < total:
-                dense_part[gid] = config.dense_weight * sim
+    dense_part: np.ndarray | None = None
+    if dense_sims:
+        dense_part = np.zeros(len(docs))
+        for gid, sim in dense_sims.items():
+            dense_part[np.searchsorted(docs, gid)] = config.dense_weight * sim
         score += dense_part
-    in_range = np.zeros(total, dtype=bool)
+    in_range: np.ndarray | None = None
     if ranges:
+        in_range = np.zeros(len(docs), dtype=bool)
+        days = arrays.days[docs]
         for r in ranges:
-            in_range |= (arrays.days >= r.first.toordinal()) & (arrays.days <= r.last.toordinal())
+            in_range |= (days >= r.first.toordinal()) & (days <= r.last.toordinal())
         score += config.date_boost * score * in_range
 
-    found = np.flatnonzero(score > 0)
-    if not len(found):
+    positive = np.flatnonzero(score > 0)
+    if not len(positive):
         return []
+    found = docs[positive]
     # Best first; ties go to the message indexed last (in a memory, the latest statement is the one that holds).
-    best = found[np.lexsort((-found, -score[found]))[:limit]]
+    order = np.lexsort((-found, -score[positive]))[:limit]
+    best = positive[order]
 
     def explainer(g: int) -> Callable[[], dict[tuple[str, str], float]]:
         def explain() -> dict[tuple[str, str], float]:
@@ -205,16 +232,41 @@ def rank(
         return explain
 
     out = []
-    for g in best.tolist():
+    for i in best.tolist():
+        g = int(docs[i])
         signals: dict[str, float] = {}
-        for name, values in (("bm25", bm25), ("expansion", lexical - bm25), ("context", context),
-                             ("thread", thread), ("dense", dense_part)):
-            if values[g] > 0:
-                signals[name] = float(values[g])
-        if in_range[g]:
+        for name, value in (("bm25", bm25[i]), ("expansion", lexical[i] - bm25[i]),
+                            ("context", 0.0 if context is None else context[i]),
+                            ("thread", 0.0 if thread is None else thread[i]),
+                            ("dense", 0.0 if dense_part is None else dense_part[i])):
+            if value > 0:
+                signals[name] = float(value)
+        if in_range is not None and in_range[i]:
             signals["date"] = config.date_boost * sum(signals.values())
         out.append(Candidate(local[int(arrays.file_of[g])], int(arrays.position_of[g]), sum(signals.values()),
                              signals, explainer(g)))
+    return out
+
+
+def _postings(ix: TermIndex, weights: dict[str, float], total: int, in_scope: np.ndarray | None) -> np.ndarray:
+    """The documents (ascending global ids below ``total``, in scope) holding a term of ``weights`` with a weight."""
+    docs = _union(total, *(ix.arrays(term)[0] for term, weight in weights.items() if weight))
+    return docs if in_scope is None else docs[in_scope[docs]]
+
+
+def _union(total: int, *parts: np.ndarray) -> np.ndarray:
+    """The distinct global ids below ``total`` of ``parts``, ascending (a byte per message: faster than a sort of
+    the concatenated postings, which can hold hundreds of thousands of ids)."""
+    seen = np.zeros(total, dtype=bool)
+    for part in parts:
+        seen[part[part < total]] = True
+    return np.flatnonzero(seen)
+
+
+def _spread(docs: np.ndarray, values: np.ndarray, onto: np.ndarray) -> np.ndarray:
+    """``values`` (one per ``docs``) placed on ``onto`` (a superset of ``docs``, ascending), 0 elsewhere."""
+    out = np.zeros(len(onto))
+    out[np.searchsorted(onto, docs)] = values
     return out
 
 
@@ -233,15 +285,21 @@ def _stats(ix: TermIndex, weights: dict[str, float], arrays: IndexArrays, in_sco
     return CorpusStats(n_docs, avg, df)
 
 
-def _context(lexical: np.ndarray, arrays: IndexArrays, config: RankerConfig) -> np.ndarray:
+def _context(docs: np.ndarray, lexical: np.ndarray, arrays: IndexArrays, config: RankerConfig) -> np.ndarray:
     """Each turn receives a share of its best neighbour's lexical score (a max, not a sum, so a run of weak turns
-    does not add up to a false hit). Neighbours are turns of the same file."""
-    best = np.zeros(len(lexical))
+    does not add up to a false hit). Neighbours are turns of the same file. ``docs`` (ascending) holds every
+    document with a lexical score and every neighbour within ``context_span`` of one; ``lexical`` is per ``docs``."""
+
+    slot = np.full(len(arrays.prev), len(docs), dtype=np.int32 if len(docs) < 2**31 - 1 else np.int64)
+    slot[docs] = np.arange(len(docs))  # global id -> its place in docs; len(docs) (a 0 appended below) elsewhere
+    padded = np.append(lexical, 0.0)
+
+    best = np.zeros(len(docs))
     for links in (arrays.prev, arrays.next):
-        hop = links
+        hop = links[docs]
         for _ in range(config.context_span):
             has = hop >= 0
-            best = np.maximum(best, np.where(has, lexical[np.where(has, hop, 0)], 0.0))
+            best = np.maximum(best, np.where(has, padded[slot[np.where(has, hop, 0)]], 0.0))
             hop = np.where(has, links[np.where(has, hop, 0)], -1)
     return config.context_weight * best
 
@@ -272,21 +330,24 @@ def _thread_scores(
 
 def _feedback_terms(
     ix: TermIndex,
+    docs: np.ndarray,
     bm25: np.ndarray,
     arrays: IndexArrays,
     in_scope: np.ndarray | None,
     query_terms: Counter[str],
     config: RankerConfig,
 ) -> dict[str, float]:
-    """RM3-style expansion terms and their query weights from the best first-pass documents."""
+    """RM3-style expansion terms and their query weights from the best first-pass documents (``bm25`` is per
+    ``docs``, ascending global ids, so a stable sort breaks ties by global id as over the whole index)."""
     k = min(config.expansion_docs, int((bm25 > 0).sum()))
     if k <= 0:
         return {}
-    top = np.argsort(-bm25, kind="stable")[:k]
-    total_score = float(bm25[top].sum())
+    picked = np.argsort(-bm25, kind="stable")[:k]
+    total_score = float(bm25[picked].sum())
+    top = docs[picked]
     relevance: defaultdict[str, float] = defaultdict(float)  # shares are fractions (a Counter holds ints)
-    for g in top.tolist():
-        share = float(bm25[g]) / total_score
+    for g, value in zip(top.tolist(), bm25[picked].tolist(), strict=True):
+        share = float(value) / total_score
         length = ix.length(g) or 1
         for term, tf in ix.doc_terms(g).items():
             if term not in query_terms:

@@ -1,0 +1,118 @@
+"""The ranker scores only its candidates; its answers are exactly those of the full-length ranking it replaced.
+
+``full_array_ranker`` is the ranker as it was before (every signal a float64 array over the whole kind index); it
+lives here only as the reference. On random small users — several sessions over several days, words from a small
+vocabulary so postings overlap, neighbours and expansion terms matter — every view and option is ranked both ways
+and compared hit for hit: the same messages in the same order with the same scores, signals and per-term
+breakdowns (exact float equality, not approximate).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentmem_nb import MemoryStore
+from agentmem_nb.retrieval import UserIndex
+from agentmem_nb.retrieval.dense import DenseIndex
+from agentmem_nb.retrieval.ranker import Candidate, RankerConfig, rank
+from agentmem_nb.retrieval.tokenize import Tokenizer
+import full_array_ranker
+
+ZONE = _dt.timezone(_dt.timedelta(hours=2))
+WORDS = ("lake", "coffee", "budget", "meeting", "lyon", "puppy", "risotto", "race", "bowl", "pottery", "train",
+         "paris", "garden", "piano", "rain")
+QUERIES = ("coffee at the lake", "budget meeting in Lyon", "puppy puppy risotto", "what did we say on 3 May 2026",
+           "rain in May 2026", "piano garden train paris", "nothing matches zzz")
+
+
+class WordEmbedder:
+    """Deterministic vectors: one dimension per vocabulary word (dense similarity without a model)."""
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [[float(text.lower().count(w)) for w in WORDS] for text in texts]
+
+
+def _key(c: Candidate) -> tuple[object, ...]:
+    return (c.layer, c.position, c.score, c.signals, c.terms)
+
+
+conversations = st.lists(  # sessions: (day offset, turns as word lists)
+    st.tuples(st.integers(0, 4), st.lists(st.lists(st.sampled_from(WORDS), min_size=0, max_size=6), min_size=1,
+                                          max_size=8)),
+    min_size=1, max_size=5)
+
+CONFIGS = [
+    RankerConfig(),
+    RankerConfig(context_span=2, context_weight=0.5),
+    RankerConfig(expansion_weight=0.0, thread_weight=0.0),
+    RankerConfig(context_weight=0.0, date_boost=0.0),
+    RankerConfig(expansion_docs=1, expansion_terms=2, context_span=3),
+]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sessions=conversations, config_at=st.integers(0, len(CONFIGS) - 1), exclude_at=st.integers(0, 30),
+       limit=st.sampled_from([1, 3, 100]))
+def test_candidate_ranking_equals_the_full_array_ranking(
+    sessions: list[tuple[int, list[list[str]]]], config_at: int, exclude_at: int, limit: int
+) -> None:
+    config = CONFIGS[config_at]
+    with tempfile.TemporaryDirectory() as tmp:
+        user = MemoryStore(Path(tmp), zone=ZONE).user("u")
+        for n, (day, turns) in enumerate(sessions):
+            start = _dt.datetime(2026, 5, 1 + day, 9, tzinfo=ZONE)
+            for i, words in enumerate(turns):
+                user.append(f"s{n}", "user" if i % 2 == 0 else "assistant", " ".join(words) or "ok",
+                            ts=start + _dt.timedelta(minutes=i))
+        index = UserIndex(user)
+        tokenizer = index.tokenizer
+        views = [index.view("session"), index.view("daily"), index.view("session", "s0")]
+        dense = DenseIndex(WordEmbedder(), top_k=5)
+        for view in views:
+            exclude = [exclude_at % max(1, len(view.index)), exclude_at]
+            for query in QUERIES:
+                for options in ({}, {"exclude": exclude}, {"dense": dense}):
+                    dense_config = config if "dense" not in options else RankerConfig(
+                        context_span=config.context_span, date_boost=config.date_boost, dense_weight=0.7)
+                    got = rank(view, query, tokenizer, dense_config, limit=limit, **options)  # type: ignore[arg-type]
+                    want = full_array_ranker.rank(view, query, tokenizer, dense_config, limit=limit,
+                                                  **options)  # type: ignore[arg-type]
+                    assert [_key(c) for c in got] == [_key(c) for c in want], (view.followers, query, options)
+
+
+def test_the_ranker_allocates_nothing_the_size_of_the_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At 1M messages every full-length float64 score array was 8 MB; the ranker's score arrays now follow the
+    candidates (a byte-per-message mask of the candidates remains)."""
+    import numpy as np
+
+    from agentmem_nb.retrieval import ranker
+
+    with tempfile.TemporaryDirectory() as tmp:
+        user = MemoryStore(Path(tmp), zone=ZONE).user("u")
+        start = _dt.datetime(2026, 5, 1, 9, tzinfo=ZONE)
+        for i in range(400):  # 400 filler turns, two of them about the query
+            text = "coffee at the lake" if i in (100, 300) else f"filler turn number {i}"
+            user.append(f"s{i // 100}", "user", text, ts=start + _dt.timedelta(minutes=i))
+        index = UserIndex(user)
+        view = index.view("session")
+        total = len(view.index)
+        sizes: list[int] = []
+        real_zeros = np.zeros
+
+        def counting_zeros(shape: object, *args: object, **kwargs: object) -> np.ndarray:
+            out = real_zeros(shape, *args, **kwargs)  # type: ignore[call-overload]
+            if out.dtype.kind == "f":  # score arrays (masks of one byte per message are allowed)
+                sizes.append(out.size)
+            return out  # type: ignore[no-any-return]
+
+        monkeypatch.setattr(ranker.np, "zeros", counting_zeros)
+        hits = rank(view, "coffee lake", index.tokenizer, RankerConfig(), limit=10)
+        assert [(h.layer, h.position) for h in hits][:2] in ([(1, 0), (3, 0)], [(3, 0), (1, 0)])
+        assert sizes and max(sizes) < total // 10, (sizes, total)
