@@ -366,10 +366,14 @@ class JsonlFile:
                 # A shared lock keeps us from reading a line while a writer is still putting it down.
                 with flocked(fd, exclusive=False):
                     self._catch_up(fd)
-                    if self._cache_path is not None:
-                        index_cache.keep_lines(self, fd)
+                    self._keep_cache(fd)
             finally:
                 os.close(fd)
+
+    def _keep_cache(self, fd: int) -> None:
+        """After a catch-up on ``fd`` (under its shared lock): persist the index if it is due (see index_cache)."""
+        if self._cache_path is not None:
+            index_cache.keep_lines(self, fd)
 
     def _unchanged_by_path(self) -> bool:
         """The change rule's "unchanged" (same file, same size: nothing to read) told by one ``stat`` of the path
@@ -659,6 +663,7 @@ class JsonlFile:
                 with flocked(fd, exclusive=False):
                     change = self._change_since(fd, os.fstat(fd), since)
                     self._catch_up(fd)
+                    self._keep_cache(fd)  # as sync does: a process that only scans (ranks) keeps the index too
             finally:
                 os.close(fd)
             stop = len(self._ids)

@@ -113,6 +113,19 @@ def test_a_fresh_process_with_a_valid_cache_reads_a_window_without_reading_the_f
     assert seen["bytes_read"] < 4096 < seen["size"]
 
 
+def test_a_process_that_only_scans_keeps_the_line_index_too(tmp_path: Path) -> None:
+    """The retrieval index follows files through scan alone: that must keep the line cache as sync does, or every
+    fresh process that only ranks rebuilds the line index of every file it ranks (2.5 s at 1M)."""
+    root = tmp_path / "mem"
+    path = _write_session(root, 0, N)
+    layer = MemoryStore(root, zone=_dt.timezone(_dt.timedelta(hours=8))).user("alice").session("s1")
+    assert layer.scan().stop == N
+    assert cache_path(path, "lines").is_file()
+    fresh = MemoryStore(root, zone=_dt.timezone(_dt.timedelta(hours=8))).user("alice").session("s1")
+    fresh.scan()
+    assert fresh.stats.lines_indexed == 0
+
+
 def _append_elsewhere(root: Path) -> None:
     _write_session(root, N, 300)
 
