@@ -27,7 +27,8 @@ from itertools import filterfalse, repeat
 
 import numpy as np
 
-__all__ = ["BM25Params", "FrozenTerms", "TermIndex", "CorpusStats", "idf", "score_into", "score_docs", "score_query", "explain_terms"]
+__all__ = ["BM25Params", "FrozenTerms", "TermIndex", "CorpusStats", "idf", "score_into", "score_docs", "score_query",
+           "explain_terms"]
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 # Up to this many documents, add_block counts (and BlockEncoder.encode tokenises) in plain Python: numpy's fixed
@@ -420,6 +421,20 @@ class CorpusStats:
         return idf(self.n_docs, self.df.get(term, 0))
 
 
+def _length_terms(stats: CorpusStats, params: BM25Params) -> tuple[float, float]:
+    """``(norm, per_length)`` of the BM25 denominator ``tf + norm + per_length * doc_length``."""
+    norm = params.k1 * (1.0 - params.b)
+    per_length = params.k1 * params.b / stats.avg_length if stats.avg_length else 0.0
+    return norm, per_length
+
+
+def _term_scores(tf: np.ndarray, doc_lengths: np.ndarray, factor: float, norm: float,
+                 per_length: float) -> np.ndarray:
+    """One term's BM25 contribution to the documents whose term frequencies are ``tf`` (the one expression both
+    :func:`score_into` and :func:`score_docs` use, so their scores agree bit for bit)."""
+    return factor * tf / (tf + norm + per_length * doc_lengths)
+
+
 def score_into(
     out: np.ndarray,
     index: TermIndex,
@@ -437,9 +452,7 @@ def score_into(
     """
     if not stats.n_docs or not weights or not len(index):
         return
-    k1, b = params.k1, params.b
-    norm = k1 * (1.0 - b)
-    per_length = k1 * b / stats.avg_length if stats.avg_length else 0.0
+    norm, per_length = _length_terms(stats, params)
     doc_lengths = index.lengths() if lengths is None else lengths
     size = len(doc_lengths)
     for term, weight in weights.items():
@@ -451,9 +464,9 @@ def score_into(
             positions, tf = positions[keep], tf[keep]
         if not len(positions):
             continue
-        factor = weight * stats.idf(term) * (k1 + 1.0)
+        factor = weight * stats.idf(term) * (params.k1 + 1.0)
         # Positions are unique within one term's postings, so a fancy-indexed += is exact here.
-        out[positions + offset] += factor * tf / (tf + norm + per_length * doc_lengths[positions])
+        out[positions + offset] += _term_scores(tf, doc_lengths[positions], factor, norm, per_length)
 
 
 def score_docs(
@@ -474,9 +487,7 @@ def score_docs(
     out = np.zeros(len(docs))
     if not stats.n_docs or not weights or not len(index) or not len(docs):
         return out
-    k1, b = params.k1, params.b
-    norm = k1 * (1.0 - b)
-    per_length = k1 * b / stats.avg_length if stats.avg_length else 0.0
+    norm, per_length = _length_terms(stats, params)
     size = len(lengths)
     for term, weight in weights.items():
         if not weight:
@@ -488,8 +499,8 @@ def score_docs(
         positions, tf, at = positions[keep], tf[keep], at[keep]
         if not len(positions):
             continue
-        factor = weight * stats.idf(term) * (k1 + 1.0)
-        out[at] += factor * tf / (tf + norm + per_length * lengths[positions])
+        factor = weight * stats.idf(term) * (params.k1 + 1.0)
+        out[at] += _term_scores(tf, lengths[positions], factor, norm, per_length)
     return out
 
 
