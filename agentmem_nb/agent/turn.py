@@ -41,6 +41,7 @@ from agentmem_nb.messages import Message, ToolCall
 from agentmem_nb.redact import redact
 from agentmem_nb.retrieval import Retriever
 from agentmem_nb.store import Appended, DialogueEntry, UserMemory
+from agentmem_nb.store.conversations import title_from
 from agentmem_nb.timeutil import to_zone
 from agentmem_nb.turns import TurnEvent, TurnResult
 
@@ -54,16 +55,6 @@ if TYPE_CHECKING:
 __all__ = ["Turn", "SessionAgent", "title_from", "describe_model_error"]
 
 _ERROR_CHARS = 500
-
-
-def title_from(message: str, *, limit: int = 30) -> str:
-    """A conversation title from its first message: whitespace folded, cut at ``limit`` characters.
-
-    >>> title_from("  My sister\\nlives in Lyon  ")
-    'My sister lives in Lyon'
-    """
-    text = " ".join(message.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class SessionAgent:

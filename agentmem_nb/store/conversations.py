@@ -24,7 +24,7 @@ from agentmem_nb.store._fs import atomic_write, directory_lock, read_file
 from agentmem_nb.store.problems import Problem, ProblemKind, problem_for_error
 from agentmem_nb.timeutil import Clock, format_ts, parse_ts
 
-__all__ = ["Conversation", "Conversations"]
+__all__ = ["Conversation", "Conversations", "title_from"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +103,7 @@ class Conversations:
             # Gathered before anything is written: if sessions/ cannot be read (a link), no backup piles up.
             for session_id, first, last, first_text in self._rebuild_source():
                 data[session_id] = {
-                    "title": _title_from(first_text),
+                    "title": title_from(first_text),
                     "created_at": format_ts(first) if first else self._now(),
                     "updated_at": format_ts(last) if last else self._now(),
                 }
@@ -216,6 +216,12 @@ def _dump(data: dict[str, Any]) -> bytes:
         return (json.dumps(data, indent=2) + "\n").encode("ascii")
 
 
-def _title_from(text: str, limit: int = 30) -> str:
+def title_from(text: str, *, limit: int = 30) -> str:
+    """A conversation title from its first message: whitespace folded, cut at ``limit`` characters (the one rule,
+    used for a rebuilt index and by the agent's first turn).
+
+    >>> title_from("  My sister\\nlives in Lyon  ")
+    'My sister lives in Lyon'
+    """
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
