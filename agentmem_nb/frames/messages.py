@@ -435,25 +435,24 @@ def _load(mem: UserMemory, files: list[MessageFile], *, meta: bool, calls: bool 
         parts.append(frame)
         rows += len(frame)
 
-    refused: list[str] = []
-    for file in files:
-        try:
-            fast = None if meta else _columnar(file, calls=calls, stats=stats)
-            if fast is None:
-                _scan(file, cols, stats=stats)
-                continue
-        except UnsafeFileError as exc:  # refused before a byte was read (see the docstring)
-            if not every:
-                raise
-            refused.append(str(exc.path))
-            continue
+    def read(file: MessageFile) -> None:
+        nonlocal cols
+        fast = None if meta else _columnar(file, calls=calls, stats=stats)
+        if fast is None:
+            _scan(file, cols, stats=stats)
+            return
         if len(cols):
             add(_to_frame(cols, user_id=mem.user_id, zone=zone), cols.calls)
             cols = _Columns(with_meta=meta, with_calls=calls)
         add(_columnar_frame(fast, file, user_id=mem.user_id), fast.calls)
+
+    if every:
+        each_readable(mem, files, read)  # a refused file is refused before a byte of it was read: skipped whole
+    else:
+        for file in files:
+            read(file)
     if len(cols) or not parts:
         add(_to_frame(cols, user_id=mem.user_id, zone=zone), cols.calls)
-    _warn_refused(mem, refused)
     return (parts[0] if len(parts) == 1 else concat_frames(parts)), raw_calls
 
 
