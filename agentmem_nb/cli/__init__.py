@@ -250,7 +250,17 @@ def build_parser() -> argparse.ArgumentParser:
         add = _optional(module)
         if add is not None:
             add(sub)
+    evaluation = sub.choices.get("eval")
+    if evaluation is not None:  # `eval cases` (recall case files) joins the benchmarks under `eval`
+        from agentmem_nb.evaluation import cases_cli
+
+        cases_cli.add_parser(_subcommands(evaluation))
     return parser
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction[argparse.ArgumentParser]:
+    """The subcommands of ``parser`` (argparse keeps no public handle on them once added)."""
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
