@@ -68,8 +68,7 @@ DEFAULT_START = _dt.datetime(2026, 1, 5, 9, 0)
 
 _FILE_KEYS = ("user", "session", "zone", "model", "conversation", "memory", "long_term", "budget", "cases")
 _CASE_KEYS = ("name", "question", "user", "session", "scope", "budget", "how", "agent", "expect_retrieved",
-              "expect_not_retrieved", "expect_reply", "expect_tools", "expect_facts", "conversation", "memory",
-              "long_term", "as_of")
+              "expect_not_retrieved", "expect_reply", "expect_tools", "conversation", "memory", "long_term", "as_of")
 _LINE_KEYS = ("session", "role", "content", "ts")
 _RETRIEVAL_ONLY = ("budget", "scope", "how")
 _AGENT_ONLY = ("expect_reply", "expect_tools")
@@ -201,9 +200,9 @@ def parse_case_file(text: str, *, path: str | Path = "<cases>") -> CaseFile:
     if not isinstance(data, dict):
         raise where.error(None, f"the file holds {type(data).__name__}, not a mapping",
                           "start it with keys such as `conversation:` and `cases:`")
-    _known_keys(data, _FILE_KEYS, where)
     if "expect_facts" in data:
         raise _facts_error(where)
+    _known_keys(data, _FILE_KEYS, where)
     zone = _text(data, "zone", where, default="UTC")
     try:
         zone_info = resolve_zone(zone)
@@ -401,9 +400,9 @@ def _case(raw: object, index: int, path: Path, *, user: str, session: str, zone:
         raise _Where(path).error(f"cases[{index + 1}].name", f"every case needs a name, got {name!r}",
                                  "write `name: some-name` (it becomes the test id)")
     where = _Where(path, name)
-    _known_keys(raw, _CASE_KEYS, where)
     if "expect_facts" in raw:
         raise _facts_error(where)
+    _known_keys(raw, _CASE_KEYS, where)
     question = _text(raw, "question", where)
     agent = raw.get("agent", False)
     if not isinstance(agent, bool):
