@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from agentmem_nb.turns import TurnResult
 
 __all__ = ["RecalledMessage", "Check", "CheckKind", "CaseResult", "CasesReport", "CaseRunner", "run_case_files",
-           "check_recall", "tool_line"]
+           "check_recall", "recalled_by_tools", "tool_line"]
 
 CheckKind = Literal["retrieved", "not_retrieved", "reply", "tool"]
 _TOP_SHOWN = 3
@@ -350,6 +350,7 @@ class CaseRunner:
             root, start = rebuilt, case.as_of
         if case.source.long_term.strip():  # given by the case: there whatever the moment
             MemoryStore(root, zone=zone).user(case.user).long_term.write(case.source.long_term, source="case file")
+        root.mkdir(parents=True, exist_ok=True)  # an empty memory (as_of before the first message) is a memory too
         prepared = _Prepared(root=root, zone=zone, start=start)
         self._prepared[key] = prepared
         return prepared
@@ -382,7 +383,8 @@ class CaseRunner:
         service = ChatService(store, model=model, retriever=self.retriever)
         user = store.user(case.user)
         turn = service.turn(case.user, case.session, case.question)
-        retrieved = _turn_retrieved(user, turn)
+        retrieved = recalled_by_tools(user, turn.tool_calls, turn.memory_items, session_id=turn.session_id,
+                                      today=turn.user_message.day)
         checks = [_expect_in_turn(text, retrieved, turn) for text in case.expect_retrieved]
         checks += [_expect_absent(text, retrieved) for text in case.expect_not_retrieved]
         checks += [_expect_reply(text, turn.reply) for text in case.expect_reply]
@@ -560,21 +562,22 @@ def tool_line(call: ToolCall) -> str:
     return f"{call.name}({_short(args, 80)}){status}"
 
 
-def _turn_retrieved(user: UserMemory, turn: TurnResult) -> tuple[RecalledMessage, ...]:
-    """The messages the turn's tools returned (``TurnResult.memory_items``), each with the anchor of the window call
-    that covered it (a window's ``message_id``); a search hit is its own anchor."""
+def recalled_by_tools(user: UserMemory, calls: Sequence[ToolCall], items: Iterable[ItemKey], *, session_id: str,
+                      today: str | None) -> tuple[RecalledMessage, ...]:
+    """The messages a turn's tools returned (``items``, e.g. ``TurnResult.memory_items``), read from ``user``, each
+    with the anchor of the window call that covered it (a window's ``message_id``); a search hit is its own anchor.
+    ``today`` is the day a daily window without a day opened (the turn's day)."""
     windows: list[tuple[str, str, int, int, int]] = []
-    for call in turn.tool_calls:
+    for call in calls:
         if call.name in ("get_session_window", "get_daily_window") and call.status != "error":
             layer = "session" if call.name == "get_session_window" else "daily"
-            # A daily window without a day is today's, the day of the turn's own question.
-            key = turn.session_id if layer == "session" else str(call.input.get("day") or turn.user_message.day)
+            key = session_id if layer == "session" else str(call.input.get("day") or today or "")
             anchor = _int(call.input.get("message_id"))
             if anchor is not None:
                 windows.append((layer, key, anchor, _int(call.input.get("before")) or 0,
                                 _int(call.input.get("after")) or 0))
     out = []
-    for item in turn.memory_items:
+    for item in items:
         layer_file = user.session(item.key) if item.layer == "session" else user.daily(item.key)
         message = layer_file.get(item.message_id)
         if message is None:

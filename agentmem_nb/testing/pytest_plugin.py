@@ -43,7 +43,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> MemCasesFile | None:
     """Collect ``*.memcases.yaml`` (``.yml``, ``.json``) files."""
     if is_case_file(file_path.name):
-        return MemCasesFile.from_parent(parent, path=file_path)  # type: ignore[no-any-return]  # pytest's from_parent
+        return MemCasesFile.from_parent(parent, path=file_path)
     return None
 
 
