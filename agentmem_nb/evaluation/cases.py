@@ -240,8 +240,9 @@ class CasesReport:
                  "passed": r.passed, "question": r.question, "budget": r.budget, "retrieved": len(r.retrieved),
                  "reasons": "; ".join(r.reasons), "reply": r.reply, "tools": ", ".join(t.name for t in r.tools)}
                 for r in self.results]
-        return pd.DataFrame(rows, columns=["file", "case", "kind", "passed", "question", "budget", "retrieved",
-                                           "reasons", "reply", "tools"])
+        frame = pd.DataFrame(rows, columns=["file", "case", "kind", "passed", "question", "budget", "retrieved",
+                                            "reasons", "reply", "tools"])
+        return frame.astype({"budget": "Int64"})  # agent cases have no budget: <NA>, not a float NaN
 
     def retrieved_frame(self, name: str) -> pd.DataFrame:
         """One row per message the case ``name`` retrieved: where it is, the anchor that brought it, its rank,
