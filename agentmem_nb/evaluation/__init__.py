@@ -1,5 +1,14 @@
-"""How well memory is recalled, measured: the LoCoMo importer (:mod:`agentmem_nb.evaluation.locomo`) and every
-``agentmem-nb eval`` command (:mod:`agentmem_nb.evaluation.retrieval`: recall any@N / all@N of the agent's retrieval).
+"""How well memory is recalled, measured and kept: the LoCoMo importer (:mod:`agentmem_nb.evaluation.locomo`),
+recall of the agent's retrieval (:mod:`agentmem_nb.evaluation.retrieval`: any@N / all@N, ``eval locomo``), and
+regression tests of a user's own memory:
 
-Nothing here is imported by the store, the agent or the widgets; evaluation sits on top of them.
+- :mod:`~agentmem_nb.evaluation.casefile` — recall case files (``*.memcases.yaml``) read into frozen value objects;
+- :mod:`~agentmem_nb.evaluation.cases` — their runner and why each case passed or failed (``eval cases``:
+  :mod:`~agentmem_nb.evaluation.cases_cli`; pytest: :mod:`agentmem_nb.testing.pytest_plugin`);
+- :mod:`~agentmem_nb.evaluation.snapshot` — what each case retrieved and replied, and what moved since;
+- :mod:`~agentmem_nb.evaluation.rebuild` and :mod:`~agentmem_nb.evaluation.replay` — a user's memory as it was at a
+  moment, a logged turn replayed on it side by side with the original, logged turns exported as cases.
+
+Nothing here is imported by the store, the agent or the widgets (but :mod:`agentmem_nb.widgets.cases`, which shows
+case results); evaluation sits on top of them.
 """

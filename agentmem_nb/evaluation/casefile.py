@@ -49,16 +49,18 @@ import yaml
 
 from agentmem_nb.errors import ConfigError, InvalidArgument, InvalidIdentifier
 from agentmem_nb.identifiers import check_day, check_session_id, check_user_id
-from agentmem_nb.retrieval.retriever import SearchHow
 from agentmem_nb.timeutil import resolve_zone
 
 __all__ = ["ConversationLine", "MemorySource", "Case", "CaseFile", "load_case_file", "parse_case_file",
-           "CASE_FILE_SUFFIXES", "is_case_file", "ModelChoice"]
+           "CASE_FILE_SUFFIXES", "is_case_file", "ModelChoice", "SearchHow"]
 
 CASE_FILE_SUFFIXES = (".memcases.yaml", ".memcases.yml", ".memcases.json")
 """The names pytest collects (and ``agentmem-nb eval cases`` is meant for)."""
 
 ModelChoice = Literal["configured", "offline"]
+SearchHow = Literal["auto", "exact", "ranked"]
+"""As :func:`agentmem_nb.retrieval.search`'s ``how`` (spelled here so that reading a case file, which pytest does for
+every run, loads no retrieval index code)."""
 
 DEFAULT_USER = "user"
 DEFAULT_SESSION = "s1"

@@ -16,13 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from agentmem_nb.errors import InvalidArgument
 from agentmem_nb.evaluation.casefile import Case, CaseFile, is_case_file, load_case_file
-from agentmem_nb.evaluation.cases import CaseResult, CaseRunner
+
+if TYPE_CHECKING:  # the runner (retrieval, numpy) is imported by the first case that runs, not by every pytest start
+    from agentmem_nb.evaluation.cases import CaseResult, CaseRunner
 
 __all__ = ["MemCasesFile", "MemCaseItem", "MemCaseFailed", "pytest_addoption", "pytest_configure",
            "pytest_collect_file"]
@@ -68,6 +70,8 @@ class MemCasesFile(pytest.File):
     def runner(self) -> CaseRunner:
         """The runner shared by this file's cases."""
         if self._runner is None:
+            from agentmem_nb.evaluation.cases import CaseRunner
+
             self._runner = CaseRunner(offline=bool(self.config.getoption("memcases_offline", default=False)))
         return self._runner
 

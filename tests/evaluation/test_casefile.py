@@ -101,3 +101,25 @@ def test_json_case_files_are_read_too(tmp_path: Path) -> None:
     path.write_text('{"conversation": [{"role": "user", "content": "I like tea"}], "cases": '
                     '[{"name": "tea", "question": "tea", "expect_retrieved": ["tea"]}]}', encoding="utf-8")
     assert load_case_file(path).cases[0].expect_retrieved == ("tea",)
+
+
+def test_the_search_modes_a_case_names_are_the_searchs_own() -> None:
+    from typing import get_args
+
+    from agentmem_nb.evaluation import casefile
+    from agentmem_nb.retrieval import retriever
+
+    assert get_args(casefile.SearchHow) == get_args(retriever.SearchHow)
+
+
+def test_loading_the_pytest_plugin_loads_no_retrieval_agent_or_pandas() -> None:
+    """The plugin is loaded by every pytest run of a project that installs agentmem_nb: it must stay light."""
+    import subprocess
+    import sys
+
+    code = ("import sys, agentmem_nb.testing.pytest_plugin\n"
+            "print(sorted(m for m in ('numpy', 'pandas', 'langchain_core', 'ipywidgets', 'agentmem_nb.retrieval')"
+            " if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
