@@ -24,7 +24,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     """Add ``cases`` to the ``eval`` command's subparsers."""
     parser = commands.add_parser("cases", help="run recall case files (*.memcases.yaml): pass/fail per case",
                                  description=__doc__.split("\n\n")[1] if __doc__ else None)
-    parser.add_argument("files", nargs="+", metavar="FILE", help="recall case files (*.memcases.yaml)")
+    parser.add_argument("files", nargs="+", metavar="FILE",
+                        help="recall case files (*.memcases.yaml), or folders to search for them")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--snapshot", metavar="PATH", help="diff against this snapshot (recorded when missing)")
     parser.add_argument("--update-snapshot", action="store_true", help="record this run as the snapshot")
@@ -32,6 +33,24 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         help="use the offline model for agent cases, whatever model is configured")
     parser.set_defaults(func=run)
     return parser
+
+
+def _case_files(given: list[str]) -> list[Path]:
+    """The files named, with each folder replaced by the case files under it (sorted)."""
+    from agentmem_nb.errors import InvalidArgument
+    from agentmem_nb.evaluation.casefile import CASE_FILE_SUFFIXES
+
+    out: list[Path] = []
+    for name in given:
+        path = Path(name)
+        if path.is_dir():
+            found = sorted(p for suffix in CASE_FILE_SUFFIXES for p in path.rglob(f"*{suffix}"))
+            if not found:
+                raise InvalidArgument(f"no *.memcases.yaml file under {name!r}")
+            out += found
+        else:
+            out.append(path)
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.update_snapshot and not args.snapshot:
         raise InvalidArgument("--update-snapshot needs --snapshot PATH (where to record it)")
-    report = run_case_files(args.files, offline=args.offline)
+    report = run_case_files(_case_files(args.files), offline=args.offline)
     diff: SnapshotDiff | None = None
     note = ""
     if args.snapshot:

@@ -22,7 +22,8 @@ turn lands on the same day with the same ids. Then:
 * the **replayed** side is a real turn through :class:`~agentmem_nb.agent.ChatService` on the rebuilt memory, with the
   model, retriever and system prompt given (the configured model by default).
 
-The user's memory is only read; everything written goes to the temporary store, removed afterwards.
+The user's memory is only read (through the user's own store, which may refresh its index cache beside the data as
+any read does); everything the replay writes goes to the temporary store, removed afterwards.
 """
 
 from __future__ import annotations

@@ -67,3 +67,15 @@ def test_the_installed_command_line_runs_it(case_file) -> None:
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stderr
     assert "FAIL t.memcases.yaml::sister-lisbon" in done.stdout
+
+
+def test_a_folder_runs_every_case_file_under_it(case_file, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    case_file(PASSING, name="a")
+    case_file(FAILING, name="b")
+    assert main(["eval", "cases", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "PASS a.memcases.yaml::sister" in out and "FAIL b.memcases.yaml::sister-lisbon" in out
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["eval", "cases", str(empty)]) == 2
+    assert "no *.memcases.yaml file under" in capsys.readouterr().err

@@ -220,3 +220,12 @@ def test_the_budget_bounds_what_is_retrieved(case_file, budget: int) -> None:
           budget: {budget}
     """)]).results[0]
     assert len(result.retrieved) <= budget and result.budget == budget
+
+
+def test_a_timestamp_with_another_offset_lands_on_its_day_in_the_files_zone(case_file) -> None:
+    head = ("zone: Asia/Shanghai\nconversation:\n"
+            "  - {role: user, content: 'The parcel arrived.', ts: '2026-04-06T20:30:00-05:00'}\n")
+    result = run_case_files([case_file("- name: parcel\n  question: parcel\n  expect_retrieved: [arrived]\n",
+                                       head=head)]).results[0]
+    # 20:30 at UTC-5 is 09:30 the next morning in Shanghai: the day file of 2026-04-07
+    assert result.passed and result.retrieved[0].key == "2026-04-07"

@@ -85,3 +85,24 @@ def test_the_cli_records_then_diffs(case_file, tmp_path: Path, capsys: pytest.Ca
     assert main(["eval", "cases", str(wide), "--snapshot", str(snap), "--update-snapshot"]) == 0
     capsys.readouterr()
     assert main(["eval", "cases", str(wide), "--snapshot", str(snap)]) == 0
+
+
+def test_rank_text_reply_and_tool_changes_are_each_reported() -> None:
+    from agentmem_nb.evaluation.snapshot import CaseSnapshot, SnapshotMessage
+
+    a = SnapshotMessage("daily", "2026-04-06", 1, "Ana lives in Porto", 1, 1)
+    b = SnapshotMessage("daily", "2026-04-06", 2, "Noted.", 2, 2)
+    old = Snapshot({"f::c": CaseSnapshot(True, (a, b), "Porto", ("search_session(keyword='sister')",))})
+    swapped = (SnapshotMessage("daily", "2026-04-06", 1, "Ana lives in Porto", 2, 2),
+               SnapshotMessage("daily", "2026-04-06", 2, "Noted!", 1, 1))
+    new = Snapshot({"f::c": CaseSnapshot(False, swapped, "Lisbon", ())})
+    diff = old.diff(new).case("c")
+    assert diff is not None and not diff.moved_in and not diff.moved_out
+    assert [(m.before.order, m.after.order) for m in diff.reranked] == [(1, 2), (2, 1)]  # type: ignore[union-attr]
+    assert diff.reply == ("Porto", "Lisbon") and diff.tools == (("search_session(keyword='sister')",), ())
+    assert diff.passed == (True, False)
+    text = diff.format()
+    assert "rank 1 -> 2" in text and "text 'Noted.' -> 'Noted!'" in text and "passed -> failed" in text
+    same = SnapshotMessage("daily", "2026-04-06", 1, "Ana lives in Lisbon", 1, 1)
+    reworded = old.diff(Snapshot({"f::c": CaseSnapshot(True, (same, b), "Porto", old.cases["f::c"].tools)}))
+    assert [m.after.text for m in reworded.cases[0].reworded] == ["Ana lives in Lisbon"]  # type: ignore[union-attr]
