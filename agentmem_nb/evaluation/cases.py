@@ -519,11 +519,9 @@ def _budget_needed(text: str, budget: int, search: Callable[[int], SearchResult]
 
 
 def _messages_containing(user: UserMemory, text: str) -> list[Message]:
-    """Messages of any session containing ``text`` (the store's exact search), to tell "not reached" from "absent"."""
-    out: list[Message] = []
-    for session_id in user.session_ids():
-        out += user.search_session(session_id, text, limit=3)
-    return out
+    """Messages of any thread containing ``text`` (the one search, exact), to tell "not reached" from "absent"."""
+    found = Retriever().search(user, text, scope=Scope.everything(layer="session"), budget=3, how="exact")
+    return [hit.message for hit in found.hits]
 
 
 def _expect_absent(text: str, retrieved: tuple[RecalledMessage, ...]) -> Check:
