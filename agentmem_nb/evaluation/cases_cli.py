@@ -1,4 +1,5 @@
-"""``agentmem-nb eval cases FILE... [--json] [--snapshot PATH] [--update-snapshot] [--offline]``.
+"""``agentmem-nb eval cases FILE... [--json] [--snapshot PATH] [--update-snapshot] [--offline]`` and
+``agentmem-nb eval replay --user U [--turn N]... [--offline] [--rules FILE] [--export FILE]``.
 
 Runs recall case files (:mod:`~agentmem_nb.evaluation.casefile`) and prints ``PASS``/``FAIL`` per case with the
 reasons and a summary line, or with ``--json`` ``{"cases": [{"name", "passed", ...}], "passed": N, "failed": M}``.
@@ -8,6 +9,10 @@ differs, 2 when a file could not be read (the CLI's usual "the command was wrong
 ``--snapshot PATH`` compares what each case retrieved and replied with a snapshot recorded earlier
 (:mod:`~agentmem_nb.evaluation.snapshot`) and lists what moved; a missing snapshot is recorded, and
 ``--update-snapshot`` records the current run over it.
+
+``eval replay`` lists the logged turns of a user (``logs/llm_dialogue.jsonl``); with ``--turn N`` it replays that
+turn on the memory as it was then and prints both sides (:mod:`~agentmem_nb.evaluation.replay`), exit status 1 when
+the replay called other tools; with ``--export FILE`` it writes the chosen turns as recall cases instead.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "run", "run_replay"]
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
@@ -32,6 +37,15 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--offline", action="store_true",
                         help="use the offline model for agent cases, whatever model is configured")
     parser.set_defaults(func=run)
+    replay = commands.add_parser("replay", help="replay a logged turn on the memory as it was; export turns as cases",
+                                 description=__doc__.split("\n\n")[3] if __doc__ else None)
+    replay.add_argument("--user", required=True)
+    replay.add_argument("--turn", type=int, action="append", default=[], metavar="N",
+                        help="the logged turn to replay (its number in the list); repeat with --export")
+    replay.add_argument("--offline", action="store_true", help="replay with the offline model")
+    replay.add_argument("--rules", metavar="FILE", help="a text file of rules to use instead of the system prompt's")
+    replay.add_argument("--export", metavar="FILE", help="write the --turn turns (default: all) as recall cases")
+    replay.set_defaults(func=run_replay)
     return parser
 
 
@@ -85,3 +99,34 @@ def run(args: argparse.Namespace) -> int:
     if note:
         print(note, file=sys.stderr)
     return 0 if report.ok and (diff is None or not diff.changed) else 1
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    """List, replay or export logged turns (see the module docstring); returns the exit status."""
+    from agentmem_nb.cli import _existing_user, _out  # the CLI's user lookup and its printable output
+    from agentmem_nb.errors import InvalidArgument
+    from agentmem_nb.evaluation.cases import tool_line
+    from agentmem_nb.evaluation.replay import export_cases, logged_turns, replay_turn
+
+    user = _existing_user(args)
+    turns = logged_turns(user)
+    if args.export:
+        path = Path(args.export)
+        chosen = [t for t in turns if t.entry_id in args.turn] if args.turn else turns
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(export_cases(user, chosen, path=path, offline=args.offline), encoding="utf-8")
+        _out(f"{len(chosen)} turn(s) written as recall cases to {path}")
+        return 0
+    if not args.turn:
+        for t in turns:
+            tools = ", ".join(tool_line(c) for c in t.tool_calls) or "no tool"
+            _out(f"{t.entry_id}\t{t.session_id}\t{t.user_message[:60]!r}\t{tools[:80]}")
+        if not turns:
+            _out(f"user {user.user_id!r} has no logged turn", file=sys.stderr)
+        return 0
+    if len(args.turn) > 1:
+        raise InvalidArgument("give one --turn to replay (several only with --export)")
+    rules = Path(args.rules).read_text(encoding="utf-8") if args.rules else None
+    replay = replay_turn(user, args.turn[0], offline=args.offline, system_prompt=rules)
+    _out(replay.format())
+    return 0 if replay.same_tool_calls else 1

@@ -140,7 +140,8 @@ class Replay:
                    f"retrieved {'same' if self.same_retrieved else 'differ'}",
                    f"reply {'same' if self.same_reply else 'differs'}"]
         if not self.faithful:
-            verdict.append("the rebuilt memory did not give the logged tool outputs back")
+            verdict.append("the rebuilt memory did not give the logged tool outputs back (a store opened in another "
+                           "time zone than the memory was written in shows other times and days: give its zone)")
         lines.append("; ".join(verdict))
         return "\n".join(lines)
 

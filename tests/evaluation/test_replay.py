@@ -160,3 +160,29 @@ def test_an_exported_case_fails_when_the_agent_changes(played: MemoryStore, tmp_
     path.write_text(early, encoding="utf-8")
     result = run_case_files([path]).results[0]
     assert not result.passed and any("Lena is visiting" in reason for reason in result.reasons)
+
+
+def test_the_cli_lists_replays_and_exports_logged_turns(played: MemoryStore, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    from agentmem_nb.cli import main
+
+    root = str(played.root)
+    # opened in another zone than it was written in, the replay shows other times: and says so
+    assert main(["--root", root, "--zone", "UTC", "eval", "replay", "--user", "demo", "--turn", "4",
+                 "--offline"]) == 0
+    assert "give its zone" in capsys.readouterr().out
+    root_zone = ["--root", root, "--zone", "Europe/Paris"]
+    assert main([*root_zone, "eval", "replay", "--user", "demo"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert len(listed) == 9 and listed[3].startswith("4\tmoving\t'What did I say about my sister?'\tsearch_session(")
+    assert main([*root_zone, "eval", "replay", "--user", "demo", "--turn", "4", "--offline"]) == 0
+    shown = capsys.readouterr().out
+    assert "original (offline)" in shown and "tool calls same; retrieved same; reply same" in shown
+    cases = tmp_path / "out" / "turns.memcases.yaml"
+    assert main([*root_zone, "eval", "replay", "--user", "demo", "--turn", "4", "--turn", "6", "--offline",
+                 "--export", str(cases)]) == 0
+    assert "2 turn(s) written" in capsys.readouterr().out
+    assert main(["eval", "cases", str(cases)]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("2 passed, 0 failed")
+    assert main(["--root", root, "eval", "replay", "--user", "nobody"]) == 2
+    assert "no user 'nobody'" in capsys.readouterr().err
