@@ -6,6 +6,9 @@
   which drives the same graph with real tool calls.
 - :mod:`agentmem_nb.testing.demo`: the demo user (conversations in English and Chinese with real tool calls) and
   :class:`~agentmem_nb.testing.demo.SteppingClock`, a clock that advances a fixed step per call (stable outputs).
+- :mod:`agentmem_nb.testing.pytest_plugin`: pytest collects ``*.memcases.yaml`` recall case files, one test per case
+  (installed as a ``pytest11`` entry point); :mod:`agentmem_nb.testing.assertions`: ``assert_recalls`` and
+  ``assert_not_recalled`` for Python tests.
 
 Importing this package loads nothing heavy; each module imports what it needs.
 """

@@ -229,3 +229,16 @@ def test_a_timestamp_with_another_offset_lands_on_its_day_in_the_files_zone(case
                                        head=head)]).results[0]
     # 20:30 at UTC-5 is 09:30 the next morning in Shanghai: the day file of 2026-04-07
     assert result.passed and result.retrieved[0].key == "2026-04-07"
+
+
+def test_a_memory_folder_without_the_user_names_those_it_holds(tmp_path: Path) -> None:
+    MemoryStore(tmp_path / "memory", zone="UTC").user("ana").append("s1", "user", "hello")
+    path = tmp_path / "x.memcases.yaml"
+    path.write_text("memory: memory\ncases:\n  - {name: x, question: hello, expect_retrieved: [hello]}\n",
+                    encoding="utf-8")
+    result = run_case_files([path]).results[0]
+    assert not result.passed and "no memory of user 'user'" in result.error and "'ana'" in result.error
+    # a user's own folder works too
+    path.write_text("memory: memory/ana\nuser: ana\ncases:\n  - {name: x, question: hello, expect_retrieved: [hello]}\n",
+                    encoding="utf-8")
+    assert run_case_files([path]).ok
