@@ -60,18 +60,12 @@ def test_evidence_beyond_the_budget_fails_with_its_rank_and_the_budget_that_reac
     assert rank > 1
     # what was retrieved instead is shown
     assert "top hits (ranked, budget 1" in result.explain() and "Car insurance" in result.explain()
-    # the budget named is the smallest that works
-    user = _user(path)
-    assert check_recall(user, "what colour is my car", expected=["red Fiat"], budget=needed).passed
-    assert not check_recall(user, "what colour is my car", expected=["red Fiat"], budget=needed - 1).passed
-
-
-def _user(path: Path):
-    """The case file's memory, written by the runner, for a direct look."""
-    runner = CaseRunner()
-    parsed = load_case_file(path)
-    prepared = runner._prepare(parsed, parsed.cases[0])
-    return MemoryStore(prepared.root, zone="UTC").user("maya")
+    # the budget named is the smallest that works: the case file's memory, written by a runner, looked at directly
+    with CaseRunner() as runner:
+        parsed = load_case_file(path)
+        user = MemoryStore(runner._prepare(parsed, parsed.cases[0]).root, zone="UTC").user("maya")
+        assert check_recall(user, "what colour is my car", expected=["red Fiat"], budget=needed).passed
+        assert not check_recall(user, "what colour is my car", expected=["red Fiat"], budget=needed - 1).passed
 
 
 def test_text_that_no_message_holds_is_reported_as_absent(case_file) -> None:
