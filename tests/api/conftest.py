@@ -8,6 +8,7 @@ Readiness is never a sleep: the thread server is answering when ``serve_in_backg
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -77,8 +78,9 @@ class CliServer:
     banner: str
 
     def stop(self) -> int:
+        """Ctrl-C (SIGINT): uvicorn finishes open requests, then the command exits with 130."""
         if self.process.poll() is None:
-            self.process.terminate()  # SIGTERM: uvicorn shuts down cleanly
+            self.process.send_signal(signal.SIGINT)
         try:
             return self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
