@@ -43,6 +43,16 @@ log = logging.getLogger("agentmem_nb.api")
 
 _END = object()
 
+_EVENT_SCHEMA = {
+    "type": "object",
+    "description": "one event (OpenAPI before 3.2: the schema of each event of the stream)",
+    "required": ["event", "data"],
+    "properties": {
+        "event": {"type": "string", "enum": ["tool_started", "tool_finished", "token", "error", "done"]},
+        "data": {"type": "string", "contentMediaType": "application/json", "contentSchema": {"type": "object"}},
+    },
+}
+
 
 def sse(event: str, data: Any) -> bytes:
     """One server-sent event: its name and one line of JSON (JSON has no raw newline, so one ``data:`` line)."""
@@ -104,7 +114,7 @@ def stream_routes(service: ChatService) -> APIRouter:
     @router.post("/chat/stream", responses={
         **documented(400, 401, 409, 413),
         200: {"description": "server-sent events: tool_started, tool_finished, token, error, done",
-              "content": {"text/event-stream": {"schema": {"type": "string"}}}}},
+              "content": {"text/event-stream": {"schema": _EVENT_SCHEMA}}}},
         response_class=StreamingResponse)
     async def chat_stream(request: ChatRequest) -> StreamingResponse:
         """Run one turn and stream it as server-sent events (see the module docstring for the events)."""
