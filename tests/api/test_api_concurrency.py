@@ -13,7 +13,7 @@ import pytest
 
 from agentmem_nb import MemoryStore
 
-from conftest import CliServer, start_cli_server
+from api_harness import CliServer, start_cli_server
 
 USER = "crowd"
 SESSIONS = 10

@@ -16,7 +16,7 @@ from agentmem_nb.agent import ChatService, OfflineChatModel
 from agentmem_nb.api import check_bind, serve_in_background
 from agentmem_nb.testing import fake_openai
 
-from conftest import REPO, CliServer, start_cli_server
+from api_harness import REPO, CliServer, start_cli_server
 
 TOKEN = "tok-3f9a1c7e5b2d4680aa"
 USER = "alice"
