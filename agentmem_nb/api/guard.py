@@ -82,7 +82,7 @@ def check_bind(host: str, token: str | None) -> None:
 def _host_of(scope: Scope) -> str:
     for key, value in scope.get("headers", ()):
         if key == b"host":
-            text = value.decode("latin-1")
+            text: str = bytes(value).decode("latin-1")
             if text.startswith("["):  # [::1]:8000
                 return text[1:text.find("]")] if "]" in text else text
             return text.rsplit(":", 1)[0] if text.count(":") == 1 else text

@@ -47,7 +47,14 @@ __all__ = [
     "FactsResponse",
     "ProblemItem",
     "ProblemsResponse",
+    "SignalItem",
+    "TermItem",
+    "RetrievedItem",
+    "MAX_MESSAGE_CHARS",
     "message_item",
+    "tool_call_dict",
+    "relative_path",
+    "jsonable_items",
 ]
 
 UNTITLED = "新对话"
