@@ -2,7 +2,9 @@
 process, for
 
 * **messages** — ``GET /api/conversations/{id}/messages`` of a conversation of N messages (default 10,000; one
-  assistant message in four carries a tool call), the original front end's reload of a long thread;
+  assistant message in four carries a tool call), the original front end's reload of a long thread: the first read,
+  one read after an append (the thread is read again), then G reads of the unchanged thread by C clients at once
+  (served from :mod:`agentmem_nb.api.thread_cache`);
 * **chat** — ``POST /api/chat`` turns with the offline model over S sessions (half plain chat, half recall questions
   that run ``search_session`` + ``get_session_window``), C clients at once.
 
@@ -80,9 +82,19 @@ def start_server(root: Path) -> tuple[subprocess.Popen[str], str]:
     return process, banner.split("serving ", 1)[1].split("/ ", 1)[0]
 
 
-def run_load(url: str, requests: int, clients: int, call: Callable[[httpx.Client, int], httpx.Response]
-             ) -> dict[str, Any]:
-    """``requests`` calls spread over ``clients`` threads; latency percentiles, requests/s, statuses, bytes."""
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of process ``pid`` so far (Linux ``/proc``; ``None`` elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_load(url: str, requests: int, clients: int, call: Callable[[httpx.Client, int], httpx.Response],
+             *, server_pid: int) -> dict[str, Any]:
+    """``requests`` calls spread over ``clients`` threads; latency percentiles, requests/s, statuses, bytes, and the
+    server's CPU time per request (much less sensitive to other load on a shared machine than the wall clock)."""
     latencies: list[float] = []
     statuses: dict[int, int] = {}
     sizes: list[int] = []
@@ -105,12 +117,14 @@ def run_load(url: str, requests: int, clients: int, call: Callable[[httpx.Client
                     sizes.append(len(response.content))
 
     threads = [threading.Thread(target=worker) for _ in range(clients)]
+    cpu_before = cpu_seconds(server_pid)
     began = time.perf_counter()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     wall = time.perf_counter() - began
+    cpu_after = cpu_seconds(server_pid)
     ordered = sorted(latencies)
     return {
         "requests": requests, "clients": clients, "seconds": round(wall, 3),
@@ -119,6 +133,8 @@ def run_load(url: str, requests: int, clients: int, call: Callable[[httpx.Client
         "p95_ms": round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 2),
         "max_ms": round(ordered[-1], 2),
         "statuses": statuses, "mean_bytes": round(statistics.fmean(sizes)),
+        "server_cpu_ms_per_request": (round(1000 * (cpu_after - cpu_before) / requests, 2)
+                                      if cpu_before is not None and cpu_after is not None else None),
     }
 
 
@@ -142,19 +158,28 @@ def main(argv: list[str] | None = None) -> int:
         process, url = start_server(root)
         try:
             with httpx.Client(base_url=url, timeout=300) as http:
+                cpu_before, began = cpu_seconds(process.pid), time.perf_counter()
                 warm = http.get(f"/api/conversations/{LONG}/messages", params={"user_id": USER})
+                first = {"ms": round(1000 * (time.perf_counter() - began), 1),
+                         "server_cpu_ms": round(1000 * ((cpu_seconds(process.pid) or 0) - (cpu_before or 0)), 1)}
                 assert len(warm.json()["items"]) == args.messages, "the long thread was not served whole"
+                # a changed thread is read again: one append, then one more GET (the common case while chatting)
+                http.post("/api/chat", json={"user_id": USER, "session_id": LONG, "message": "hello"})
+                cpu_before, began = cpu_seconds(process.pid), time.perf_counter()
+                http.get(f"/api/conversations/{LONG}/messages", params={"user_id": USER})
+                changed = {"ms": round(1000 * (time.perf_counter() - began), 1),
+                           "server_cpu_ms": round(1000 * ((cpu_seconds(process.pid) or 0) - (cpu_before or 0)), 1)}
                 sessions = [http.post("/api/conversations", json={"user_id": USER}).json()["session_id"]
                             for _ in range(args.sessions)]
             gets = run_load(url, args.gets, args.get_clients, lambda http, n: http.get(
-                f"/api/conversations/{LONG}/messages", params={"user_id": USER}))
+                f"/api/conversations/{LONG}/messages", params={"user_id": USER}), server_pid=process.pid)
 
             def turn(http: httpx.Client, n: int) -> httpx.Response:
                 text = f"I prefer kiwi number {n}" if n % 2 == 0 else f"What did I say about kiwi number {n - 1}?"
                 return http.post("/api/chat", json={"user_id": USER, "session_id": sessions[n % args.sessions],
                                                     "message": text})
 
-            chats = run_load(url, args.turns, args.chat_clients, turn)
+            chats = run_load(url, args.turns, args.chat_clients, turn, server_pid=process.pid)
         finally:
             process.send_signal(signal.SIGINT)
             process.wait(timeout=60)
@@ -164,14 +189,19 @@ def main(argv: list[str] | None = None) -> int:
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
         "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         "messages_in_thread": args.messages, "sessions": args.sessions,
+        "messages_first_read": first, "messages_after_append": changed,
         "messages_endpoint": gets, "chat_turns": chats,
     }
+    print(f"messages endpoint, first read (server indexes the file): {first['ms']} ms, server CPU "
+          f"{first['server_cpu_ms']} ms; after an append (read again): {changed['ms']} ms, server CPU "
+          f"{changed['server_cpu_ms']} ms")
     print(f"messages endpoint, {args.messages} messages ({gets['mean_bytes'] / 1e6:.2f} MB a response), "
           f"{gets['clients']} clients: {gets['requests_per_s']} req/s, p50 {gets['p50_ms']} ms, "
-          f"p95 {gets['p95_ms']} ms, statuses {gets['statuses']}")
+          f"p95 {gets['p95_ms']} ms, server CPU {gets['server_cpu_ms_per_request']} ms/request, "
+          f"statuses {gets['statuses']}")
     print(f"chat turns (offline model), {args.sessions} sessions, {chats['clients']} clients: "
           f"{chats['requests_per_s']} turns/s, p50 {chats['p50_ms']} ms, p95 {chats['p95_ms']} ms, "
-          f"statuses {chats['statuses']}")
+          f"server CPU {chats['server_cpu_ms_per_request']} ms/turn, statuses {chats['statuses']}")
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     failed = [s for part in (gets, chats) for s in part["statuses"] if s != 200]

@@ -11,6 +11,7 @@ own (a notebook hands in the very service its widgets use: the same memory and t
 ``guard``         token, loopback-only ``Host``, body limit, security headers; where a server may listen
 ``errors``        the package's errors as HTTP statuses (400 / 409 / 422 / 500)
 ``page``          the chat page (static files)
+``thread_cache``  the encoded body of a long thread, kept while its file is unchanged
 ``server``        running it: in the foreground (the CLI) or in a background thread (a notebook)
 ================  ===========================================================================
 """
@@ -32,6 +33,7 @@ from agentmem_nb.api.reads import FactsProvider, read_routes
 from agentmem_nb.api.responses import SafeJSONResponse
 from agentmem_nb.api.routes import original_routes
 from agentmem_nb.api.stream import stream_routes
+from agentmem_nb.api.thread_cache import ThreadCache
 from agentmem_nb.errors import InvalidArgument
 from agentmem_nb.redact import register_secret
 from agentmem_nb.store import MemoryStore
@@ -77,7 +79,8 @@ def create_app(
     app = FastAPI(title="agentmem_nb", version=agentmem_nb.__version__, description=DESCRIPTION,
                   default_response_class=SafeJSONResponse, docs_url=None, redoc_url=None)
     install_error_handlers(app)
-    app.include_router(original_routes(store, service))
+    app.state.threads = ThreadCache()  # reachable for tests and for whoever embeds the app
+    app.include_router(original_routes(store, service, app.state.threads))
     app.include_router(stream_routes(service))
     app.include_router(read_routes(store, service, facts=facts, auth=token is not None,
                                    version=agentmem_nb.__version__))

@@ -10,7 +10,8 @@
 The routes are plain ``def`` functions: FastAPI runs them in its thread pool, so a turn (which blocks on the model)
 never stalls the event loop, and turns of one session wait for each other through the service's own session locks
 (the same locks a notebook's widgets use when the server shares its service). An unknown conversation has no
-messages, as in the original; a conversation is listed once it is created, before its first message.
+messages, as in the original; a conversation is listed once it is created, before its first message. The body of a
+long thread is kept while its file is unchanged (:mod:`agentmem_nb.api.thread_cache`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from starlette.responses import Response
 
 from agentmem_nb.agent import ChatService
 from agentmem_nb.api.errors import ApiError, documented
-from agentmem_nb.api.responses import SafeJSONResponse
+from agentmem_nb.api.responses import json_bytes
 from agentmem_nb.api.schemas import (
     UNTITLED,
     ChatRequest,
@@ -33,8 +34,9 @@ from agentmem_nb.api.schemas import (
     ToolCallItem,
     message_item,
 )
+from agentmem_nb.api.thread_cache import ThreadCache
 from agentmem_nb.errors import InvalidArgument
-from agentmem_nb.store import MemoryStore
+from agentmem_nb.store import MemoryStore, MessageFile
 from agentmem_nb.turns import TurnResult
 
 __all__ = ["original_routes", "chat_response", "run_checked"]
@@ -59,8 +61,14 @@ def run_checked(service: ChatService, request: ChatRequest) -> TurnResult:
         raise ApiError(400, str(exc), field="message") from exc
 
 
-def original_routes(store: MemoryStore, service: ChatService) -> APIRouter:
-    """The router of the four endpoints, bound to ``store`` and ``service``."""
+def _encode_thread(thread: MessageFile) -> tuple[int, bytes]:
+    # Built as dicts, not models: a 10,000-message thread would spend most of its time validating them.
+    items = [message_item(m) for m in thread.messages()]
+    return len(items), json_bytes({"items": items})
+
+
+def original_routes(store: MemoryStore, service: ChatService, threads: ThreadCache) -> APIRouter:
+    """The router of the four endpoints, bound to ``store``, ``service`` and the cache of long threads' bodies."""
     router = APIRouter(prefix="/api", tags=["original"])
 
     @router.post("/chat", response_model=ChatResponse, responses=documented(400, 401, 409, 413))
@@ -90,8 +98,9 @@ def original_routes(store: MemoryStore, service: ChatService) -> APIRouter:
     @router.get("/conversations/{session_id}/messages", response_model=MessageList, responses=documented(400, 401))
     def messages(session_id: str, user_id: str = USER_ID) -> Response:
         """Every message of the conversation in order, with each reply's tool calls (empty for an unknown one)."""
-        thread = store.user(user_id).session(session_id)
-        # Built as dicts, not models: a 10,000-message thread would spend most of its time validating them.
-        return SafeJSONResponse({"items": [message_item(m) for m in thread.messages()]})
+        user = store.user(user_id)
+        thread = user.session(session_id)
+        body = threads.body((user.user_id, thread.key), thread, _encode_thread)
+        return Response(body, media_type="application/json")
 
     return router

@@ -97,11 +97,16 @@ class ToolCallItem(_Shape):
         return cls(**tool_call_dict(call))
 
 
+_INPUT_TEXT = json.JSONEncoder(ensure_ascii=False)
+"""The original's input text (``json.dumps(..., ensure_ascii=False)``); one encoder, not one per call (a thread of
+10,000 messages has thousands of tool calls)."""
+
+
 def tool_call_dict(call: ToolCall) -> dict[str, Any]:
     """:class:`ToolCallItem` as a plain dict (the messages endpoint builds thousands; see :func:`message_item`)."""
     raw = call.input.get("_raw") if len(call.input) == 1 else None
     # An input the original stored as text that is not a JSON object is given back as that text, unchanged.
-    text = raw if isinstance(raw, str) else json.dumps(call.input, ensure_ascii=False)
+    text = raw if isinstance(raw, str) else _INPUT_TEXT.encode(call.input)
     return {"name": call.name, "input": text, "output": call.output, "arguments": call.input, "id": call.id,
             "status": call.status, "duration_ms": call.duration_ms}
 
