@@ -85,7 +85,7 @@ def read_routes(store: MemoryStore, service: ChatService, *, facts: FactsProvide
     router = APIRouter(prefix="/api", tags=["memory"])
 
     @router.get("/health", response_model=HealthResponse, tags=["server"])
-    def health() -> HealthResponse:
+    async def health() -> HealthResponse:  # async: answers even while every pool thread waits on a busy session
         """The server answers (no token needed): its version, the model's name, whether it is the offline one."""
         return HealthResponse(version=version, model=service.model_name, offline=service.offline, auth=auth)
 

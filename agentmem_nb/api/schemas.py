@@ -14,6 +14,7 @@ nowhere else, so a shape is written once.
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -317,5 +318,10 @@ def relative_path(path: str, root: Path) -> str:
 
 
 def jsonable_items(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Rows of a provider (facts) as JSON-ready dicts: values JSON cannot hold become their text."""
-    return [json.loads(json.dumps(dict(row), ensure_ascii=False, default=str)) for row in rows]
+    """Rows of a provider (facts) as JSON-ready dicts: dates and times in ISO 8601, other values JSON cannot hold as
+    their text."""
+    return [json.loads(json.dumps(dict(row), ensure_ascii=False, default=_plain)) for row in rows]
+
+
+def _plain(value: object) -> str:
+    return value.isoformat() if isinstance(value, _dt.date | _dt.time) else str(value)

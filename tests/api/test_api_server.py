@@ -68,3 +68,27 @@ def test_the_cli_refuses_a_store_url_it_has_no_backend_for(tmp_path: Path) -> No
                           capture_output=True, text=True, timeout=60, cwd=tmp_path,
                           env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 2 and "give a memory folder" in done.stderr
+
+
+def test_the_app_refuses_a_service_writing_elsewhere(svc: ChatService, tmp_path: Path) -> None:
+    from agentmem_nb import InvalidArgument, MemoryStore
+    from agentmem_nb.api import create_app
+
+    with pytest.raises(InvalidArgument, match="service.store"):
+        create_app(MemoryStore(tmp_path / "elsewhere"), svc)
+
+
+def test_facts_are_served_when_the_server_has_a_facts_layer(svc: ChatService) -> None:
+    import datetime as _dt
+
+    def facts(user: object) -> list[dict[str, object]]:
+        return [{"key": "user.lives_in", "value": "Lyon", "status": "active",
+                 "valid_from": _dt.datetime(2026, 4, 8, tzinfo=_dt.timezone.utc)}]
+
+    with serve_in_background(svc, facts=facts) as server:
+        body = httpx.get(server.url + "/api/facts", params={"user_id": "alice"}).json()
+    assert body == {"available": True, "items": [{"key": "user.lives_in", "value": "Lyon", "status": "active",
+                                                  "valid_from": "2026-04-08T00:00:00+00:00"}]}
+    with serve_in_background(svc) as server:
+        assert httpx.get(server.url + "/api/facts", params={"user_id": "alice"}).json() == \
+            {"available": False, "items": []}
