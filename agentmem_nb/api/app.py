@@ -19,6 +19,7 @@ own (a notebook hands in the very service its widgets use: the same memory and t
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -27,7 +28,7 @@ from starlette.middleware.cors import CORSMiddleware
 import agentmem_nb
 from agentmem_nb.agent import ChatService
 from agentmem_nb.api.errors import install_error_handlers
-from agentmem_nb.api.guard import DEFAULT_MAX_BODY_BYTES, Guard
+from agentmem_nb.api.guard import DEFAULT_MAX_BODY_BYTES, OPEN_PATHS, Guard
 from agentmem_nb.api.page import install_page
 from agentmem_nb.api.reads import FactsProvider, read_routes
 from agentmem_nb.api.responses import SafeJSONResponse
@@ -44,6 +45,24 @@ DESCRIPTION = """The memory agent over HTTP: the original demo's four endpoints 
 `/api/conversations`, `/api/conversations/{session_id}/messages`), a streaming chat (server-sent events), and read
 endpoints for search, windows, long-term memory, facts and problems. With a token, every endpoint but `/api/health`
 needs `Authorization: Bearer <token>`."""
+
+
+def _document_bearer(app: FastAPI) -> None:
+    """Say in the OpenAPI document that every operation but health needs the bearer token."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = generate()
+            schema.setdefault("components", {})["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
+            for path, operations in schema.get("paths", {}).items():
+                if path not in OPEN_PATHS:
+                    for operation in operations.values():
+                        operation["security"] = [{"bearer": []}]
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way to amend the schema
 
 
 def create_app(
@@ -85,6 +104,8 @@ def create_app(
     app.include_router(read_routes(store, service, facts=facts, auth=token is not None,
                                    version=agentmem_nb.__version__))
     install_page(app)
+    if token is not None:
+        _document_bearer(app)
     if cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=list(cors_origins), allow_methods=["GET", "POST"],
                            allow_headers=["Authorization", "Content-Type"])

@@ -61,6 +61,14 @@ def test_with_a_token_every_endpoint_but_health_needs_it(token_client: httpx.Cli
         assert TOKEN not in response.text and all(TOKEN not in v for v in response.headers.values())
 
 
+def test_the_openapi_document_says_which_operations_need_the_token(token_client: httpx.Client) -> None:
+    schema = token_client.get("/openapi.json", headers={"Authorization": f"Bearer {TOKEN}"}).json()
+    assert schema["components"]["securitySchemes"]["bearer"] == {"type": "http", "scheme": "bearer"}
+    for path, operations in schema["paths"].items():
+        for operation in operations.values():
+            assert ("security" in operation) == (path != "/api/health"), path
+
+
 def test_the_page_loads_without_the_token_and_holds_no_data(token_client: httpx.Client) -> None:
     page = token_client.get("/")
     assert page.status_code == 200 and "conversationList" in page.text
