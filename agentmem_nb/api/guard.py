@@ -139,7 +139,10 @@ class Guard:
             return 400, ("this server answers only requests addressed to this machine (Host: 127.0.0.1 or localhost); "
                          "start it with a token to serve other names"), []
         path: str = scope.get("path", "")
-        if self._token is not None and (path.startswith("/api/") or path == "/openapi.json") and path not in OPEN_PATHS:
+        # A CORS preflight (OPTIONS) never carries credentials, by the standard: it is answered without the token and
+        # reads nothing (the CORS middleware answers it, or the route refuses the method).
+        guarded = (path.startswith("/api/") or path == "/openapi.json") and path not in OPEN_PATHS
+        if self._token is not None and guarded and scope.get("method") != "OPTIONS":
             given = headers.get(b"authorization", b"")
             scheme, _, value = given.partition(b" ")
             if scheme.lower() != b"bearer" or not hmac.compare_digest(value.strip(), self._token):

@@ -129,6 +129,19 @@ def test_cors_is_off_unless_origins_are_given(svc: ChatService, client: httpx.Cl
         assert http.get("/api/health", headers=origin).headers["access-control-allow-origin"] == origin["Origin"]
 
 
+def test_a_cors_preflight_passes_without_the_token_and_the_call_still_needs_it(svc: ChatService) -> None:
+    origin = "http://127.0.0.1:9999"
+    with serve_in_background(svc, token=TOKEN, cors_origins=[origin]) as server, \
+            httpx.Client(base_url=server.url) as http:
+        preflight = http.options("/api/chat", headers={"Origin": origin, "Access-Control-Request-Method": "POST",
+                                                       "Access-Control-Request-Headers": "authorization,content-type"})
+        assert preflight.status_code == 200 and preflight.headers["access-control-allow-origin"] == origin
+        body = {"user_id": USER, "session_id": "s1", "message": "hi"}
+        assert http.post("/api/chat", json=body, headers={"Origin": origin}).status_code == 401
+        allowed = http.post("/api/chat", json=body, headers={"Origin": origin, "Authorization": f"Bearer {TOKEN}"})
+        assert allowed.status_code == 200 and allowed.headers["access-control-allow-origin"] == origin
+
+
 def test_security_headers_on_every_response(client: httpx.Client) -> None:
     for response in (client.get("/"), client.get("/api/health"), client.get("/api/conversations")):
         assert response.headers["x-content-type-options"] == "nosniff"
