@@ -2,15 +2,17 @@
 
 Why: a fresh process's first ranked query used to tokenise every message of the scope before scoring — at 1M
 messages 21.4 s and 895 MiB (``benchmarks/bench_cold.py``, ``benchmarks/COLD.md``). With this cache the process maps
-the postings, copies the per-message arrays, checks that every file still holds what was indexed from it, and
-tokenises only the messages appended since: about 0.5–0.8 s and 258 MiB at 1M, the memory being the per-message
-arrays copied here and again for the ranker, and the ranker's score arrays — sized by its candidates, which for the
-benchmark's broad query are 72% of the messages (see COLD.md).
+the file, checks that every file still holds what was indexed from it, and tokenises only the messages appended
+since. Nothing per message is copied: the per-message and per-file arrays are numpy views of the mapping
+(:class:`~agentmem_nb.retrieval.bm25.Column`, appends kept in a small tail on top), and the few scattered values a
+query reads (a term's postings, a document's terms, a hit's position or id) are read with ``pread``
+(:class:`~agentmem_nb.retrieval.bm25.MappedFile`: through the mapping, each would make a whole page-cache folio
+resident). At 1M messages the first ranked query takes about 110 MiB (COLD.md; it was 252 MiB with copies).
 
 One file per kind index (sessions, days) and :class:`~agentmem_nb.retrieval.index.IndexConfig` (the tokenizer's
 settings decide the terms, so another configuration is another cache): the term index's vocabulary, every term's
-postings and every document's terms (mapped read-only, touched only for the terms and documents a query uses), and
-the per-message arrays and per-file followers (copied: every query reads them whole).
+postings and every document's terms, the per-message arrays and the per-file followers, all mapped read-only and
+touched only where a query looks (the vocabulary and the term table, small, are read into memory).
 
 Never the source of truth, by the same rules as the store's own cache (:mod:`agentmem_nb.store.index_cache`):
 

@@ -124,10 +124,11 @@ def rank(
     their words lend nothing to their neighbours or to feedback terms (the question being asked must not make its
     own neighbours look relevant).
 
-    Every signal is a few numpy expressions over the candidates (the query terms' postings in scope, their
-    neighbours, the dense hits), so the cost and the memory grow with the postings of the query terms, not with the
-    number of messages or files; the per-signal and per-term breakdown is
-    computed for the returned candidates only. ``Candidate.layer`` indexes ``view.followers``.
+    Every signal is a few numpy expressions over the candidates (the query terms' postings in scope, the dense
+    hits, and those of their neighbours that can still reach the top ``limit``), so the cost and the memory grow
+    with the postings of the query terms, not with the number of messages or files; the per-signal and per-term
+    breakdown is computed for the returned candidates only. The answer is exactly that of scoring every message
+    (``tests/retrieval/full_array_ranker.py``). ``Candidate.layer`` indexes ``view.followers``.
     """
     ranges, words = extract_dates(query) if config.date_boost else ([], query)
     query_terms = Counter(tokenizer.terms(words))
