@@ -102,9 +102,10 @@ def keep(index: KindIndex, user: UserMemory) -> None:
         arrays: dict[str, Any] = {
             "starts": frozen.starts, "pairs": frozen.pairs, "pair_terms": frozen.pair_terms,
             "pair_tfs": frozen.pair_tfs, "doc_starts": frozen.doc_starts,
-            "lengths": index.terms._lengths.whole(), "file_of": index.file_of.whole(),
-            "position_of": index.position_of.whole(), "days": index.days.whole(), "prev": index.prev.whole(),
-            "next": index.next.whole(),
+            # snapshot() folds a long tail into the column's base first, so whole() gives that base, not a copy
+            "lengths": index.terms._lengths.snapshot().whole(), "file_of": index.file_of.snapshot().whole(),
+            "position_of": index.position_of.snapshot().whole(), "days": index.days.snapshot().whole(),
+            "prev": index.prev.snapshot().whole(), "next": index.next.snapshot().whole(),
             "message_ids": _joined([f.message_ids for f in index.files]),
             "gids": _joined([f.gids for f in index.files]),
             "asks": _joined([f.asks for f in index.files]),
@@ -132,7 +133,7 @@ def keep(index: KindIndex, user: UserMemory) -> None:
 def _joined(columns: list[Column]) -> np.ndarray:
     """The files' columns end to end (one file: its column as it is)."""
     if len(columns) == 1:
-        return columns[0].whole()
+        return columns[0].snapshot().whole()
     return np.concatenate([c.whole() for c in columns]) if columns else np.zeros(0, dtype=np.int64)
 
 
