@@ -192,11 +192,11 @@ def rank(
     # a broad query at 1M messages it leaves out hundreds of thousands of candidates.
     if config.context_weight and config.context_span:
         threshold = _kth_best(parts[0].score, limit)
-        strength = lexical[lexical > 0]
-        bound = config.context_weight * strength
+        matched = lexical > 0
+        bound = config.context_weight * lexical[matched]
         if ranges:
             bound += config.date_boost * bound
-        sources = docs[lexical > 0][bound >= threshold]
+        sources = docs[matched][bound >= threshold]
         near = _neighbours(sources, arrays, config.context_span)
         near = near[~_Lookup(sure, sure).contains(near)]
         if len(near):
@@ -319,10 +319,9 @@ class _Signals:
         dense_part = None
         if self.dense_sims:
             dense_part = np.zeros(len(docs))
-            member = _Lookup(docs, docs)
             for gid, sim in self.dense_sims.items():
-                at = np.searchsorted(docs, gid)
-                if member.contains(np.array([gid]))[0]:
+                at = int(np.searchsorted(docs, gid))
+                if at < len(docs) and docs[at] == gid:  # a dense hit among these candidates
                     dense_part[at] = config.dense_weight * sim
             score += dense_part
         in_range = None
