@@ -32,8 +32,8 @@ import numpy as np
 
 from agentmem_nb.errors import StoreError
 
-__all__ = ["BM25Params", "Column", "ColumnView", "FrozenTerms", "MappedFile", "TermIndex", "CorpusStats", "idf", "score_into",
-           "score_docs", "score_query", "explain_terms"]
+__all__ = ["BM25Params", "Column", "ColumnView", "FrozenTerms", "MappedFile", "TermIndex", "CorpusStats", "idf",
+           "score_into", "score_docs", "score_query", "explain_terms"]
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 # Up to this many documents, add_block counts (and BlockEncoder.encode tokenises) in plain Python: numpy's fixed

@@ -77,8 +77,8 @@ def _python(code: str, *args: str) -> str:
 def test_a_restored_index_copies_no_per_message_array(day_user: Path) -> None:
     """The per-message arrays are 53 bytes a message in the cache (lengths, file, position, day, neighbours, ids,
     questions); restoring them copied every byte (68 bytes a message allocated in all, measured), and each query
-    copied most of them again (44 bytes a message). Now restoring allocates the vocabulary (about 1.5 MB here,
-    whatever the number of messages) and a query's view of the arrays nothing that grows with the messages."""
+    copied most of them again (40 bytes a message, measured). Now restoring allocates the vocabulary (about 1.5 MB
+    here, whatever the number of messages) and a query's view of the arrays nothing that grows with the messages."""
     seen = json.loads(_python(_MEASURE, str(day_user)).strip().splitlines()[-1])
     assert seen["read"] == 0 and seen["hits"] > 0  # the persisted index was used, and it answers
     assert seen["restored"] < 30 * N, seen
@@ -90,7 +90,7 @@ def test_a_restored_index_copies_no_per_message_array(day_user: Path) -> None:
        ops=st.lists(st.one_of(st.tuples(st.just("extend"), st.lists(st.integers(-2**40, 2**40), max_size=9)),
                               st.tuples(st.just("set"), st.integers(0, 40), st.integers(-2**40, 2**40)),
                               st.tuples(st.just("snapshot"), st.just(0))), max_size=25))
-def test_a_column_reads_as_the_list_it_was_built_from(base: list[int], ops: list[tuple], ) -> None:
+def test_a_column_reads_as_the_list_it_was_built_from(base: list[int], ops: list[tuple[object, ...]]) -> None:
     """Base, appended tail, changed base values and folds (a low fold size here, so they happen): every read —
     by index, whole, ``take``, ``item`` — gives the plain list's values, and a snapshot keeps the values it saw."""
     fold_min = bm25._FOLD_MIN
