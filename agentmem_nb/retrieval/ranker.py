@@ -449,7 +449,11 @@ def _feedback_terms(
     k = min(config.expansion_docs, int((bm25 > 0).sum()))
     if k <= 0:
         return {}
-    picked = np.argsort(-bm25, kind="stable")[:k]
+    # The k best, ties to the lower id, as a stable sort of all of them gives them: only the scores from the k-th
+    # best up are sorted (a broad query's first pass holds hundreds of thousands).
+    at_least = np.partition(bm25, len(bm25) - k)[len(bm25) - k]
+    among = np.flatnonzero(bm25 >= at_least)
+    picked = among[np.argsort(-bm25[among], kind="stable")[:k]]
     total_score = float(bm25[picked].sum())
     top = docs[picked]
     relevance: defaultdict[str, float] = defaultdict(float)  # shares are fractions (a Counter holds ints)
