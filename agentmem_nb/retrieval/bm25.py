@@ -18,17 +18,22 @@ BM25 as in Lucene (Robertson/Spärck Jones IDF shifted to stay positive)::
 from __future__ import annotations
 
 import math
+import os
 import threading
+import weakref
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import filterfalse, repeat
+from typing import Any
 
 import numpy as np
 
-__all__ = ["BM25Params", "FrozenTerms", "TermIndex", "CorpusStats", "idf", "score_into", "score_docs", "score_query",
-           "explain_terms"]
+from agentmem_nb.errors import StoreError
+
+__all__ = ["BM25Params", "Column", "ColumnView", "FrozenTerms", "MappedFile", "TermIndex", "CorpusStats", "idf",
+           "score_into", "score_docs", "score_query", "explain_terms"]
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 # Up to this many documents, add_block counts (and BlockEncoder.encode tokenises) in plain Python: numpy's fixed
@@ -37,6 +42,204 @@ SMALL_BLOCK = 16
 # A few documents of many terms (one long pasted text) go the numpy way too: the plain-Python way would hold every
 # term occurrence as a Python int (about 36 bytes each) in a list and a Counter.
 _FEW_TERMS = 1 << 14
+
+
+_DTYPES: dict[str, np.dtype[Any]] = {"i": np.dtype("<i4"), "q": np.dtype("<i8"), "B": np.dtype("u1")}
+# A snapshot folds the tail into the base when the tail holds more than this many values and more than an eighth of
+# the base: the snapshot's copy of the tail stays small, and values are copied a bounded number of times overall.
+_FOLD_MIN = 1 << 12
+
+
+class MappedFile:
+    """A file whose arrays are numpy views of a read-only mapping, with a way to read a few values without the
+    mapping.
+
+    Why both: numpy needs the mapping for the bulk lookups of a query (every candidate's length and neighbours), but
+    one value read through it makes the whole page-cache folio around it resident in this process — on a current
+    kernel (large folios, mapped whole on fault) up to 2 MB per value. A query also reads a few dozen scattered
+    values (the returned messages' positions and ids, the feedback and explained documents' terms, each query
+    term's postings); at 1M messages, read through the mapping they made 60–80 MB of the cache resident.
+    :meth:`read` takes them with ``pread`` instead. The mapping starts at offset 0, so an array's place in the file
+    is its address minus the mapping's.
+    """
+
+    __slots__ = ("fd", "path", "_address", "__weakref__")
+
+    def __init__(self, fd: int, mapped: Any, path: str) -> None:
+        self.fd = fd  # owned: closed when this object goes (the mapping needs no descriptor)
+        self.path = path  # for errors only
+        self._address = np.frombuffer(mapped, dtype=np.uint8, count=0).ctypes.data
+        weakref.finalize(self, os.close, fd)
+
+    def read(self, values: np.ndarray, lo: int, hi: int) -> np.ndarray:
+        """``values[lo:hi]`` of an array mapped from this file, as a fresh array read with ``pread``."""
+        hi = max(lo, min(hi, len(values)))
+        out = np.empty(hi - lo, dtype=values.dtype)
+        if hi > lo:
+            size = out.nbytes
+            offset = values.ctypes.data - self._address + lo * values.itemsize
+            if os.preadv(self.fd, [out.data.cast("B")], offset) != size:
+                # Our writers replace a cache whole (atomic rename) and never shorten one in place.
+                raise StoreError(f"the retrieval cache {self.path} was cut short while in use; delete it (it is "
+                                 "rebuilt from the memory files) and run the query again")
+        return out
+
+
+class Column:
+    """A per-document integer array that only grows (lengths, file of, neighbours, message ids, ...).
+
+    Why not one ``array.array``: the persisted index (``retrieval/persist.py``) gives a fresh process these arrays as
+    numpy views of the mapped cache file — one copy, in the page cache, of which a query touches only the pages it
+    reads — and a process must still append to them. So a column is a read-only numpy ``base`` (mapped, or folded
+    from earlier appends), the values appended since in a small ``array.array`` tail, and the few base values
+    changed since (``next`` of a file's last message when the file grows). Readers take a :class:`ColumnView`
+    (:meth:`snapshot`): the base as it is (no copy) and a copy of the small tail. A single value of a mapped base is
+    read with ``pread`` (:class:`MappedFile`).
+
+    Appends, changes and snapshots need the owner's lock; reading one value does not (the parts are replaced
+    together, as one tuple, when a snapshot folds the tail into a new base).
+    """
+
+    __slots__ = ("typecode", "_parts")
+
+    def __init__(self, typecode: str, base: np.ndarray | None = None, file: MappedFile | None = None) -> None:
+        self.typecode = typecode
+        dtype = _DTYPES[typecode]
+        if base is not None and base.dtype != dtype:
+            raise ValueError(f"a {typecode!r} column needs a {dtype} base, got {base.dtype}")
+        # (base, tail, {base position: its value now}, the file the base is mapped from)
+        self._parts: tuple[np.ndarray, array[int], dict[int, int], MappedFile | None] = (
+            np.zeros(0, dtype=dtype) if base is None else base, array(typecode), {}, file if base is not None else None)
+
+    @property
+    def base(self) -> np.ndarray:
+        """The read-only numpy part (mapped from a persisted index, or folded from earlier appends)."""
+        return self._parts[0]
+
+    def __len__(self) -> int:
+        base, tail, _, _ = self._parts
+        return len(base) + len(tail)
+
+    def __getitem__(self, position: int) -> int:
+        base, tail, patched, file = self._parts
+        nb = len(base)
+        size = nb + len(tail)
+        if position < 0:
+            position += size
+        if not 0 <= position < size:
+            raise IndexError(f"position {position} out of range (0..{size - 1})")
+        if position >= nb:
+            return tail[position - nb]
+        found = patched.get(position)
+        if found is not None:
+            return found
+        return int(base[position] if file is None else file.read(base, position, position + 1)[0])
+
+    def __setitem__(self, position: int, value: int) -> None:
+        base, tail, patched, _ = self._parts
+        nb = len(base)
+        if position < 0:
+            position += nb + len(tail)
+        if not 0 <= position < nb + len(tail):
+            raise IndexError(f"position {position} out of range (0..{nb + len(tail) - 1})")
+        if position >= nb:
+            tail[position - nb] = value
+        else:
+            patched[position] = value
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.whole().tolist())
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        out = self.whole()
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def append(self, value: int) -> None:
+        """Add one value at the end."""
+        self._parts[1].append(value)
+
+    def extend(self, values: Iterable[int]) -> None:
+        """Add values at the end."""
+        self._parts[1].extend(values)
+
+    def frombytes(self, raw: bytes) -> None:
+        """Add values at the end, given as machine values (as ``array.frombytes``)."""
+        self._parts[1].frombytes(raw)
+
+    def whole(self) -> np.ndarray:
+        """Every value as one numpy array (the base itself, not a copy, when nothing was appended or changed)."""
+        return self._view(*self._parts).whole()
+
+    def snapshot(self) -> ColumnView:
+        """The column as it is now, for a reader: the base (not copied), a copy of the tail, the changed values.
+        A tail grown past an eighth of the base is folded into a new base first (one copy of the column), so the
+        copy a snapshot takes stays small and each value is copied a bounded number of times."""
+        base, tail, patched, file = self._parts
+        if len(tail) > max(_FOLD_MIN, len(base) >> 3) or len(patched) > _FOLD_MIN:
+            folded = self._view(base, tail, patched, file).whole()
+            folded.flags.writeable = False
+            self._parts = base, tail, patched, file = folded, array(self.typecode), {}, None
+        return self._view(base, tail, patched, file)
+
+    @staticmethod
+    def _view(base: np.ndarray, tail: array[int], patched: dict[int, int], file: MappedFile | None) -> ColumnView:
+        keys = np.fromiter(sorted(patched), dtype=np.int64, count=len(patched))
+        values = np.fromiter(map(patched.__getitem__, keys.tolist()), dtype=base.dtype, count=len(keys))
+        return ColumnView(base, np.array(tail, dtype=base.dtype), keys, values, file)
+
+
+@dataclass(frozen=True, slots=True, eq=False)  # no == of the arrays: compare whole() explicitly
+class ColumnView:
+    """A :class:`Column` as it was at one moment; unchanged by later appends. ``take`` reads values by position,
+    so a reader needs arrays the size of what it looks up, never a copy of the column."""
+
+    base: np.ndarray
+    tail: np.ndarray
+    patch_keys: np.ndarray  # ascending base positions whose value changed since the base was made
+    patch_values: np.ndarray
+    file: MappedFile | None = None  # where ``base`` is mapped from (single values are read from it, see MappedFile)
+
+    def __len__(self) -> int:
+        return len(self.base) + len(self.tail)
+
+    def take(self, positions: np.ndarray) -> np.ndarray:
+        """The values at ``positions`` (non-negative, below ``len(self)``), in the column's dtype."""
+        positions = np.asarray(positions)
+        nb = len(self.base)
+        if not len(self.tail):
+            out: np.ndarray = self.base[positions]
+        else:
+            out = np.empty(positions.shape, dtype=self.base.dtype)
+            low = positions < nb
+            out[low] = self.base[positions[low]]
+            high = ~low
+            out[high] = self.tail[positions[high] - nb]
+        if len(self.patch_keys):
+            at = np.searchsorted(self.patch_keys, positions)
+            hit = at < len(self.patch_keys)
+            hit[hit] = self.patch_keys[at[hit]] == positions[hit]
+            out[hit] = self.patch_values[at[hit]]  # fancy indexing gave a fresh array: writable
+        return out
+
+    def item(self, position: int) -> int:
+        """The value at one position (non-negative, below ``len(self)``)."""
+        nb = len(self.base)
+        if position >= nb:
+            return int(self.tail[position - nb])
+        at = int(np.searchsorted(self.patch_keys, position))
+        if at < len(self.patch_keys) and self.patch_keys[at] == position:
+            return int(self.patch_values[at])
+        if self.file is not None:
+            return int(self.file.read(self.base, position, position + 1)[0])
+        return int(self.base[position])
+
+    def whole(self) -> np.ndarray:
+        """Every value as one numpy array (the base itself when nothing was appended or changed)."""
+        if not len(self.tail) and not len(self.patch_keys):
+            return self.base
+        out = np.concatenate([self.base, self.tail])
+        out[self.patch_keys] = self.patch_values
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +290,7 @@ class TermIndex:
         self._pair_terms = array("i")
         self._pair_tfs = array("i")
         self._doc_starts = array("q", [0])
-        self._lengths = array("i")
+        self._lengths = Column("i")  # per document; mapped from a persisted index where there is one
         self._total_length = 0
         self._lock = threading.Lock()  # appends vs. the copies scoring takes (arrays cannot grow while exported)
         # The documents loaded from a persisted index (retrieval/persist.py), read-only and mapped from the cache
@@ -95,13 +298,15 @@ class TermIndex:
         self._base: FrozenTerms | None = None
 
     @classmethod
-    def from_frozen(cls, names: list[str], lengths: array[int], total_length: int, base: FrozenTerms) -> TermIndex:
-        """An index holding ``base`` (every term's postings and every document's pairs, mapped), ready to grow."""
+    def from_frozen(cls, names: list[str], lengths: np.ndarray, total_length: int, base: FrozenTerms,
+                    file: MappedFile | None = None) -> TermIndex:
+        """An index holding ``base`` (every term's postings and every document's pairs, mapped) and the documents'
+        ``lengths`` (int32, mapped too: used as they are, not copied), ready to grow."""
         index = cls()
         index._names = names
         index._ids = dict(zip(names, range(len(names))))
         index._postings = [array("i") for _ in names]
-        index._lengths = lengths
+        index._lengths = Column("i", lengths, file)
         index._total_length = total_length
         index._base = base
         return index
@@ -274,9 +479,12 @@ class TermIndex:
         return (len(self._postings[found]) + (self._base.size(found) if self._base is not None else 0)) // 2
 
     def _pairs(self, found: int) -> np.ndarray:
-        """Term ``found``'s postings, position, tf, position, tf, … (a copy; caller holds the lock)."""
+        """Term ``found``'s postings, position, tf, position, tf, … (not to be modified; caller holds the lock)."""
         tail = np.array(self._postings[found], dtype=np.int32)
-        return tail if self._base is None else np.concatenate([self._base.postings(found), tail])
+        if self._base is None:
+            return tail
+        head = self._base.postings(found)
+        return np.concatenate([head, tail]) if len(tail) else head
 
     def cf(self, term: str) -> int:
         """Occurrences of ``term`` over all documents (its term frequency if the file were one document)."""
@@ -307,8 +515,8 @@ class TermIndex:
             names = self._names
             base = self._base
             if base is not None and position < base.n_docs:
-                lo, hi = int(base.doc_starts[position]), int(base.doc_starts[position + 1])
-                return {names[t]: n for t, n in zip(base.pair_terms[lo:hi].tolist(), base.pair_tfs[lo:hi].tolist())}
+                terms, tfs = base.doc(position)
+                return {names[t]: n for t, n in zip(terms.tolist(), tfs.tolist())}
             if base is not None:
                 position -= base.n_docs
             lo, hi = self._doc_starts[position], self._doc_starts[position + 1]
@@ -316,7 +524,8 @@ class TermIndex:
 
     def length(self, position: int) -> int:
         """Length in terms of document ``position``."""
-        return self._lengths[position]
+        with self._lock:  # a snapshot may fold the column meanwhile
+            return self._lengths[position]
 
     def arrays(self, term: str) -> tuple[np.ndarray, np.ndarray]:
         """``(positions, term frequencies)`` of ``term`` as numpy copies (safe while other threads append)."""
@@ -333,7 +542,13 @@ class TermIndex:
     def lengths(self) -> np.ndarray:
         """Length of every document, as a numpy copy."""
         with self._lock:
-            return np.array(self._lengths, dtype=np.float64)
+            return self._lengths.whole().astype(np.float64)
+
+    def length_view(self) -> tuple[ColumnView, int]:
+        """Every document's length as a :class:`ColumnView` (no copy of the persisted part) and their sum, taken
+        together."""
+        with self._lock:
+            return self._lengths.snapshot(), self._total_length
 
     def vocabulary_size(self) -> int:
         """Number of distinct terms."""
@@ -341,7 +556,7 @@ class TermIndex:
 
     def same_as(self, other: TermIndex) -> bool:
         """Same documents with the same terms in the same order (for incremental-vs-rebuilt checks)."""
-        if len(self) != len(other) or self._lengths != other._lengths:
+        if len(self) != len(other) or not np.array_equal(self._lengths.whole(), other._lengths.whole()):
             return False
         if any(list(self.doc_terms(p).items()) != list(other.doc_terms(p).items()) for p in range(len(self))):
             return False
@@ -364,16 +579,26 @@ class FrozenTerms:
     pair_terms: np.ndarray
     pair_tfs: np.ndarray
     doc_starts: np.ndarray
+    file: MappedFile | None = None  # where the arrays are mapped from: a term's or a document's part is read from it
 
     def size(self, term: int) -> int:
         """Number of int32 in term ``term``'s postings (0 for a term added after these documents)."""
         return int(self.starts[term + 1] - self.starts[term]) if term + 1 < len(self.starts) else 0
 
     def postings(self, term: int) -> np.ndarray:
-        """Term ``term``'s postings as a view (empty for a term added after these documents)."""
+        """Term ``term``'s postings (empty for a term added after these documents): read from the file when the
+        arrays are mapped (see :class:`MappedFile`), else a view."""
         if term + 1 >= len(self.starts):
             return np.zeros(0, dtype=np.int32)
-        return self.pairs[int(self.starts[term]) : int(self.starts[term + 1])]
+        return self._part(self.pairs, int(self.starts[term]), int(self.starts[term + 1]))
+
+    def doc(self, position: int) -> tuple[np.ndarray, np.ndarray]:
+        """Document ``position``'s distinct terms (ids, in order of first appearance) and their frequencies."""
+        lo, hi = self._part(self.doc_starts, position, position + 2).tolist()
+        return self._part(self.pair_terms, lo, hi), self._part(self.pair_tfs, lo, hi)
+
+    def _part(self, values: np.ndarray, lo: int, hi: int) -> np.ndarray:
+        return values[lo:hi] if self.file is None else self.file.read(values, lo, hi)
 
 
 def _first_appearance_counts(ids: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
@@ -476,7 +701,7 @@ def score_docs(
     stats: CorpusStats,
     params: BM25Params = BM25Params(),
     *,
-    lengths: np.ndarray,
+    lengths: ColumnView,
 ) -> np.ndarray:
     """The BM25 scores of the documents ``docs`` only (ascending positions), as :func:`score_into` would give them.
 
@@ -500,7 +725,7 @@ def score_docs(
         if not len(positions):
             continue
         factor = weight * stats.idf(term) * (params.k1 + 1.0)
-        out[at] += _term_scores(tf, lengths[positions], factor, norm, per_length)
+        out[at] += _term_scores(tf, lengths.take(positions), factor, norm, per_length)
     return out
 
 

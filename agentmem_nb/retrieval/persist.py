@@ -2,15 +2,17 @@
 
 Why: a fresh process's first ranked query used to tokenise every message of the scope before scoring — at 1M
 messages 21.4 s and 895 MiB (``benchmarks/bench_cold.py``, ``benchmarks/COLD.md``). With this cache the process maps
-the postings, copies the per-message arrays, checks that every file still holds what was indexed from it, and
-tokenises only the messages appended since: about 0.5–0.8 s and 258 MiB at 1M, the memory being the per-message
-arrays copied here and again for the ranker, and the ranker's score arrays — sized by its candidates, which for the
-benchmark's broad query are 72% of the messages (see COLD.md).
+the file, checks that every file still holds what was indexed from it, and tokenises only the messages appended
+since. Nothing per message is copied: the per-message and per-file arrays are numpy views of the mapping
+(:class:`~agentmem_nb.retrieval.bm25.Column`, appends kept in a small tail on top), and the few scattered values a
+query reads (a term's postings, a document's terms, a hit's position or id) are read with ``pread``
+(:class:`~agentmem_nb.retrieval.bm25.MappedFile`: through the mapping, each would make a whole page-cache folio
+resident). At 1M messages the first ranked query takes about 110 MiB (COLD.md; it was 252 MiB with copies).
 
 One file per kind index (sessions, days) and :class:`~agentmem_nb.retrieval.index.IndexConfig` (the tokenizer's
 settings decide the terms, so another configuration is another cache): the term index's vocabulary, every term's
-postings and every document's terms (mapped read-only, touched only for the terms and documents a query uses), and
-the per-message arrays and per-file followers (copied: every query reads them whole).
+postings and every document's terms, the per-message arrays and the per-file followers, all mapped read-only and
+touched only where a query looks (the vocabulary and the term table, small, are read into memory).
 
 Never the source of truth, by the same rules as the store's own cache (:mod:`agentmem_nb.store.index_cache`):
 
@@ -32,14 +34,13 @@ from __future__ import annotations
 import hashlib
 import mmap
 import os
-from array import array
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from agentmem_nb.errors import StoreError
-from agentmem_nb.retrieval.bm25 import FrozenTerms, TermIndex
+from agentmem_nb.retrieval.bm25 import Column, FrozenTerms, MappedFile, TermIndex
 from agentmem_nb.retrieval.encode import BlockEncoder
 from agentmem_nb.store import Cursor, index_cache
 
@@ -52,10 +53,10 @@ __all__ = ["restore", "keep"]
 _MAGIC = b"AMRETR01"
 _VERSION = 2  # 2: each file kept by its scan cursor
 
-# (name, dtype): the term index's mapped arrays, then the per-message and per-file arrays copied on load.
-_MAPPED = (("starts", "<i8"), ("pairs", "<i4"), ("pair_terms", "<i4"), ("pair_tfs", "<i4"), ("doc_starts", "<i8"))
-_COPIED = (("lengths", "i"), ("file_of", "i"), ("position_of", "q"), ("days", "i"), ("prev", "q"), ("next", "q"),
-           ("message_ids", "q"), ("gids", "q"), ("asks", "B"))
+# (name, dtype): the term index's arrays, then the per-message and per-file ones; all mapped, none copied.
+_TERMS = (("starts", "<i8"), ("pairs", "<i4"), ("pair_terms", "<i4"), ("pair_tfs", "<i4"), ("doc_starts", "<i8"))
+_PER_MESSAGE = (("lengths", "<i4"), ("file_of", "<i4"), ("position_of", "<i8"), ("days", "<i4"), ("prev", "<i8"),
+                ("next", "<i8"), ("message_ids", "<i8"), ("gids", "<i8"), ("asks", "u1"))
 
 
 def _path(index: KindIndex, user: UserMemory) -> Path:
@@ -101,11 +102,13 @@ def keep(index: KindIndex, user: UserMemory) -> None:
         arrays: dict[str, Any] = {
             "starts": frozen.starts, "pairs": frozen.pairs, "pair_terms": frozen.pair_terms,
             "pair_tfs": frozen.pair_tfs, "doc_starts": frozen.doc_starts,
-            "lengths": index.terms._lengths, "file_of": index.file_of, "position_of": index.position_of,
-            "days": index.days, "prev": index.prev, "next": index.next,
-            "message_ids": _joined("q", (f.message_ids for f in index.files)),
-            "gids": _joined("q", (f.gids for f in index.files)),
-            "asks": b"".join(bytes(f.asks) for f in index.files),
+            # snapshot() folds a long tail into the column's base first, so whole() gives that base, not a copy
+            "lengths": index.terms._lengths.snapshot().whole(), "file_of": index.file_of.snapshot().whole(),
+            "position_of": index.position_of.snapshot().whole(), "days": index.days.snapshot().whole(),
+            "prev": index.prev.snapshot().whole(), "next": index.next.snapshot().whole(),
+            "message_ids": _joined([f.message_ids for f in index.files]),
+            "gids": _joined([f.gids for f in index.files]),
+            "asks": _joined([f.asks for f in index.files]),
         }
         names = "\x00".join(index.terms._names).encode("utf-8", errors="surrogatepass")
         sections: dict[str, list[int]] = {}
@@ -127,11 +130,11 @@ def keep(index: KindIndex, user: UserMemory) -> None:
         index_cache.write_cache(_path(index, user), user.store.root, _MAGIC, header, pieces)
 
 
-def _joined(typecode: str, parts: Any) -> array[int]:
-    out = array(typecode)
-    for part in parts:
-        out.extend(part)
-    return out
+def _joined(columns: list[Column]) -> np.ndarray:
+    """The files' columns end to end (one file: its column as it is)."""
+    if len(columns) == 1:
+        return columns[0].snapshot().whole()
+    return np.concatenate([c.whole() for c in columns]) if columns else np.zeros(0, dtype=np.int64)
 
 
 def restore(index: KindIndex, user: UserMemory) -> bool:
@@ -153,7 +156,7 @@ def restore(index: KindIndex, user: UserMemory) -> bool:
             index._reset()
             return False
         finally:
-            os.close(fd)
+            os.close(fd)  # the index's MappedFile holds a duplicate of its own
 
 
 def _restore(index: KindIndex, user: UserMemory, fd: int, header: dict[str, Any], start: int) -> bool:
@@ -178,48 +181,56 @@ def _restore(index: KindIndex, user: UserMemory, fd: int, header: dict[str, Any]
         layers.append(layer)
         cursors.append(cursor)
 
-    def copied(name: str, typecode: str) -> array[int]:
-        offset, size = sections[name]
-        itemsize = array(typecode).itemsize
-        got = index_cache.read_into(fd, start + offset, typecode, size // itemsize)
-        if got is None or size % itemsize:
-            raise ValueError(f"section {name} cut short")
-        return got
+    mapped = _map(fd)
+    size = len(mapped)
 
-    values = {name: copied(name, typecode) for name, typecode in _COPIED}
+    def section(name: str, dtype: str) -> np.ndarray:
+        offset, length = sections[name]
+        itemsize = np.dtype(dtype).itemsize
+        if length % itemsize or offset < 0 or start + offset + length > size:
+            raise ValueError(f"section {name} cut short")
+        out = np.frombuffer(mapped, dtype=dtype, count=length // itemsize, offset=start + offset)
+        return out
+
+    # Views of the mapped file, not copies: the page cache holds the one copy, and a query touches only the pages
+    # of what it looks up (at 1M messages, copying these arrays cost 53 MB in every process).
+    values = {name: section(name, dtype) for name, dtype in _PER_MESSAGE}
     if not all(len(values[name]) == docs for name in ("lengths", "file_of", "position_of", "days", "prev", "next")):
         return False
     counts = [int(entry["count"]) for entry in files]
     if sum(counts) != docs or len(values["message_ids"]) != docs or len(values["asks"]) != docs:
         return False
-    offset, size = sections["names"]
-    names = os.pread(fd, size, start + offset).decode("utf-8", errors="surrogatepass").split("\x00") if size else []
+    offset, length = sections["names"]
+    names = os.pread(fd, length, start + offset).decode("utf-8", errors="surrogatepass").split("\x00") if length else []
     if len(names) != n_terms:
         return False
-    mapped = _map(fd)
-    frozen = FrozenTerms(docs, *(np.frombuffer(mapped, dtype=dtype, count=sections[name][1] // np.dtype(dtype).itemsize,
-                                               offset=start + sections[name][0]) for name, dtype in _MAPPED))
+    # Single values and short runs (a term's postings, a document's terms, a message's id) are read with pread,
+    # not through the mapping (see bm25.MappedFile); the term table is small and read for every query term: copied.
+    file = MappedFile(os.dup(fd), mapped, str(_path(index, user)))
+    terms = {name: section(name, dtype) for name, dtype in _TERMS}
+    terms["starts"] = terms["starts"].copy()
+    frozen = FrozenTerms(docs, **terms, file=file)
     if len(frozen.starts) != n_terms + 1 or len(frozen.doc_starts) != docs + 1:
         return False
     # Message ids where the index put them: the layer's position of each file's last indexed id is unchanged.
     message_ids, at = values["message_ids"], 0
     for layer, count in zip(layers, counts, strict=True):
-        if count and layer.position_of(message_ids[at + count - 1]) != count - 1:
+        if count and layer.position_of(int(file.read(message_ids, at + count - 1, at + count)[0])) != count - 1:
             return False
         at += count
-    index.terms = TermIndex.from_frozen(names, values["lengths"], int(header["total_length"]), frozen)
+    index.terms = TermIndex.from_frozen(names, values["lengths"], int(header["total_length"]), frozen, file)
     index.encoder = BlockEncoder(index.tokenizer, index.terms)
-    index.file_of, index.position_of, index.days = values["file_of"], values["position_of"], values["days"]
-    index.prev, index.next = values["prev"], values["next"]
+    index.file_of, index.position_of = Column("i", values["file_of"], file), Column("q", values["position_of"], file)
+    index.days = Column("i", values["days"], file)
+    index.prev, index.next = Column("q", values["prev"], file), Column("q", values["next"], file)
     index.files, index._by_key = [], {}
     at = 0
     for file_id, (layer, count, cursor) in enumerate(zip(layers, counts, cursors, strict=True)):
         follower = FileFollower(layer, file_id)
         follower.cursor = cursor  # the refresh scans on from here: only what was appended since is read
-        whole = at == 0 and count == docs  # one file (a long session): its arrays as loaded, not a second copy
-        follower.message_ids = message_ids if whole else message_ids[at : at + count]
-        follower.gids = values["gids"] if whole else values["gids"][at : at + count]
-        follower.asks = bytearray(values["asks"][at : at + count])
+        follower.message_ids = Column("q", message_ids[at : at + count], file)  # views of the mapped file
+        follower.gids = Column("q", values["gids"][at : at + count], file)
+        follower.asks = Column("B", values["asks"][at : at + count], file)
         at += count
         index.files.append(follower)
         index._by_key[follower.key] = follower

@@ -44,7 +44,7 @@ from agentmem_nb.retrieval.bm25 import (
     explain_terms,
     score_docs,
 )
-from agentmem_nb.retrieval.dates import extract_dates
+from agentmem_nb.retrieval.dates import DateRange, extract_dates
 from agentmem_nb.retrieval.dense import DenseIndex, Embedder
 from agentmem_nb.retrieval.index import IndexArrays, ScopeView
 from agentmem_nb.retrieval.tokenize import Tokenizer
@@ -124,101 +124,94 @@ def rank(
     their words lend nothing to their neighbours or to feedback terms (the question being asked must not make its
     own neighbours look relevant).
 
-    Every signal is a few numpy expressions over the candidates (the query terms' postings in scope, their
-    neighbours, the dense hits), so the cost and the memory grow with the postings of the query terms, not with the
-    number of messages or files; the per-signal and per-term breakdown is
-    computed for the returned candidates only. ``Candidate.layer`` indexes ``view.followers``.
+    Every signal is a few numpy expressions over the candidates (the query terms' postings in scope, the dense
+    hits, and those of their neighbours that can still reach the top ``limit``), so the cost and the memory grow
+    with the postings of the query terms, not with the number of messages or files; the per-signal and per-term
+    breakdown is computed for the returned candidates only. The answer is exactly that of scoring every message
+    (``tests/retrieval/full_array_ranker.py``). ``Candidate.layer`` indexes ``view.followers``.
     """
     ranges, words = extract_dates(query) if config.date_boost else ([], query)
     query_terms = Counter(tokenizer.terms(words))
-    if not view.followers or not (query_terms or (dense is not None and config.dense_weight)):
+    if limit <= 0 or not view.followers or not (query_terms or (dense is not None and config.dense_weight)):
         return []
     ix = view.index.terms
-    arrays = view.index.arrays()
+    arrays = view.index.arrays()  # views of the index's arrays (the mapped persisted index): nothing copied
     total = len(arrays.lengths)
     local = {f.file_id: i for i, f in enumerate(view.followers)}
     in_scope: np.ndarray | None = None
     if not view.whole:
-        in_scope = np.zeros(arrays.files, dtype=bool)
-        in_scope[list(local)] = True
-        in_scope = in_scope[arrays.file_of]
+        in_files = np.zeros(arrays.files, dtype=bool)
+        in_files[list(local)] = True
+        in_scope = in_files[arrays.file_of.whole()]
     if len(exclude):
         if in_scope is None:
             in_scope = np.ones(total, dtype=bool)
         in_scope[[g for g in exclude if 0 <= g < total]] = False
     weights = {t: float(n) for t, n in query_terms.items()}
     stats = _stats(ix, weights, arrays, in_scope)
-    # Only candidates are scored (the query terms' postings in scope, their neighbours, the dense hits): arrays the
-    # size of the candidates, not of the index (at 1M messages each full-length score array was 8 MB, ~110 MiB in
-    # all). The values are those the full-length expressions give, element for element.
+    # Only candidates are scored (the query terms' postings in scope, the dense hits, and those of their neighbours
+    # that can still reach the top `limit`): arrays the size of the candidates, not of the index (at 1M messages
+    # each full-length score array was 8 MB, ~110 MiB in all). The values are those the full-length expressions
+    # give, element for element.
     first = _postings(ix, weights, total, in_scope)
     bm25 = score_docs(first, ix, weights, stats, config.bm25, lengths=arrays.lengths)
 
     extra: dict[str, float] = {}
     extra_stats = stats
     docs = first
-    expansion = np.zeros(len(first))
+    lexical = bm25
     if config.expansion_docs and config.expansion_terms and config.expansion_weight and bm25.any():
         extra = _feedback_terms(ix, first, bm25, arrays, in_scope, query_terms, config)
         if extra:
             extra_stats = _stats(ix, extra, arrays, in_scope)
             docs = _union(total, first, _postings(ix, extra, total, in_scope))
             bm25 = _spread(first, bm25, docs)
-            expansion = score_docs(docs, ix, extra, extra_stats, config.bm25, lengths=arrays.lengths)
-    lexical_docs = docs
-    matched_docs = docs[(bm25 + expansion) > 0] if extra else docs[bm25 > 0]
+            lexical = score_docs(docs, ix, extra, extra_stats, config.bm25, lengths=arrays.lengths)
+            lexical += bm25  # bm25 + expansion, as the full-length ranking adds them
+    lexical_at = _Lookup(docs, lexical)
 
     dense_sims: dict[int, float] = {}
     if dense is not None and config.dense_weight:
         dense_sims = {gid: sim for gid, sim in dense.similarities(view, query).items() if sim > 0 and gid < total}
-    near = [matched_docs]
-    if config.context_weight and config.context_span:
-        for links in (arrays.prev, arrays.next):
-            hop = matched_docs
-            for _ in range(config.context_span):
-                hop = links[hop]
-                hop = hop[hop >= 0]
-                near.append(hop)
-    docs = _union(total, lexical_docs, *near, np.fromiter(dense_sims, dtype=np.int64, count=len(dense_sims)))
-    if not len(docs):
-        return []
-    bm25 = _spread(lexical_docs, bm25, docs)
-    lexical = bm25
-    if extra:
-        lexical = bm25 + _spread(lexical_docs, expansion, docs)
-    matched = lexical > 0
-    score = lexical.copy()
-
-    # A signal that is off (or has nothing to give) gets no array at all: None below.
-    context: np.ndarray | None = None
-    if config.context_weight and config.context_span:
-        context = _context(docs, lexical, arrays, config)
-        score += context
-    thread: np.ndarray | None = None
+    per_file = None
     if config.thread_weight and len(view.followers) > 1:
         per_file = _thread_scores(ix, weights, arrays, list(local), config)
-        thread = config.thread_weight * per_file[arrays.file_of[docs]] * matched
-        score += thread
-    dense_part: np.ndarray | None = None
-    if dense_sims:
-        dense_part = np.zeros(len(docs))
-        for gid, sim in dense_sims.items():
-            dense_part[np.searchsorted(docs, gid)] = config.dense_weight * sim
-        score += dense_part
-    in_range: np.ndarray | None = None
-    if ranges:
-        in_range = np.zeros(len(docs), dtype=bool)
-        days = arrays.days[docs]
-        for r in ranges:
-            in_range |= (days >= r.first.toordinal()) & (days <= r.last.toordinal())
-        score += config.date_boost * score * in_range
+    signals = _Signals(arrays, config, lexical_at, per_file, dense_sims, ranges)
 
-    positive = np.flatnonzero(score > 0)
+    # First the messages that match or are dense hits, scored in full (their context looks the neighbours' lexical
+    # scores up; it needs no neighbour to be scored).
+    sure = docs
+    if dense_sims:
+        sure = _union(total, docs, np.fromiter(dense_sims, dtype=np.int64, count=len(dense_sims)))
+    parts = [signals.score(sure, _spread(docs, bm25, sure) if sure is not docs else bm25,
+                           _spread(docs, lexical, sure) if sure is not docs else lexical)]
+    # Then the neighbours that match nothing themselves. Such a turn's score is its context (the context weight
+    # times its best neighbour's lexical score, date boost included), so one can only reach the current top `limit`
+    # if a neighbour's lexical score can lift it there: the neighbours of every other matching message are never
+    # materialised. Exact (the same float expressions bound the score from above), so the answer is unchanged; for
+    # a broad query at 1M messages it leaves out hundreds of thousands of candidates.
+    if config.context_weight and config.context_span:
+        threshold = _kth_best(parts[0].score, limit)
+        matched = lexical > 0
+        bound = config.context_weight * lexical[matched]
+        if ranges:
+            bound += config.date_boost * bound
+        sources = docs[matched][bound >= threshold]
+        near = _neighbours(sources, arrays, config.context_span)
+        near = near[~_Lookup(sure, sure).contains(near)]
+        if len(near):
+            none = np.zeros(len(near))
+            parts.append(signals.score(near, none, none))
+    scored = parts[0] if len(parts) == 1 else _Scored.joined(parts)
+
+    positive = np.flatnonzero(scored.score > 0)
     if not len(positive):
         return []
-    found = docs[positive]
     # Best first; ties go to the message indexed last (in a memory, the latest statement is the one that holds).
-    order = np.lexsort((-found, -score[positive]))[:limit]
+    # Only the scores that can be among the `limit` best (ties included) are sorted.
+    cut = _kth_best(scored.score[positive], limit)
+    positive = positive[scored.score[positive] >= cut]
+    order = np.lexsort((-scored.docs[positive], -scored.score[positive]))[:limit]
     best = positive[order]
 
     def explainer(g: int) -> Callable[[], dict[tuple[str, str], float]]:
@@ -233,19 +226,133 @@ def rank(
 
     out = []
     for i in best.tolist():
-        g = int(docs[i])
-        signals: dict[str, float] = {}
-        for name, value in (("bm25", bm25[i]), ("expansion", lexical[i] - bm25[i]),
-                            ("context", 0.0 if context is None else context[i]),
-                            ("thread", 0.0 if thread is None else thread[i]),
-                            ("dense", 0.0 if dense_part is None else dense_part[i])):
+        g = int(scored.docs[i])
+        named: dict[str, float] = {}
+        for name, value in (("bm25", scored.bm25[i]), ("expansion", scored.lexical[i] - scored.bm25[i]),
+                            ("context", 0.0 if scored.context is None else scored.context[i]),
+                            ("thread", 0.0 if scored.thread is None else scored.thread[i]),
+                            ("dense", 0.0 if scored.dense is None else scored.dense[i])):
             if value > 0:
-                signals[name] = float(value)
-        if in_range is not None and in_range[i]:
-            signals["date"] = config.date_boost * sum(signals.values())
-        out.append(Candidate(local[int(arrays.file_of[g])], int(arrays.position_of[g]), sum(signals.values()),
-                             signals, explainer(g)))
+                named[name] = float(value)
+        if scored.in_range is not None and scored.in_range[i]:
+            named["date"] = config.date_boost * sum(named.values())
+        out.append(Candidate(local[arrays.file_of.item(g)], arrays.position_of.item(g), sum(named.values()),
+                             named, explainer(g)))
     return out
+
+
+class _Lookup:
+    """Values by global id for a few ids at a time: ``docs`` ascending, ``values`` per doc, 0 for any other id
+    (a binary search per id, instead of a table the size of the index)."""
+
+    __slots__ = ("docs", "values")
+
+    def __init__(self, docs: np.ndarray, values: np.ndarray) -> None:
+        self.docs, self.values = docs, values
+
+    def _where(self, gids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        at = np.searchsorted(self.docs, gids)
+        np.minimum(at, len(self.docs) - 1, out=at)
+        return at, self.docs[at] == gids
+
+    def contains(self, gids: np.ndarray) -> np.ndarray:
+        """Per id, whether it is one of ``docs``."""
+        if not len(self.docs):
+            return np.zeros(len(gids), dtype=bool)
+        return self._where(gids)[1]
+
+    def __call__(self, gids: np.ndarray) -> np.ndarray:
+        if not len(self.docs):
+            return np.zeros(len(gids))
+        at, found = self._where(gids)
+        return np.where(found, self.values[at], 0.0)
+
+
+@dataclass(slots=True)
+class _Scored:
+    """Candidates (global ids) with their score and the signals it sums (``None``: a signal that is off)."""
+
+    docs: np.ndarray
+    bm25: np.ndarray
+    lexical: np.ndarray
+    context: np.ndarray | None
+    thread: np.ndarray | None
+    dense: np.ndarray | None
+    in_range: np.ndarray | None
+    score: np.ndarray
+
+    @classmethod
+    def joined(cls, parts: list[_Scored]) -> _Scored:
+        """The candidates of ``parts`` (disjoint) one after the other."""
+
+        def join(name: str) -> np.ndarray | None:
+            arrays = [getattr(p, name) for p in parts]
+            return None if arrays[0] is None else np.concatenate(arrays)
+
+        return cls(*(join(name) for name in ("docs", "bm25", "lexical", "context", "thread", "dense", "in_range",
+                                             "score")))  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True)
+class _Signals:
+    """What scores a set of candidates: the same expressions, in the same order, as the full-length ranking."""
+
+    arrays: IndexArrays
+    config: RankerConfig
+    lexical_at: _Lookup
+    per_file: np.ndarray | None
+    dense_sims: dict[int, float]
+    ranges: list[DateRange]
+
+    def score(self, docs: np.ndarray, bm25: np.ndarray, lexical: np.ndarray) -> _Scored:
+        """Every signal of ``docs`` (ascending global ids) whose own ``bm25`` and ``lexical`` scores are given."""
+        config = self.config
+        score = lexical.copy()
+        context = None
+        if config.context_weight and config.context_span:
+            context = _context(docs, self.lexical_at, self.arrays, config)
+            score += context
+        thread = None
+        if self.per_file is not None:
+            thread = config.thread_weight * self.per_file[self.arrays.file_of.take(docs)] * (lexical > 0)
+            score += thread
+        dense_part = None
+        if self.dense_sims:
+            dense_part = np.zeros(len(docs))
+            for gid, sim in self.dense_sims.items():
+                at = int(np.searchsorted(docs, gid))
+                if at < len(docs) and docs[at] == gid:  # a dense hit among these candidates
+                    dense_part[at] = config.dense_weight * sim
+            score += dense_part
+        in_range = None
+        if self.ranges:
+            in_range = np.zeros(len(docs), dtype=bool)
+            days = self.arrays.days.take(docs)
+            for r in self.ranges:
+                in_range |= (days >= r.first.toordinal()) & (days <= r.last.toordinal())
+            score += config.date_boost * score * in_range
+        return _Scored(docs, bm25, lexical, context, thread, dense_part, in_range, score)
+
+
+def _kth_best(scores: np.ndarray, k: int) -> float:
+    """The ``k``-th highest of ``scores`` if there are that many positive ones, else 0 (every positive one counts)."""
+    positive = scores[scores > 0]
+    if len(positive) < k:
+        return 0.0
+    return float(np.partition(positive, len(positive) - k)[len(positive) - k])
+
+
+def _neighbours(sources: np.ndarray, arrays: IndexArrays, span: int) -> np.ndarray:
+    """The distinct messages within ``span`` turns of ``sources`` in their file, ascending (``sources`` included only
+    where one is another's neighbour)."""
+    near = []
+    for links in (arrays.prev, arrays.next):
+        hop = sources
+        for _ in range(span):
+            hop = links.take(hop)
+            hop = hop[hop >= 0]
+            near.append(hop)
+    return np.unique(np.concatenate(near)) if near else np.zeros(0, dtype=np.int64)
 
 
 def _postings(ix: TermIndex, weights: dict[str, float], total: int, in_scope: np.ndarray | None) -> np.ndarray:
@@ -274,9 +381,11 @@ def _stats(ix: TermIndex, weights: dict[str, float], arrays: IndexArrays, in_sco
     """BM25 statistics of the scope: all of the kind index, or the masked part of it."""
     if in_scope is None:
         n_docs = len(arrays.lengths)
-        return CorpusStats(n_docs, float(arrays.lengths.mean()) if n_docs else 0.0, {t: ix.df(t) for t in weights})
+        # The mean of the lengths without reading them: their sum is kept (an integer, so this is the very float
+        # that lengths.mean() gives: every partial sum of integers below 2**53 is exact).
+        return CorpusStats(n_docs, arrays.total_length / n_docs if n_docs else 0.0, {t: ix.df(t) for t in weights})
     n_docs = int(in_scope.sum())
-    avg = float(arrays.lengths[in_scope].mean()) if n_docs else 0.0
+    avg = float(arrays.lengths.whole()[in_scope].mean()) if n_docs else 0.0
     df = {}
     for term in weights:
         positions = ix.arrays(term)[0]
@@ -285,23 +394,20 @@ def _stats(ix: TermIndex, weights: dict[str, float], arrays: IndexArrays, in_sco
     return CorpusStats(n_docs, avg, df)
 
 
-def _context(docs: np.ndarray, lexical: np.ndarray, arrays: IndexArrays, config: RankerConfig) -> np.ndarray:
+def _context(docs: np.ndarray, lexical_at: _Lookup, arrays: IndexArrays, config: RankerConfig) -> np.ndarray:
     """Each turn receives a share of its best neighbour's lexical score (a max, not a sum, so a run of weak turns
-    does not add up to a false hit). Neighbours are turns of the same file. ``docs`` (ascending) holds every
-    document with a lexical score and every neighbour within ``context_span`` of one; ``lexical`` is per ``docs``."""
-
-    slot = np.full(len(arrays.prev), len(docs), dtype=np.int32 if len(docs) < 2**31 - 1 else np.int64)
-    slot[docs] = np.arange(len(docs))  # global id -> its place in docs; len(docs) (a 0 appended below) elsewhere
-    padded = np.append(lexical, 0.0)
-
+    does not add up to a false hit). Neighbours are turns of the same file; ``lexical_at`` gives any message's
+    lexical score (0 for one that matches nothing)."""
     best = np.zeros(len(docs))
     for links in (arrays.prev, arrays.next):
-        hop = links[docs]
-        for _ in range(config.context_span):
+        hop = links.take(docs)
+        for step in range(config.context_span):
             has = hop >= 0
-            best = np.maximum(best, np.where(has, padded[slot[np.where(has, hop, 0)]], 0.0))
-            hop = np.where(has, links[np.where(has, hop, 0)], -1)
-    return config.context_weight * best
+            np.maximum(best, np.where(has, lexical_at(np.where(has, hop, 0)), 0.0), out=best)
+            if step + 1 < config.context_span:
+                hop = np.where(has, links.take(np.where(has, hop, 0)), -1)
+    best *= config.context_weight
+    return best
 
 
 def _thread_scores(
@@ -310,7 +416,8 @@ def _thread_scores(
     """BM25 of the query against each file taken as one document (a session or a day); 0 outside ``files``."""
     out = np.zeros(arrays.files)
     n = len(files)
-    file_lengths = np.bincount(arrays.file_of, weights=arrays.lengths, minlength=arrays.files)
+    file_of = arrays.file_of.whole()  # the index's own array (a copy only of what was appended since it was kept)
+    file_lengths = np.bincount(file_of, weights=arrays.lengths.whole(), minlength=arrays.files)
     avg = float(file_lengths[files].sum()) / n if n else 0.0
     if not avg:
         return out
@@ -320,8 +427,8 @@ def _thread_scores(
     in_files[files] = True
     for term, weight in weights.items():
         positions, tf = ix.arrays(term)
-        keep = positions < len(arrays.file_of)
-        cf = np.bincount(arrays.file_of[positions[keep]], weights=tf[keep], minlength=arrays.files) * in_files
+        keep = positions < len(file_of)
+        cf = np.bincount(file_of[positions[keep]], weights=tf[keep], minlength=arrays.files) * in_files
         df = int(np.count_nonzero(cf))
         if df:
             out += weight * math.log(1.0 + (n - df + 0.5) / (df + 0.5)) * cf * (k1 + 1) / (cf + norm)
@@ -342,7 +449,11 @@ def _feedback_terms(
     k = min(config.expansion_docs, int((bm25 > 0).sum()))
     if k <= 0:
         return {}
-    picked = np.argsort(-bm25, kind="stable")[:k]
+    # The k best, ties to the lower id, as a stable sort of all of them gives them: only the scores from the k-th
+    # best up are sorted (a broad query's first pass holds hundreds of thousands).
+    at_least = np.partition(bm25, len(bm25) - k)[len(bm25) - k]
+    among = np.flatnonzero(bm25 >= at_least)
+    picked = among[np.argsort(-bm25[among], kind="stable")[:k]]
     total_score = float(bm25[picked].sum())
     top = docs[picked]
     relevance: defaultdict[str, float] = defaultdict(float)  # shares are fractions (a Counter holds ints)

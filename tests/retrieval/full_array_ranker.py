@@ -133,7 +133,7 @@ def rank(
     if not view.followers or not (query_terms or (dense is not None and config.dense_weight)):
         return []
     ix = view.index.terms
-    arrays = view.index.arrays()
+    arrays = _whole(view.index.arrays())
     total = len(arrays.lengths)
     local = {f.file_id: i for i, f in enumerate(view.followers)}
     in_scope: np.ndarray | None = None
@@ -218,7 +218,26 @@ def rank(
     return out
 
 
-def _stats(ix: TermIndex, weights: dict[str, float], arrays: IndexArrays, in_scope: np.ndarray | None) -> CorpusStats:
+@dataclass(frozen=True, slots=True)
+class WholeArrays:
+    """The per-message arrays as whole numpy arrays, lengths as float64: what ``KindIndex.arrays()`` returned when
+    this ranking was the ranker (copies, test-only)."""
+
+    lengths: np.ndarray
+    file_of: np.ndarray
+    position_of: np.ndarray
+    days: np.ndarray
+    prev: np.ndarray
+    next: np.ndarray
+    files: int
+
+
+def _whole(arrays: IndexArrays) -> WholeArrays:
+    return WholeArrays(arrays.lengths.whole().astype(np.float64), arrays.file_of.whole(), arrays.position_of.whole(),
+                       arrays.days.whole(), arrays.prev.whole(), arrays.next.whole(), arrays.files)
+
+
+def _stats(ix: TermIndex, weights: dict[str, float], arrays: WholeArrays, in_scope: np.ndarray | None) -> CorpusStats:
     """BM25 statistics of the scope: all of the kind index, or the masked part of it."""
     if in_scope is None:
         n_docs = len(arrays.lengths)
@@ -233,7 +252,7 @@ def _stats(ix: TermIndex, weights: dict[str, float], arrays: IndexArrays, in_sco
     return CorpusStats(n_docs, avg, df)
 
 
-def _context(lexical: np.ndarray, arrays: IndexArrays, config: RankerConfig) -> np.ndarray:
+def _context(lexical: np.ndarray, arrays: WholeArrays, config: RankerConfig) -> np.ndarray:
     """Each turn receives a share of its best neighbour's lexical score (a max, not a sum, so a run of weak turns
     does not add up to a false hit). Neighbours are turns of the same file."""
     best = np.zeros(len(lexical))
@@ -247,7 +266,7 @@ def _context(lexical: np.ndarray, arrays: IndexArrays, config: RankerConfig) -> 
 
 
 def _thread_scores(
-    ix: TermIndex, weights: dict[str, float], arrays: IndexArrays, files: list[int], config: RankerConfig
+    ix: TermIndex, weights: dict[str, float], arrays: WholeArrays, files: list[int], config: RankerConfig
 ) -> np.ndarray:
     """BM25 of the query against each file taken as one document (a session or a day); 0 outside ``files``."""
     out = np.zeros(arrays.files)
@@ -273,7 +292,7 @@ def _thread_scores(
 def _feedback_terms(
     ix: TermIndex,
     bm25: np.ndarray,
-    arrays: IndexArrays,
+    arrays: WholeArrays,
     in_scope: np.ndarray | None,
     query_terms: Counter[str],
     config: RankerConfig,

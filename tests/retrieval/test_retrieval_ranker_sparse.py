@@ -87,6 +87,89 @@ def test_candidate_ranking_equals_the_full_array_ranking(
                     assert [_key(c) for c in got] == [_key(c) for c in want], (view.followers, query, options)
 
 
+BROAD_WORDS = ("coffee", "budget", "meeting", "lyon", "rain")
+BROAD_QUERIES = ("coffee budget meeting in Lyon", "coffee", "rain in Lyon on 2 May 2026", "budget budget rain")
+BROAD_CONFIGS = [
+    RankerConfig(),
+    RankerConfig(context_span=3, context_weight=0.9),
+    RankerConfig(context_span=2, context_weight=2.0, expansion_weight=0.0),  # neighbours outscore matches
+    RankerConfig(context_weight=0.5, date_boost=3.0, thread_weight=0.0),
+]
+broad_conversations = st.lists(  # few words, long sessions: every query term in most turns, neighbours everywhere
+    st.tuples(st.integers(0, 3), st.lists(st.lists(st.sampled_from(BROAD_WORDS + ("ok", "yes")), min_size=0,
+                                                   max_size=4), min_size=1, max_size=40)),
+    min_size=1, max_size=4)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sessions=broad_conversations, config_at=st.integers(0, len(BROAD_CONFIGS) - 1),
+       limit=st.sampled_from([1, 2, 5, 30]))
+def test_broad_queries_rank_exactly_as_the_full_array_ranking(
+    sessions: list[tuple[int, list[list[str]]]], config_at: int, limit: int
+) -> None:
+    """Queries whose terms are in most messages, so the neighbours of the matches cover nearly everything: the
+    candidates the ranker leaves out (neighbours that cannot reach the top ``limit``) change nothing."""
+    config = BROAD_CONFIGS[config_at]
+    with tempfile.TemporaryDirectory() as tmp:
+        user = MemoryStore(Path(tmp), zone=ZONE).user("u")
+        for n, (day, turns) in enumerate(sessions):
+            start = _dt.datetime(2026, 5, 1 + day, 9, tzinfo=ZONE)
+            for i, words in enumerate(turns):
+                user.append(f"s{n}", "user" if i % 2 == 0 else "assistant", " ".join(words) or "ok",
+                            ts=start + _dt.timedelta(minutes=i))
+        index = UserIndex(user)
+        for view in (index.view("session"), index.view("daily"), index.view("session", "s0")):
+            for query in BROAD_QUERIES:
+                got = rank(view, query, index.tokenizer, config, limit=limit)
+                want = full_array_ranker.rank(view, query, index.tokenizer, config, limit=limit)
+                assert [_key(c) for c in got] == [_key(c) for c in want], (view.followers, query)
+
+
+def test_a_broad_query_materialises_only_the_neighbours_that_can_reach_the_top(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """One turn in four mentions the query and every turn neighbours one that does: the candidates were all the
+    messages (at 1M, 715k of them for the benchmark's query). Now only the matches are scored in full, and of
+    their neighbours only those next to a match strong enough to lift them into the top ``limit``."""
+    import numpy as np
+
+    from agentmem_nb.retrieval import ranker
+
+    with tempfile.TemporaryDirectory() as tmp:
+        user = MemoryStore(Path(tmp), zone=ZONE).user("u")
+        start = _dt.datetime(2026, 5, 1, 9, tzinfo=ZONE)
+        for i in range(800):
+            # A few strong matches (the query's words, twice), many weak ones (one word in a long turn), filler.
+            if i % 200 == 7:
+                text = "coffee budget coffee budget"
+            elif i % 4 == 0:
+                text = "coffee and then a very long turn about nothing much at all really " + f"n{i}"
+            else:
+                text = f"filler turn number {i}"
+            user.append(f"s{i // 200}", "user", text, ts=start + _dt.timedelta(minutes=i))
+        index = UserIndex(user)
+        view = index.view("session")
+        matches = len(index.kinds["session"].terms.postings("coffe"))
+        sizes: list[int] = []
+        real_zeros = np.zeros
+
+        def counting_zeros(shape: object, *args: object, **kwargs: object) -> np.ndarray:
+            out = real_zeros(shape, *args, **kwargs)  # type: ignore[call-overload]
+            if out.dtype.kind == "f":  # score arrays: one element per candidate scored
+                sizes.append(out.size)
+            return out  # type: ignore[no-any-return]
+
+        monkeypatch.setattr(ranker.np, "zeros", counting_zeros)
+        config = RankerConfig(expansion_weight=0.0)
+        hits = rank(view, "coffee budget", index.tokenizer, config, limit=5)
+        monkeypatch.undo()
+        want = full_array_ranker.rank(view, "coffee budget", index.tokenizer, config, limit=5)
+        assert [_key(c) for c in hits] == [_key(c) for c in want]
+        assert {h.position for h in hits} & {6, 8}  # a neighbour of the strong match made the top 5
+        # Every candidate array is no larger than the matches plus the strong matches' few neighbours (the
+        # neighbours of all 200 matches would make it 600).
+        assert sizes and max(sizes) <= matches + 4 * 2, (sizes, matches)
+
+
 def test_the_ranker_allocates_nothing_the_size_of_the_index(monkeypatch: pytest.MonkeyPatch) -> None:
     """At 1M messages every full-length float64 score array was 8 MB; the ranker's score arrays now follow the
     candidates (a byte-per-message mask of the candidates remains)."""
