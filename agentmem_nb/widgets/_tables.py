@@ -1,0 +1,75 @@
+"""The tables of the inspector and the timeline: itables' ``ITable`` widget (DataTables), offline and text-only.
+
+Why itables: sorting, a filter per column, paging with the row count, copy to the clipboard — what people expect of a
+table in Jupyter — without a hand-written HTML table. The ``ITable`` *widget* (``itables.widget``, an anywidget) is
+used rather than ``itables.show``: it ships DataTables inside the Python package (no CDN, so it works offline, the
+same as ``init_notebook_mode(connected=False)``), it lives inside an ``ipywidgets`` box, and its ``selected_rows``
+trait carries a click on a row back to Python.
+
+Text safety: cells are given to DataTables as data with ``allow_html=False`` (itables escapes ``<``, ``>`` and ``&``
+of every cell and column name before they reach the browser), so a message such as ``<img src=x onerror=...>``
+shows as text. :func:`table_rows` also makes every non-numeric cell plain text first (:func:`cell_text`), long ones
+cut at :data:`CELL_CHARS` (the DataFrame keeps them whole).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+from itables.widget import ITable
+
+from agentmem_nb.widgets._cells import cell_text, shorten
+
+__all__ = ["CELL_CHARS", "table_rows", "new_table", "show_rows", "TABLE_OPTIONS"]
+
+CELL_CHARS = 300
+"""Characters of a cell shown in a table (the whole text stays in the DataFrame)."""
+
+TABLE_OPTIONS: dict[str, Any] = {
+    "allow_html": False,  # the default, said out loud: cells are text, never markup
+    "showIndex": False,
+    "paging": True,
+    "pageLength": 10,
+    "lengthMenu": [10, 25, 100, 500],
+    # sort from the header, and one search box per column (DataTables' ColumnControl, bundled in the widget)
+    "columnControl": ["order", ["search"]],
+    "ordering": {"indicators": False, "handler": False},
+    "buttons": ["copyHtml5", "csvHtml5"],
+    "select": {"style": "single", "info": False},
+    "autoWidth": False,
+    "scrollX": True,
+    # the whole page is sent: the widget must not drop rows to stay under its default 64 kB
+    "maxBytes": 0,
+    "classes": "display compact amn-datatable",
+}
+"""itables options of every table (see https://mwouts.github.io/itables/options/options.html)."""
+
+
+def table_rows(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """``frame[columns]`` ready for DataTables: numbers stay numbers (so they sort as numbers), everything else
+    becomes one line of plain text at most :data:`CELL_CHARS` long (times as ``YYYY-MM-DD HH:MM:SS``, which sorts)."""
+    out: dict[str, Any] = {}
+    for column in columns:
+        values = frame[column]
+        if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype):
+            out[column] = values.astype("float64") if values.hasnans else values  # Int64 with NA -> NaN
+        else:
+            out[column] = [shorten(cell_text(v), CELL_CHARS) for v in values.tolist()]
+    return pd.DataFrame(out, columns=list(columns), index=pd.RangeIndex(len(frame)))
+
+
+def new_table(css: str) -> ITable:
+    """An empty table widget carrying the CSS class ``css`` (the browser test finds it by it)."""
+    table = ITable(pd.DataFrame(), **TABLE_OPTIONS)  # type: ignore[arg-type]  # the options are a TypedDict's keys
+    table.add_class(css)
+    return table
+
+
+def show_rows(table: ITable, frame: pd.DataFrame, columns: Sequence[str], *, caption: str = "",
+              selected: int | None = None) -> None:
+    """Show ``frame[columns]`` in ``table`` (``selected``: the row shown selected, e.g. a window's anchor)."""
+    rows = table_rows(frame, columns) if len(frame) and columns else pd.DataFrame({"": []})
+    table.update(rows, caption=caption, selected_rows=[] if selected is None or selected < 0 else [int(selected)],
+                 **TABLE_OPTIONS)  # type: ignore[arg-type]
