@@ -25,9 +25,10 @@ from agentmem_nb.widgets._cells import cell_text, one_line, shorten
 
 if TYPE_CHECKING:
     from agentmem_nb.store import MemoryStore, MessageFile, UserMemory
+    from agentmem_nb.store.redactions import Redaction
 
 __all__ = ["LAYERS", "MESSAGE_LAYERS", "SHOWN", "InspectorHit", "InspectorWindow", "Found", "InspectorData",
-           "view_of"]
+           "view_of", "redaction_note"]
 
 LAYERS: dict[str, str] = {
     "long_term": "Long-term memory",
@@ -64,6 +65,12 @@ _SEARCHED: dict[str, tuple[str, ...]] = {
 }
 
 _HIT_CHARS = 110
+_SOURCE = "inspector"
+
+
+def redaction_note(redaction: Redaction) -> str:
+    """What a view shows instead of a redacted message's content."""
+    return f"[redacted: {redaction.reason}]"
 
 
 def view_of(layer: str, scope: str | None) -> str:
@@ -181,6 +188,43 @@ class InspectorData:
             return [("from the dialogue log", None), ("from the threads", "sessions")]
         return []
 
+    # ------------------------------------------------------------------ redactions
+
+    def redacted(self, mem: UserMemory | None, frame: pd.DataFrame, layer: str) -> pd.DataFrame:
+        """``frame`` as shown: the content of each redacted message replaced by the redaction's reason (a copy;
+        the frame itself, like the file, keeps the text)."""
+        if mem is None or layer not in MESSAGE_LAYERS or "content" not in frame.columns or not len(frame):
+            return frame
+        active = mem.redactions.active()
+        if not active:
+            return frame
+        kind, column = ("session", "session_id") if layer == "sessions" else ("daily", "day")
+        notes = [active.get(ItemKey(kind, str(key), int(mid))) for key, mid in zip(frame[column], frame["message_id"])]
+        if not any(notes):
+            return frame
+        shown = frame.copy()
+        shown["content"] = [redaction_note(n) if n is not None else text for n, text in zip(notes, frame["content"])]
+        return shown
+
+    def redact(self, mem: UserMemory, follower: frames.LayerFollower, session_id: str, message_id: int,
+               reason: str) -> int:
+        """Record redaction events for a message of a conversation and for its copy in its day file (found by its
+        timestamp); returns how many events were recorded. Nothing is rewritten."""
+        thread = follower.session(session_id)
+        row = thread[thread["message_id"] == message_id]
+        if not len(row):
+            raise ValueError(f"conversation {session_id!r} has no message {message_id}: nothing was redacted")
+        mem.redactions.add(ItemKey("session", session_id, int(message_id)), reason=reason, source=_SOURCE)
+        day = str(row["day"].iloc[0]) if "day" in row.columns and not pd.isna(row["day"].iloc[0]) else None
+        if day is None:
+            return 1
+        daily = follower.daily(day)
+        copy = daily[(daily["ts"] == row["ts"].iloc[0]) & (daily["session_id"] == session_id)]
+        if not len(copy):
+            return 1
+        mem.redactions.add(ItemKey("daily", day, int(copy["message_id"].iloc[0])), reason=reason, source=_SOURCE)
+        return 2
+
     # ------------------------------------------------------------------ search
 
     def find(self, mem: UserMemory, frame: pd.DataFrame, layer: str, scope: str | None, text: str, *,
@@ -207,7 +251,9 @@ class InspectorData:
             where = Scope.everything(layer=kind)
         # Ranked hits come without neighbours (before=after=0): the hit list names anchors, the window shows context.
         result = self.retriever.search(mem, text, scope=where, budget=limit, before=0, after=0)
-        hits = tuple(self._message_hit(layer, h.rank, h.message, h.key, h.explain() if h.mode == "ranked" else "")
+        active = mem.redactions.active()
+        hits = tuple(self._message_hit(layer, h.rank, h.message, h.key, h.explain() if h.mode == "ranked" else "",
+                                       active.get(h.item))
                      for h in result.hits)
         if result.mode == "exact":
             # the store's exact search is a casefolded substring of the content: the frame of the same scope holds
@@ -217,10 +263,11 @@ class InspectorData:
         total = self.retriever.count_matches(mem, text, scope=where)
         return Found(hits, max(total, len(hits)), "ranked")
 
-    def _message_hit(self, layer: str, rank: int, message: Message, key: str, why: str) -> InspectorHit:
+    def _message_hit(self, layer: str, rank: int, message: Message, key: str, why: str,
+                     redaction: Redaction | None) -> InspectorHit:
         where = key if layer == "sessions" else f"{key} {message.session_id or ''}".strip()
-        label = (f"#{message.message_id} [{message.ts.strftime('%Y-%m-%d %H:%M')}] {where} {message.role}: "
-                 f"{one_line(message.content)}")
+        text = redaction_note(redaction) if redaction is not None else one_line(message.content)
+        label = f"#{message.message_id} [{message.ts.strftime('%Y-%m-%d %H:%M')}] {where} {message.role}: {text}"
         session = key if layer == "sessions" else message.session_id
         return InspectorHit(rank, layer, key, message.message_id, message.ts, shorten(label, _HIT_CHARS), why,
                             session or None)

@@ -1,10 +1,12 @@
-"""Editing long-term memory from the inspector: change or delete a line, restore a version from the history.
+"""Editing memory from the inspector: change or delete a long-term line, restore a version from the history, redact
+a message.
 
 Every change goes through :class:`~agentmem_nb.store.longterm.LongTermMemory` and so is a recorded version in its
 history (``source="inspector"``, or ``restore:N:after``), which the inspector's "history of changes" scope lists. A
 line is changed only if it still holds the text the person saw: the edit is a compare-and-swap on the version read
 (``write(expected_version=...)``), so a note the agent added meanwhile is never overwritten — the error says to
-refresh.
+refresh. A message is never rewritten: redacting it records an event (:mod:`agentmem_nb.store.redactions`) that the
+inspector reads to show the reason instead of the text.
 """
 
 from __future__ import annotations
@@ -47,17 +49,25 @@ class EditPanel:
         self.restore_button = widgets.Button(description="Restore version", icon="undo",
                                              layout=widgets.Layout(width="auto"))
         self.restore_button.add_class("amn-edit-restore")
+        self.reason = widgets.Text(placeholder="why this message is redacted (kept with the event)",
+                                   layout=widgets.Layout(flex="1 1 auto", width="auto"))
+        self.reason.add_class("amn-edit-reason")
+        self.redact_button = widgets.Button(description="Redact chosen message", icon="eye-slash",
+                                            layout=widgets.Layout(width="auto"))
+        self.redact_button.add_class("amn-edit-redact")
         self.status = widgets.HTML()
         self.status.add_class("amn-edit-status")
         self.lines_row = widgets.HBox([self.line, self.text, self.save_button, self.delete_button],
                                       layout=widgets.Layout(flex_flow="row wrap"))
         self.history_row = widgets.HBox([self.version, self.restore_button])
-        self.box = widgets.VBox([self.lines_row, self.history_row, self.status])
+        self.redact_row = widgets.HBox([self.reason, self.redact_button])
+        self.box = widgets.VBox([self.lines_row, self.history_row, self.redact_row, self.status])
         self.box.add_class("amn-inspector-edit")
         guarded = inspector._guarded
         self.save_button.on_click(guarded("save line", lambda _b: self.edit_line(self.line.value, self.text.value)))
         self.delete_button.on_click(guarded("delete line", lambda _b: self.delete_line(self.line.value)))
         self.restore_button.on_click(guarded("restore version", lambda _b: self.restore(self.version.value)))
+        self.redact_button.on_click(guarded("redact message", lambda _b: self._redact_chosen()))
         line_changed = inspector._guarded_change("choose line", lambda _v: self._fill_text())
         self.line.observe(line_changed, names="value")
 
@@ -79,6 +89,16 @@ class EditPanel:
         lt = self._inspector.mem.long_term
         done = lt.restore(int(version))
         self._done(f"restored version {int(version)}" + ("" if done else " (the text was already that)"))
+
+    def _redact_chosen(self) -> None:
+        inspector = self._inspector
+        if inspector.window is None:
+            raise ValueError("choose a hit first: its message is the one redacted")
+        session_id, message_id = inspector._message_of(inspector.window.hit)
+        if session_id is None or message_id is None:
+            raise ValueError("the chosen hit names no message of a conversation")
+        inspector.redact_message(session_id, message_id, reason=self.reason.value)
+        self.reason.value = ""
 
     def _change(self, line_no: int, new: str | None, what: str) -> None:
         lt = self._inspector.mem.long_term
@@ -135,7 +155,9 @@ class EditPanel:
         """Show the controls that apply to the layer shown."""
         inspector = self._inspector
         view = inspector.state.view if inspector.user_id is not None else ""
-        self.box.layout.display = "" if view in ("long_term", "long_term/history") else "none"
+        self.box.layout.display = "" if view in ("long_term", "long_term/history", "sessions", "days") else "none"
+        self.redact_row.layout.display = "" if view in ("sessions", "days") else "none"
+        self.redact_button.disabled = inspector.window is None
         self.lines_row.layout.display = "" if view == "long_term" else "none"
         self.history_row.layout.display = "" if view == "long_term/history" else "none"
         frame = inspector.frame

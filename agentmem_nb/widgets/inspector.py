@@ -5,7 +5,7 @@ Layout (CSS classes in brackets; the browser test addresses them)::
     [user] [layer] [scope] [Refresh]                                    [amn-inspector]
     caption: user · layer · rows · the zone times are shown in          [amn-inspector-caption]
     the layer as a sortable, filterable, paged table (itables)          [amn-inspector-table]
-    edit panel (long-term lines: edit, delete; history: restore)       [amn-inspector-edit]
+    edit panel (long-term lines: edit, delete; history: restore; messages: redact)    [amn-inspector-edit]
     [search box: amn-inspector-search] [Search]
     status while a search or load runs                                  [amn-inspector-status]
     "20 of 54,903 matches for …"                                        [amn-inspector-hits-summary]
@@ -336,6 +336,17 @@ class MemoryInspector(OpensMessages, FollowsChat, widgets.VBox):
         """Make long-term memory what change number ``version`` left it (itself a recorded change)."""
         self.editor.restore(version)
 
+    def redact_message(self, session_id: str, message_id: int, *, reason: str) -> None:
+        """Hide a message of a conversation (and its copy in its day file) behind a redaction event with its
+        reason: the lines on disk are kept, the events are recorded in ``redactions.jsonl`` (see
+        :mod:`agentmem_nb.store.redactions`; the agent's own search does not read them yet)."""
+        if self.user_id is None:
+            raise ValueError("no user selected: call select_user('...') first")
+        self.data.redact(self.mem, self._follower(), session_id, int(message_id), reason)
+        self.refresh()
+        self.editor.status.value = (f'<div class="amn-inspector-root amn-edit-done">✓ message {int(message_id)} of '
+                                    f"{escape(session_id)} redacted; the event is kept in redactions.jsonl</div>")
+
     def html_values(self) -> dict[str, str]:
         """Every HTML string the widget currently shows, by part (for checks such as escaping)."""
         return {"caption": self.caption.value, "hits_summary": self.hits_summary.value,
@@ -435,7 +446,7 @@ class MemoryInspector(OpensMessages, FollowsChat, widgets.VBox):
                               f"{scope} · {extent} · <span class=\"amn-zone\">{escape(zone_note(self.store.zone))}"
                               "</span></div>")
         columns = [c for c in SHOWN[self.state.view] if c in self.frame.columns] if total else []
-        show_rows(self.table, shown, columns)
+        show_rows(self.table, self.data.redacted(self.mem if self.user_id else None, shown, self.layer), columns)
 
     def _render_hits(self) -> None:
         for button in self._hit_buttons:
@@ -465,6 +476,7 @@ class MemoryInspector(OpensMessages, FollowsChat, widgets.VBox):
 
     def _render_window(self) -> None:
         window = self.window
+        self.editor.redact_button.disabled = window is None
         self.window_caption.value = (f'<span class="amn-inspector-root amn-window-sides">before {self.before} · '
                                      f"after {self.after}</span>")
         self.before_minus.disabled = window is None or self.before == 0
@@ -487,7 +499,8 @@ class MemoryInspector(OpensMessages, FollowsChat, widgets.VBox):
         view = self.state.view if hit.layer not in MESSAGE_LAYERS else hit.layer
         columns = [c for c in SHOWN[view] if c in window.frame.columns]
         self.window_table.layout.display = "none" if window.reason else ""
-        show_rows(self.window_table, window.frame, columns, selected=window.anchor_row)
+        shown = self.data.redacted(self.mem if self.user_id else None, window.frame, hit.layer)
+        show_rows(self.window_table, shown, columns, selected=window.anchor_row)
 
     def _sync_controls(self) -> None:
         with self._quiet():

@@ -165,3 +165,24 @@ def test_the_edit_buttons_edit_and_errors_show_in_the_widget(store) -> None:
     inspector.editor.text.value = "  "
     inspector.editor.save_button.click()
     assert inspector.last_error is not None and "Delete line" in inspector.last_error.message
+
+
+def test_redacting_a_message_shows_the_reason_and_keeps_the_line(store) -> None:
+    mem = _many(store, n_tea=3, n_coffee=2, n_other=0)
+    inspector = MemoryInspector(store, user_id="alice")
+    inspector.search("coffee")
+    inspector.select_hit(0)
+    line_before = mem.session("s2").path.read_bytes()
+    inspector.editor.reason.value = "private"
+    inspector.editor.redact_button.click()
+    assert inspector.last_error is None
+    assert mem.session("s2").path.read_bytes() == line_before
+    events = mem.redactions.events()
+    assert {e.item.layer for e in events} == {"session", "daily"} and all(e.source == "inspector" for e in events)
+    assert "[redacted: private]" in str(table_rows(inspector.table)) and "some coffee 0" not in str(
+        table_rows(inspector.table))
+    assert "[redacted: private]" in str(table_rows(inspector.window_table))
+    assert "[redacted: private]" in inspector.hits[0].label  # the search ran again on refresh
+    inspector.select_layer("days")
+    assert "[redacted: private]" in str(table_rows(inspector.table))
+    assert inspector.frame["content"].str.contains("some coffee 0").any()  # the DataFrame keeps the text
