@@ -168,24 +168,25 @@ class InspectorData:
             return frames.problems(mem)
         return frames.conversations(mem)
 
-    def scope_options(self, mem: UserMemory | None, layer: str, scope: str | None) -> list[tuple[str, str | None]]:
-        """The scope picker's choices for ``layer`` (``scope`` kept even if its file is gone)."""
+    def scope_options(self, mem: UserMemory | None, layer: str, scope: str | None) -> list[tuple[str, str]]:
+        """The scope picker's choices for ``layer`` (``scope`` kept even if its file is gone). "Everything" is
+        ``""``, not ``None``: a Dropdown shows the value ``None`` as a blank."""
         if mem is None:
             return []
         if layer == "sessions":
             ids = mem.session_ids()
             if scope and scope not in ids:
                 ids.append(scope)
-            return [("all sessions", None), *((s, s) for s in ids)]
+            return [("all sessions", ""), *((s, s) for s in ids)]
         if layer == "days":
             days = mem.days()
             if scope and scope not in days:
                 days.append(scope)
-            return [("all days", None), *((d, d) for d in days)]
+            return [("all days", ""), *((d, d) for d in days)]
         if layer == "long_term":
-            return [("lines", None), ("history of changes", "history")]
+            return [("lines", ""), ("history of changes", "history")]
         if layer == "tool_calls":
-            return [("from the dialogue log", None), ("from the threads", "sessions")]
+            return [("from the dialogue log", ""), ("from the threads", "sessions")]
         return []
 
     # ------------------------------------------------------------------ redactions

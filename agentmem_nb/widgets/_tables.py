@@ -27,6 +27,8 @@ __all__ = ["CELL_CHARS", "table_rows", "new_table", "show_rows", "TABLE_OPTIONS"
 CELL_CHARS = 300
 """Characters of a cell shown in a table (the whole text stays in the DataFrame)."""
 
+_SHORT_CHARS = 24
+
 TABLE_OPTIONS: dict[str, Any] = {
     "allow_html": False,  # the default, said out loud: cells are text, never markup
     "showIndex": False,
@@ -43,6 +45,7 @@ TABLE_OPTIONS: dict[str, Any] = {
     # the whole page is sent: the widget must not drop rows to stay under its default 64 kB
     "maxBytes": 0,
     "classes": "display compact amn-datatable",
+    "style": "width: 100%; margin: 0; caption-side: bottom",
 }
 """itables options of every table (see https://mwouts.github.io/itables/options/options.html)."""
 
@@ -71,5 +74,9 @@ def show_rows(table: ITable, frame: pd.DataFrame, columns: Sequence[str], *, cap
               selected: int | None = None) -> None:
     """Show ``frame[columns]`` in ``table`` (``selected``: the row shown selected, e.g. a window's anchor)."""
     rows = table_rows(frame, columns) if len(frame) and columns else pd.DataFrame({"": []})
+    # ids, times, numbers: never wrapped (a time cut into three lines is hard to read); text wraps
+    short = [i for i, c in enumerate(rows.columns)
+             if not len(rows) or rows[c].astype(str).str.len().max() <= _SHORT_CHARS]
     table.update(rows, caption=caption, selected_rows=[] if selected is None or selected < 0 else [int(selected)],
+                 columnDefs=[{"targets": short, "className": "amn-nowrap"}],
                  **TABLE_OPTIONS)  # type: ignore[arg-type]

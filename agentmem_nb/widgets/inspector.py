@@ -515,7 +515,7 @@ class MemoryInspector(OpensMessages, FollowsChat, widgets.VBox):
             self.scope_picker.layout.display = "flex" if options else "none"
             if list(self.scope_picker.options) != options:
                 self.scope_picker.options = options
-            self.scope_picker.value = self.scope if options else None
+            self.scope_picker.value = (self.scope or "") if options else None
 
     def _sync_search_box(self) -> None:
         with self._quiet():
@@ -546,6 +546,8 @@ _STYLE = """<style>
 .amn-inspector-hit button, button.amn-inspector-hit { text-align: left; justify-content: flex-start;
   overflow: hidden; text-overflow: ellipsis; }
 .amn-inspector .amn-datatable { color: var(--jp-ui-font-color1); }
+.amn-inspector .amn-datatable td.amn-nowrap { white-space: nowrap; }
+.amn-inspector .amn-datatable td { overflow-wrap: anywhere; min-width: 4em; }
 /* the window's anchor: DataTables marks it selected; the theme's own colours, strong enough in both themes */
 .amn-inspector-window table.dataTable > tbody > tr.selected > * {
   box-shadow: inset 0 0 0 9999px var(--jp-brand-color1) !important; color: var(--jp-ui-inverse-font-color0) !important;

@@ -570,6 +570,8 @@ _STYLE = """<style>
 .amn-timeline-root.amn-error-box { color: var(--jp-ui-font-color1); background: var(--jp-layout-color1);
   border: 1px solid var(--jp-error-color1); border-left-width: 4px; padding: 4px 8px; }
 .amn-timeline .amn-datatable { color: var(--jp-ui-font-color1); }
+.amn-timeline .amn-datatable td.amn-nowrap { white-space: nowrap; }
+.amn-timeline .amn-datatable td { overflow-wrap: anywhere; min-width: 4em; }
 .amn-timeline.amn-busy .amn-timeline-chart, .amn-timeline.amn-busy .amn-timeline-table { opacity: 0.45; }
 .amn-busy-note { color: var(--jp-ui-font-color1); font-size: 13px; padding: 2px 0; }
 </style>"""

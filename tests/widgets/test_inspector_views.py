@@ -186,3 +186,12 @@ def test_redacting_a_message_shows_the_reason_and_keeps_the_line(store) -> None:
     inspector.select_layer("days")
     assert "[redacted: private]" in str(table_rows(inspector.table))
     assert inspector.frame["content"].str.contains("some coffee 0").any()  # the DataFrame keeps the text
+
+
+def test_the_scope_picker_reads_all_sessions_when_not_narrowed(store) -> None:
+    _many(store)
+    inspector = MemoryInspector(store, user_id="alice")
+    assert inspector.scope_picker.label == "all sessions"  # it was blank: a Dropdown shows None as nothing
+    inspector.select_scope("s1")
+    inspector.scope_picker.value = ""
+    assert inspector.scope is None and inspector.scope_picker.label == "all sessions"
