@@ -67,7 +67,9 @@ class Redactions:
         record = {"ts": format_ts(self._clock()), "layer": item.layer, "key": item.key,
                   "target_id": item.message_id, "reason": reason, "source": str(source)}
         written = self.file.append(record)
-        return self._event(written["message_id"], written)
+        event = self._event(written["message_id"], written)
+        assert event is not None  # the record written above names a message
+        return event
 
     def events(self) -> list[Redaction]:
         """Every redaction event, oldest first (unreadable lines are skipped and listed by :meth:`problems`)."""

@@ -199,7 +199,8 @@ class InspectorData:
         active = mem.redactions.active()
         if not active:
             return frame
-        kind, column = ("session", "session_id") if layer == "sessions" else ("daily", "day")
+        kind: LayerKind = "session" if layer == "sessions" else "daily"
+        column = "session_id" if layer == "sessions" else "day"
         notes = [active.get(ItemKey(kind, str(key), int(mid))) for key, mid in zip(frame[column], frame["message_id"])]
         if not any(notes):
             return frame

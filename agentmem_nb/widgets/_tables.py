@@ -15,14 +15,17 @@ cut at :data:`CELL_CHARS` (the DataFrame keeps them whole).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+import itables.widget
 import pandas as pd
 from itables.widget import ITable
 
 from agentmem_nb.widgets._cells import cell_text, shorten
+from agentmem_nb.widgets.html import displayable
 
-__all__ = ["CELL_CHARS", "table_rows", "new_table", "show_rows", "TABLE_OPTIONS"]
+__all__ = ["CELL_CHARS", "table_rows", "new_table", "show_rows", "TABLE_OPTIONS", "TABLE_STYLE"]
 
 CELL_CHARS = 300
 """Characters of a cell shown in a table (the whole text stays in the DataFrame)."""
@@ -50,6 +53,21 @@ TABLE_OPTIONS: dict[str, Any] = {
 """itables options of every table (see https://mwouts.github.io/itables/options/options.html)."""
 
 
+_STATIC = Path(itables.widget.__file__).parent / "static"
+
+
+class _Table(ITable):  # type: ignore[misc]  # itables.widget is untyped where anywidget is concerned
+    """``ITable`` with its script and stylesheet as text rather than as files.
+
+    anywidget watches a widget's ``_esm``/``_css`` *file* for hot reloading by connecting a strong callback, bound
+    to the instance, to a signal of the class: every ``ITable`` ever made stays alive, and with it every observer —
+    here the inspector or the timeline, which must be collectable once closed (``tests/widgets/test_follow.py``).
+    The same text as a string is not watched."""
+
+    _esm = (_STATIC / "widget.js").read_text(encoding="utf-8")
+    _css = (_STATIC / "widget.css").read_text(encoding="utf-8")
+
+
 def table_rows(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
     """``frame[columns]`` ready for DataTables: numbers stay numbers (so they sort as numbers), everything else
     becomes one line of plain text at most :data:`CELL_CHARS` long (times as ``YYYY-MM-DD HH:MM:SS``, which sorts)."""
@@ -59,13 +77,14 @@ def table_rows(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
         if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype):
             out[column] = values.astype("float64") if values.hasnans else values  # Int64 with NA -> NaN
         else:
-            out[column] = [shorten(cell_text(v), CELL_CHARS) for v in values.tolist()]
+            # displayable: a lone surrogate the store kept cannot cross to the browser (it shows as U+FFFD)
+            out[column] = [shorten(displayable(cell_text(v)), CELL_CHARS) for v in values.tolist()]
     return pd.DataFrame(out, columns=list(columns), index=pd.RangeIndex(len(frame)))
 
 
 def new_table(css: str) -> ITable:
     """An empty table widget carrying the CSS class ``css`` (the browser test finds it by it)."""
-    table = ITable(pd.DataFrame(), **TABLE_OPTIONS)  # type: ignore[arg-type]  # the options are a TypedDict's keys
+    table = _Table(pd.DataFrame(), **TABLE_OPTIONS)
     table.add_class(css)
     return table
 
@@ -79,4 +98,18 @@ def show_rows(table: ITable, frame: pd.DataFrame, columns: Sequence[str], *, cap
              if not len(rows) or rows[c].astype(str).str.len().max() <= _SHORT_CHARS]
     table.update(rows, caption=caption, selected_rows=[] if selected is None or selected < 0 else [int(selected)],
                  columnDefs=[{"targets": short, "className": "amn-nowrap"}],
-                 **TABLE_OPTIONS)  # type: ignore[arg-type]
+                 **TABLE_OPTIONS)
+
+
+TABLE_STYLE = """
+/* a selected row (the window's anchor, the chosen call): the theme's own colours, readable in Light and Dark
+   (DataTables' default is white on blue, 3.9:1 — below WCAG AA); the browser test measures it */
+.amn-datatable.dataTable > tbody > tr.selected > * {
+  box-shadow: inset 0 0 0 9999px var(--jp-layout-color3) !important; color: var(--jp-ui-font-color0) !important;
+  font-weight: 600; }
+.amn-datatable.dataTable > tbody > tr.selected > *:first-child { border-left: 4px solid var(--jp-brand-color1); }
+.amn-datatable td.amn-nowrap { white-space: nowrap; }
+.amn-datatable td { overflow-wrap: anywhere; min-width: 4em; }
+.amn-datatable { color: var(--jp-ui-font-color1); }
+"""
+"""CSS of every table (each view puts it in its stylesheet)."""

@@ -68,9 +68,10 @@ def ticks(first_us: int, last_us: int, plot_w: float, zone: Any) -> list[tuple[i
     wanted = max(2, int(plot_w // 90))
     step = next((s for s in _STEPS_US if span / s <= wanted), _STEPS_US[-1])
     # align on the wall clock of the zone (minutes on :00, days at midnight)
-    offset = int(pd.Timestamp(first_us, unit="us", tz="UTC").tz_convert(zone).utcoffset().total_seconds() * 1e6)
+    utc_offset = pd.Timestamp(first_us, unit="us", tz="UTC").tz_convert(zone).utcoffset()
+    offset = int(utc_offset.total_seconds() * 1e6) if utc_offset is not None else 0
     tick = -(-(first_us + offset) // step) * step - offset
-    out = []
+    out: list[tuple[int, str]] = []
     while tick <= last_us and len(out) < wanted + 2:
         moment = pd.Timestamp(tick, unit="us", tz="UTC").tz_convert(zone)
         out.append((tick, _label(moment, step, span)))

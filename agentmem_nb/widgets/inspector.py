@@ -61,7 +61,7 @@ from agentmem_nb.widgets._inspector_data import (
 from agentmem_nb.widgets._inspector_state import InspectorState, clamp_side
 from agentmem_nb.widgets._open import OpenMessage, OpensMessages
 from agentmem_nb.widgets._rows import find_row, row_identity
-from agentmem_nb.widgets._tables import new_table, show_rows
+from agentmem_nb.widgets._tables import TABLE_STYLE, new_table, show_rows
 from agentmem_nb.widgets.html import displayable, escape
 
 if TYPE_CHECKING:
@@ -211,17 +211,60 @@ class MemoryInspector(OpensMessages, FollowsChat, widgets.VBox):
 
     # ------------------------------------------------------------------ the state, read-only from outside
 
-    user_id = property(lambda self: self.state.user_id, doc="Whose memory is shown.")
-    layer = property(lambda self: self.state.layer, doc="The layer shown (one of :data:`LAYERS`).")
-    scope = property(lambda self: self.state.scope, doc="The scope in force (``None``: the whole layer).")
-    query = property(lambda self: self.state.query, doc="The last search's text.")
-    search_mode = property(lambda self: self.state.search_mode,
-                           doc='How the last search ran: ``"keyword"``, ``"ranked"`` or ``""`` (none yet).')
-    hits = property(lambda self: self.state.hits, doc="The hits listed (at most ``hit_limit``).")
-    total = property(lambda self: self.state.total, doc="How many rows or messages match the search in all.")
-    window = property(lambda self: self.state.window, doc="The window shown (``None``: no hit chosen).")
-    before = property(lambda self: self.state.before, doc="Messages (rows) shown before the anchor.")
-    after = property(lambda self: self.state.after, doc="Messages (rows) shown after the anchor.")
+    @property
+    def user_id(self) -> str | None:
+        """Whose memory is shown."""
+        return self.state.user_id
+
+    @user_id.setter
+    def user_id(self, user_id: str | None) -> None:
+        # FollowsChat declares user_id as a plain attribute; the state is the one place it lives
+        self.state.user_id = user_id
+
+    @property
+    def layer(self) -> str:
+        """The layer shown (one of :data:`LAYERS`)."""
+        return self.state.layer
+
+    @property
+    def scope(self) -> str | None:
+        """The scope in force (``None``: the whole layer)."""
+        return self.state.scope
+
+    @property
+    def query(self) -> str:
+        """The last search's text."""
+        return self.state.query
+
+    @property
+    def search_mode(self) -> str:
+        """How the last search ran: ``"keyword"``, ``"ranked"`` or ``""`` (none yet)."""
+        return self.state.search_mode
+
+    @property
+    def hits(self) -> list[InspectorHit]:
+        """The hits listed (at most ``hit_limit``)."""
+        return self.state.hits
+
+    @property
+    def total(self) -> int:
+        """How many rows or messages match the search in all."""
+        return self.state.total
+
+    @property
+    def window(self) -> InspectorWindow | None:
+        """The window shown (``None``: no hit chosen)."""
+        return self.state.window
+
+    @property
+    def before(self) -> int:
+        """Messages (rows) shown before the anchor."""
+        return self.state.before
+
+    @property
+    def after(self) -> int:
+        """Messages (rows) shown after the anchor."""
+        return self.state.after
 
     @property
     def busy(self) -> str:
@@ -545,14 +588,7 @@ _STYLE = """<style>
 .amn-inspector-hits > .amn-inspector-hit { flex: 0 0 auto; min-height: 28px; }
 .amn-inspector-hit button, button.amn-inspector-hit { text-align: left; justify-content: flex-start;
   overflow: hidden; text-overflow: ellipsis; }
-.amn-inspector .amn-datatable { color: var(--jp-ui-font-color1); }
-.amn-inspector .amn-datatable td.amn-nowrap { white-space: nowrap; }
-.amn-inspector .amn-datatable td { overflow-wrap: anywhere; min-width: 4em; }
-/* the window's anchor: DataTables marks it selected; the theme's own colours, strong enough in both themes */
-.amn-inspector-window table.dataTable > tbody > tr.selected > * {
-  box-shadow: inset 0 0 0 9999px var(--jp-brand-color1) !important; color: var(--jp-ui-inverse-font-color0) !important;
-  font-weight: 600; }
 .amn-inspector.amn-busy .amn-inspector-table, .amn-inspector.amn-busy .amn-inspector-hits,
 .amn-inspector.amn-busy .amn-inspector-window { opacity: 0.45; pointer-events: none; }
 .amn-busy-note { color: var(--jp-ui-font-color1); font-size: 13px; padding: 2px 0; }
-</style>"""
+""" + TABLE_STYLE + """</style>"""

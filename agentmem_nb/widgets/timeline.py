@@ -50,7 +50,7 @@ from agentmem_nb.widgets._chart import TimelineChart
 from agentmem_nb.widgets._follow import FollowsChat
 from agentmem_nb.widgets._open import OpenMessage, OpensMessages
 from agentmem_nb.widgets._rows import find_row, row_identity
-from agentmem_nb.widgets._tables import new_table, show_rows
+from agentmem_nb.widgets._tables import TABLE_STYLE, new_table, show_rows
 from agentmem_nb.widgets._timeline_draw import call_spans, duration_text, timeline_svg, tool_colours
 from agentmem_nb.widgets.html import displayable, escape, pretty_json
 
@@ -569,9 +569,6 @@ _STYLE = """<style>
   overflow: auto; color: var(--jp-content-font-color1); }
 .amn-timeline-root.amn-error-box { color: var(--jp-ui-font-color1); background: var(--jp-layout-color1);
   border: 1px solid var(--jp-error-color1); border-left-width: 4px; padding: 4px 8px; }
-.amn-timeline .amn-datatable { color: var(--jp-ui-font-color1); }
-.amn-timeline .amn-datatable td.amn-nowrap { white-space: nowrap; }
-.amn-timeline .amn-datatable td { overflow-wrap: anywhere; min-width: 4em; }
 .amn-timeline.amn-busy .amn-timeline-chart, .amn-timeline.amn-busy .amn-timeline-table { opacity: 0.45; }
 .amn-busy-note { color: var(--jp-ui-font-color1); font-size: 13px; padding: 2px 0; }
-</style>"""
+""" + TABLE_STYLE + """</style>"""
