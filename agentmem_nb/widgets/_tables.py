@@ -109,7 +109,9 @@ TABLE_STYLE = """
   font-weight: 600; }
 .amn-datatable.dataTable > tbody > tr.selected > *:first-child { border-left: 4px solid var(--jp-brand-color1); }
 .amn-datatable td.amn-nowrap { white-space: nowrap; }
-.amn-datatable td { overflow-wrap: anywhere; min-width: 4em; }
+/* text columns keep a readable width (the table scrolls sideways) instead of wrapping a word per line */
+.amn-datatable td { overflow-wrap: anywhere; }
+.amn-datatable td:not(.amn-nowrap) { min-width: 16em; }
 .amn-datatable { color: var(--jp-ui-font-color1); }
 """
 """CSS of every table (each view puts it in its stylesheet)."""

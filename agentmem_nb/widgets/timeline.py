@@ -412,7 +412,8 @@ class ToolTimeline(OpensMessages, FollowsChat, widgets.VBox):
                               f'lanes per {escape(self.lanes)} · <span class="amn-zone">'
                               f"{escape(zone_note(self.store.zone))}</span></div>")
         self._render_chart()
-        show_rows(self.table, shown, [c for c in _TABLE_COLUMNS if c in shown.columns] if len(shown) else [],
+        listed = shown.assign(ts=_to_the_millisecond(shown["ts"])) if len(shown) else shown  # calls a few ms apart
+        show_rows(self.table, listed, [c for c in _TABLE_COLUMNS if c in shown.columns] if len(shown) else [],
                   selected=None if self.selected is None or self.selected < offset else self.selected - offset)
         self._render_detail()
 
@@ -533,6 +534,11 @@ def _moment(bound: frames.TimeBound, zone: Any) -> pd.Timestamp:
     if pd.isna(moment):
         raise ValueError(f"zoom: {bound!r} is not a time")
     return moment.tz_localize(zone) if moment.tzinfo is None else moment.tz_convert(zone)
+
+
+def _to_the_millisecond(times: pd.Series) -> list[str]:
+    """Times as ``YYYY-MM-DD HH:MM:SS.mmm`` (text that sorts): the calls of one turn are milliseconds apart."""
+    return ["" if pd.isna(t) else t.strftime("%Y-%m-%d %H:%M:%S.") + f"{t.microsecond // 1000:03d}" for t in times]
 
 
 def _us(moment: pd.Timestamp) -> int:

@@ -197,7 +197,11 @@ def _inspector_steps(page: Any, artifacts: Path) -> None:
     inspector = page.locator(".amn-inspector")
     inspector.scroll_into_view_if_needed()
     expect(inspector).to_be_visible()
+    info = inspector.locator(".amn-inspector-table .dt-info")
+    before_refresh = info.text_content()
     inspector.locator(".amn-inspector-refresh").click()
+    expect(info).not_to_have_text(before_refresh or "")  # the chat's turns since the cell ran are in the table
+    inspector.locator(".amn-inspector-table .dt-search input").fill("onerror")  # the table pages: filter it
     expect(inspector.locator(".amn-inspector-table")).to_contain_text(XSS_IMG)  # the chat's messages, as text
     search = inspector.locator(".amn-inspector-search input")
     search.fill("Porto")

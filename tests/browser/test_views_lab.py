@@ -139,6 +139,9 @@ def test_views_in_light_dark_and_narrow(lab: LabServer, lab_root: Path, page: An
     _write_notebook(lab_root / "views.ipynb")
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
+    outside: list[str] = []  # offline: the tables' DataTables comes with the package, not from a CDN
+    page.on("request", lambda r: None if r.url.startswith(("http://127.0.0.1", "data:", "blob:"))
+            else outside.append(r.url))
     page.goto(f"{lab.url}/lab/tree/views.ipynb")
     expect(page.locator(".jp-NotebookPanel .jp-Cell").first).to_be_visible(timeout=60_000)
     lab.wait_for_kernel()
@@ -240,4 +243,5 @@ def test_views_in_light_dark_and_narrow(lab: LabServer, lab_root: Path, page: An
     page.screenshot(path=str(artifacts / "views-timeline-narrow.png"), clip=clip)
     page.screenshot(path=str(DOCS / "timeline-narrow.png"), clip=clip)
     assert not [e for e in errors if "amn" in e or "itables" in e.lower()], errors
+    assert outside == [], outside
     print(f"contrast checked on {light} texts (Light) and {dark} (Dark)")

@@ -175,4 +175,4 @@ def test_the_summary_states_the_zone_and_the_table_agrees(tmp_path) -> None:
          (ToolCall("search_session", {}, "x", id="a"),))
     timeline = ToolTimeline(store, user_id="demo")
     assert "times in Europe/Paris" in timeline.summary.value
-    assert table_rows(timeline.table)[0][0] == "2026-04-08 09:29:05"  # the turn's time (+5 s), in Paris
+    assert table_rows(timeline.table)[0][0] == "2026-04-08 09:29:05.000"  # the turn's time (+5 s), in Paris
