@@ -44,7 +44,6 @@ TABLE_OPTIONS: dict[str, Any] = {
     "buttons": ["copyHtml5", "csvHtml5"],
     "select": {"style": "single", "info": False},
     "autoWidth": False,
-    "scrollX": True,
     # the whole page is sent: the widget must not drop rows to stay under its default 64 kB
     "maxBytes": 0,
     "classes": "display compact amn-datatable",
@@ -86,6 +85,7 @@ def new_table(css: str) -> ITable:
     """An empty table widget carrying the CSS class ``css`` (the browser test finds it by it)."""
     table = _Table(pd.DataFrame(), **TABLE_OPTIONS)
     table.add_class(css)
+    table.add_class("amn-table-widget")
     return table
 
 
@@ -102,6 +102,9 @@ def show_rows(table: ITable, frame: pd.DataFrame, columns: Sequence[str], *, cap
 
 
 TABLE_STYLE = """
+/* a wide table scrolls sideways inside its own box (one table: DataTables' scrollX splits the header from the body,
+   and they drift apart when the widget is drawn before it has its width) */
+.amn-table-widget .dt-layout-table { display: block; overflow-x: auto; }
 /* a selected row (the window's anchor, the chosen call): the theme's own colours, readable in Light and Dark
    (DataTables' default is white on blue, 3.9:1 — below WCAG AA); the browser test measures it */
 .amn-datatable.dataTable > tbody > tr.selected > * {

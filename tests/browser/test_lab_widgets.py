@@ -173,7 +173,7 @@ def _timeline_steps(page: Any, artifacts: Path) -> None:
     timeline = page.locator(".amn-timeline")
     timeline.scroll_into_view_if_needed()
     expect(timeline).to_be_visible()
-    rows = timeline.locator(".amn-timeline-table .dt-scroll-body tbody tr")
+    rows = timeline.locator(".amn-timeline-table table.dataTable tbody tr")
     # the seed's remember_note, "Where did I move?" (search_session, get_session_window), two XSS remember_notes
     expect(rows).to_have_count(5)
     keyword = timeline.locator(".amn-timeline-filter-keyword input")
@@ -212,7 +212,7 @@ def _inspector_steps(page: Any, artifacts: Path) -> None:
     window = inspector.locator(".amn-inspector-window")
     expect(window.locator("tr.selected")).to_contain_text("My sister Ana lives in Porto.")
     expect(window).to_contain_text("I prefer green tea")  # a message before the anchor
-    window_rows = window.locator(".dt-scroll-body tbody tr")
+    window_rows = window.locator("table.dataTable tbody tr")
     before_rows = window_rows.count()
     inspector.locator(".amn-window-after-plus").click()
     expect(window_rows).to_have_count(before_rows + 1)  # one more message after the anchor

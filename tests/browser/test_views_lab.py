@@ -153,7 +153,7 @@ def test_views_in_light_dark_and_narrow(lab: LabServer, lab_root: Path, page: An
 
     # ---- the inspector: itables table with the zone stated; 20 hits that scroll, "20 of 54"
     expect(inspector.locator(".amn-inspector-caption")).to_contain_text("times in Europe/Paris")
-    table = inspector.locator(".amn-inspector-table .dt-scroll-body table")
+    table = inspector.locator(".amn-inspector-table table.dataTable")
     expect(table).to_be_visible()
     expect(table).to_contain_text("09:29:00")  # 07:29 UTC written, shown in the stated zone
     expect(inspector.locator(".amn-inspector-table .dt-info")).to_contain_text(f"of {N_TEA + 1 + 24} entries")  # every row of the layer, paged
