@@ -55,7 +55,7 @@ TABLE_OPTIONS: dict[str, Any] = {
 _STATIC = Path(itables.widget.__file__).parent / "static"
 
 
-class _Table(ITable):  # type: ignore[misc]  # itables.widget is untyped where anywidget is concerned
+class _Table(ITable):
     """``ITable`` with its script and stylesheet as text rather than as files.
 
     anywidget watches a widget's ``_esm``/``_css`` *file* for hot reloading by connecting a strong callback, bound
@@ -63,8 +63,9 @@ class _Table(ITable):  # type: ignore[misc]  # itables.widget is untyped where a
     here the inspector or the timeline, which must be collectable once closed (``tests/widgets/test_follow.py``).
     The same text as a string is not watched."""
 
-    _esm = (_STATIC / "widget.js").read_text(encoding="utf-8")
-    _css = (_STATIC / "widget.css").read_text(encoding="utf-8")
+    # ITable declares them as Path; anywidget takes either, and text is what keeps instances collectable
+    _esm = (_STATIC / "widget.js").read_text(encoding="utf-8")  # type: ignore[assignment]
+    _css = (_STATIC / "widget.css").read_text(encoding="utf-8")  # type: ignore[assignment]
 
 
 def table_rows(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
