@@ -138,15 +138,7 @@ def rank(
     arrays = view.index.arrays()  # views of the index's arrays (the mapped persisted index): nothing copied
     total = len(arrays.lengths)
     local = {f.file_id: i for i, f in enumerate(view.followers)}
-    in_scope: np.ndarray | None = None
-    if not view.whole:
-        in_files = np.zeros(arrays.files, dtype=bool)
-        in_files[list(local)] = True
-        in_scope = in_files[arrays.file_of.whole()]
-    if len(exclude):
-        if in_scope is None:
-            in_scope = np.ones(total, dtype=bool)
-        in_scope[[g for g in exclude if 0 <= g < total]] = False
+    in_scope = _in_scope(view, exclude)
     weights = {t: float(n) for t, n in query_terms.items()}
     stats = _stats(ix, weights, arrays, in_scope)
     # Only candidates are scored (the query terms' postings in scope, the dense hits, and those of their neighbours
@@ -353,6 +345,34 @@ def _neighbours(sources: np.ndarray, arrays: IndexArrays, span: int) -> np.ndarr
             hop = hop[hop >= 0]
             near.append(hop)
     return np.unique(np.concatenate(near)) if near else np.zeros(0, dtype=np.int64)
+
+
+def match_count(view: ScopeView, query: str, tokenizer: Tokenizer, config: RankerConfig = RankerConfig()) -> int:
+    """How many messages of ``view`` hold at least one of ``query``'s terms: the messages a ranked search draws its
+    hits from (before expansion and context), the "of N" a person sees beside the hits shown."""
+    words = extract_dates(query)[1] if config.date_boost else query
+    query_terms = Counter(tokenizer.terms(words))
+    if not view.followers or not query_terms:
+        return 0
+    total = len(view.index.arrays().lengths)
+    weights = {t: float(n) for t, n in query_terms.items()}
+    return int(len(_postings(view.index.terms, weights, total, _in_scope(view, ()))))
+
+
+def _in_scope(view: ScopeView, exclude: Sequence[int]) -> np.ndarray | None:
+    """Which global ids are in the view's files and not excluded (``None``: every one)."""
+    arrays = view.index.arrays()
+    total = len(arrays.lengths)
+    in_scope: np.ndarray | None = None
+    if not view.whole:
+        in_files = np.zeros(arrays.files, dtype=bool)
+        in_files[[f.file_id for f in view.followers]] = True
+        in_scope = in_files[arrays.file_of.whole()]
+    if len(exclude):
+        if in_scope is None:
+            in_scope = np.ones(total, dtype=bool)
+        in_scope[[g for g in exclude if 0 <= g < total]] = False
+    return in_scope
 
 
 def _postings(ix: TermIndex, weights: dict[str, float], total: int, in_scope: np.ndarray | None) -> np.ndarray:

@@ -39,7 +39,7 @@ from agentmem_nb.retrieval.index import (
     UserIndex,
     user_index,
 )
-from agentmem_nb.retrieval.ranker import Candidate, RankerConfig, rank
+from agentmem_nb.retrieval.ranker import Candidate, RankerConfig, match_count, rank
 from agentmem_nb.store import MAX_SEARCH_LIMIT, MAX_WINDOW_SIDE, UserMemory
 
 __all__ = [
@@ -134,6 +134,12 @@ class Retriever:
                                     exclude=gids)
 
     # ------------------------------------------------------------------ public
+
+    def count_matches(self, user: UserMemory, query: str, *, scope: Scope | None = None) -> int:
+        """How many messages of ``scope`` (default: everything) a ranked search for ``query`` draws from: those
+        holding at least one of its terms. :meth:`search` returns at most ``budget`` of them; this is the "of N"."""
+        scope = scope or Scope.everything()
+        return match_count(self.view(user, scope), query, self.user_index(user).tokenizer, self.ranker)
 
     def rank_hits(
         self,

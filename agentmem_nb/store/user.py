@@ -23,6 +23,7 @@ from agentmem_nb.store.folder_check import check_user_folder
 from agentmem_nb.store.layer import MAX_SEARCH_LIMIT, Appended, MessageFile, Window
 from agentmem_nb.store.longterm import LongTermMemory
 from agentmem_nb.store.problems import Problem, ProblemKind, problem_for_error
+from agentmem_nb.store.redactions import Redactions
 from agentmem_nb.timeutil import day_of
 
 if TYPE_CHECKING:
@@ -52,6 +53,9 @@ class UserMemory:
                                            rebuild_source=self._session_summaries)
         self.log = DialogueLog(self.directory / "logs" / "llm_dialogue.jsonl", zone=store.zone,
                                durability=store.durability, base=store.root)
+        self.redactions = Redactions(self.directory / "redactions.jsonl", clock=store.clock, zone=store.zone,
+                                     durability=store.durability, base=store.root)
+        """Redaction events (see :mod:`agentmem_nb.store.redactions`): messages hidden without rewriting them."""
 
     def __repr__(self) -> str:
         return f"UserMemory(user_id={self.user_id!r}, directory={str(self.directory)!r})"
@@ -179,6 +183,8 @@ class UserMemory:
         found += _gathered(self.long_term.path, self.long_term.problems)
         found += _gathered(self.long_term.path, self._check_long_term)
         found += _gathered(self.conversations.path, self.conversations.problems)
+        if self.redactions.file.path.exists():
+            found += _gathered(self.redactions.file.path, self.redactions.problems)
         found += check_user_folder(self.directory, base=self.store.root)
         seen: set[object] = set()
         unique = []

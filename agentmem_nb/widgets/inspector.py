@@ -3,145 +3,78 @@
 Layout (CSS classes in brackets; the browser test addresses them)::
 
     [user] [layer] [scope] [Refresh]                                    [amn-inspector]
-    rows of the layer, newest last                                      [amn-inspector-table]
+    caption: user · layer · rows · the zone times are shown in          [amn-inspector-caption]
+    the layer as a sortable, filterable, paged table (itables)          [amn-inspector-table]
+    edit panel (long-term lines: edit, delete; history: restore; messages: redact)    [amn-inspector-edit]
     [search box: amn-inspector-search] [Search]
-    hit buttons, one per hit                                            [amn-inspector-hit]
-    [− before] [+ before: amn-window-before-plus] [− after] [+ after: amn-window-after-plus]
-    the window around the chosen hit, anchor row highlighted            [amn-inspector-window] (row: amn-anchor)
+    status while a search or load runs                                  [amn-inspector-status]
+    "20 of 54,903 matches for …"                                        [amn-inspector-hits-summary]
+    hit buttons, one per hit, in a scrolling list                       [amn-inspector-hits] (button: amn-inspector-hit)
+    [− before] [+ before] [− after] [+ after] [Open in chat]
+    the window around the chosen hit, anchor row selected               [amn-inspector-window]
     errors                                                              [amn-inspector-error]
 
-The widget opens no file itself: tables come from :mod:`agentmem_nb.frames` (through a
-:class:`~agentmem_nb.frames.LayerFollower`, so a refresh reads only what was appended since the last one), hits from
-:func:`agentmem_nb.retrieval.search` — the search the agent's tools run: one keyword is the store's substring search,
-several words are ranked and explained — and windows from ``MessageFile.window``: the same anchor + window retrieval
-the agent's tools use. Every cell is escaped by :func:`agentmem_nb.widgets.html.escape` before it becomes HTML.
+Three parts, one concern each: :class:`~agentmem_nb.widgets._inspector_state.InspectorState` holds the choices,
+:class:`~agentmem_nb.widgets._inspector_data.InspectorData` reads the store (frames, search with its true total,
+windows), and this class is the view: controls, tables and wiring. Tables are itables widgets
+(:mod:`agentmem_nb.widgets._tables`: offline, cells as text); every other piece of text goes through
+:func:`agentmem_nb.widgets.html.escape`. Colours come from JupyterLab's theme variables only, so Light and Dark both
+read (the browser test measures the contrast).
 
 Driven from code (what the tests do)::
 
     inspector = MemoryInspector(store, user_id="alice")
     inspector.select_layer("sessions")
-    hits = inspector.search("lyon")
+    hits = inspector.search("lyon"); inspector.total   # 20 hits listed, of this many matches
     window = inspector.select_hit(0)        # anchor ± 2 messages
     inspector.widen(before=1, after=3)      # step the window
     inspector.frame, inspector.window.frame # the DataFrames behind the tables
     inspector.follow(chat)                  # refresh after each of the chat's turns (search and hit kept)
+    inspector.on_open_message(chat.open_message); inspector.open_hit(0)
+    inspector.edit_note(2, "- likes green tea"); inspector.restore_version(3)
 """
 
 from __future__ import annotations
 
-import datetime as _dt
-import json
-import math
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
-import numpy as np
 import pandas as pd
 
-from agentmem_nb import frames
-from agentmem_nb.identifiers import check_day, check_session_id, check_user_id
-from agentmem_nb.items import ItemKey, LayerKind
-from agentmem_nb.messages import Message
-from agentmem_nb.retrieval import Retriever, Scope
+from agentmem_nb.identifiers import check_user_id
+from agentmem_nb.retrieval import Retriever
 from agentmem_nb.store import MAX_WINDOW_SIDE
+from agentmem_nb.widgets import _memory_edit
+from agentmem_nb.widgets._busy import BusyState
 from agentmem_nb.widgets._callbacks import WidgetError
+from agentmem_nb.widgets._cells import cell_text, zone_note
 from agentmem_nb.widgets._follow import FollowsChat
+from agentmem_nb.widgets._inspector_data import (
+    LAYERS,
+    MESSAGE_LAYERS,
+    Found,
+    SHOWN,
+    InspectorData,
+    InspectorHit,
+    InspectorWindow,
+)
+from agentmem_nb.widgets._inspector_state import InspectorState, clamp_side
+from agentmem_nb.widgets._open import OpenMessage, OpensMessages
 from agentmem_nb.widgets._rows import find_row, row_identity
+from agentmem_nb.widgets._tables import TABLE_STYLE, new_table, show_rows
 from agentmem_nb.widgets.html import displayable, escape
 
 if TYPE_CHECKING:
-    from agentmem_nb.store import MemoryStore, MessageFile, UserMemory
+    from agentmem_nb.store import MemoryStore, UserMemory
 
-__all__ = ["MemoryInspector", "InspectorHit", "InspectorWindow", "InspectorError", "LAYERS", "frame_html",
-           "cell_text"]
-
-Layer = Literal["long_term", "sessions", "days", "log", "tool_calls", "problems", "conversations"]
-
-LAYERS: dict[str, str] = {
-    "long_term": "Long-term memory",
-    "sessions": "Sessions",
-    "days": "Days",
-    "log": "Dialogue log",
-    "tool_calls": "Tool calls",
-    "problems": "Problems",
-    "conversations": "Conversations",
-}
-"""Layer names (the API's) and their labels (the picker's)."""
-
-_MESSAGE_LAYERS = ("sessions", "days")
-
-# Which columns each layer's table shows (the full frame keeps all of them) and which a keyword is looked for in.
-_SHOWN: dict[str, tuple[str, ...]] = {
-    "long_term": ("line_no", "section", "text", "added_at", "source"),
-    "long_term/history": ("version", "ts", "source", "added", "removed"),
-    "sessions": ("ts", "session_id", "message_id", "role", "content", "n_tool_calls"),
-    "days": ("ts", "day", "message_id", "session_id", "role", "content", "n_tool_calls"),
-    "log": ("entry_id", "ts", "session_id", "user_message", "assistant_reply", "tools", "error"),
-    "tool_calls": ("ts", "session_id", "turn", "tool", "input_text", "output", "output_len", "status", "duration_ms"),
-    "problems": ("file", "line", "kind", "count", "detail"),
-    "conversations": ("session_id", "title", "created_at", "updated_at", "messages"),
-}
-_SEARCHED: dict[str, tuple[str, ...]] = {
-    "long_term": ("text", "section"),
-    "long_term/history": ("added", "removed", "after", "source"),
-    "log": ("user_message", "assistant_reply"),
-    "tool_calls": ("tool", "input_text", "output"),
-    "problems": ("file", "kind", "detail"),
-    "conversations": ("session_id", "title"),
-}
-
-_CELL_CHARS = 300
-"""Characters of a cell shown in a table (the whole text is in the cell's title, and in the DataFrame)."""
-
-_HIT_CHARS = 110
-_SHORT_CHARS = 24
-
-
-@dataclass(frozen=True, slots=True)
-class InspectorHit:
-    """One search hit.
-
-    For the message layers (``sessions``, ``days``) ``key`` is the session id or the day and ``anchor`` the
-    ``message_id`` in that file; for the other layers ``key`` is ``None`` and ``anchor`` is the row's position in the
-    layer's frame. ``explain`` says why a ranked hit was found (empty for a keyword hit).
-    """
-
-    rank: int
-    layer: str
-    key: str | None
-    anchor: int
-    ts: _dt.datetime | None
-    label: str
-    explain: str = ""
-
-    @property
-    def item(self) -> ItemKey | None:
-        """The stored message a hit of a message layer is (``None`` for a row of another layer)."""
-        if self.layer not in _MESSAGE_LAYERS or self.key is None:
-            return None
-        return ItemKey("session" if self.layer == "sessions" else "daily", self.key, self.anchor)
-
-
-@dataclass(frozen=True, slots=True)
-class InspectorWindow:
-    """The rows around a hit, anchor included; ``anchor_row`` is the anchor's position in ``frame`` (-1 if the
-    anchor is gone, and then ``reason`` says why)."""
-
-    hit: InspectorHit
-    before: int
-    after: int
-    frame: pd.DataFrame = field(hash=False, compare=False, repr=False)
-    anchor_row: int = -1
-    reason: str = ""
-
+__all__ = ["MemoryInspector", "InspectorHit", "InspectorWindow", "InspectorError", "LAYERS", "cell_text"]
 
 InspectorError = WidgetError
 """The inspector's name for :class:`~agentmem_nb.widgets._callbacks.WidgetError` (kept for existing code)."""
 
 
-class MemoryInspector(FollowsChat, widgets.VBox):
-    """Browse one user's memory layer by layer, search it, and step through anchor windows.
+class MemoryInspector(OpensMessages, FollowsChat, widgets.VBox):
+    """Browse one user's memory layer by layer, search it, step through anchor windows, and edit it.
 
     Args:
         store: the :class:`~agentmem_nb.store.MemoryStore` to read.
@@ -149,11 +82,13 @@ class MemoryInspector(FollowsChat, widgets.VBox):
         layer: one of :data:`LAYERS` (``"sessions"`` by default).
         scope: a session id (sessions layer), a day (days layer), ``"history"`` (long-term layer) or ``"sessions"``
             (tool calls from the thread files instead of the log); ``None`` = everything.
-        max_rows: rows shown in the table (the newest); the DataFrame in :attr:`frame` has them all.
-        hit_limit: how many hits a search lists.
+        max_rows: rows given to the table (the newest; it pages them); the DataFrame in :attr:`frame` has them all.
+        hit_limit: how many hits a search lists (the summary says how many match in all).
         before, after: the initial window around a chosen hit.
         retriever: what the message layers are searched with (default: the default
             :class:`~agentmem_nb.retrieval.Retriever`, the agent's own unless it was given another).
+        on_open_message: ``callback(session_id, message_id)`` run by :meth:`open_hit` and the "Open in chat"
+            button (wire it to the chat's ``open_message``); more with :meth:`on_open_message`.
 
     :meth:`follow` links it to a :class:`~agentmem_nb.widgets.ChatWidget`: after each turn it refreshes itself,
     reading only the appended lines, and keeps its user, layer, scope, search, chosen hit and window sides.
@@ -169,33 +104,30 @@ class MemoryInspector(FollowsChat, widgets.VBox):
         user_id: str | None = None,
         layer: str = "sessions",
         scope: str | None = None,
-        max_rows: int = 200,
+        max_rows: int = 2000,
         hit_limit: int = 20,
         before: int = 2,
         after: int = 2,
         retriever: Retriever | None = None,
+        on_open_message: OpenMessage | None = None,
     ) -> None:
         self._init_follow()  # first: Widget.__del__ calls close(), which needs it, even after a rejected argument
         if max_rows < 1 or hit_limit < 1:
             raise ValueError(f"max_rows and hit_limit must be >= 1, got {max_rows!r} and {hit_limit!r}")
+        self._init_open(on_open_message)
         self.store = store
         self.retriever = retriever if retriever is not None else Retriever()
+        self.data = InspectorData(store, self.retriever)
+        """Reads the store (frames, search, windows)."""
+        self.state = InspectorState(before=clamp_side(before), after=clamp_side(after))
+        """What is chosen (user, layer, scope, search, hits, window)."""
         self.max_rows = int(max_rows)
         self.hit_limit = int(hit_limit)
-        self.user_id: str | None = None
-        self.layer: str = "sessions"
-        self.scope: str | None = None
         self.frame: pd.DataFrame = pd.DataFrame()
         """The whole current layer (scope applied) as a DataFrame."""
-        self.query = ""
-        self.search_mode = ""
-        """How the last search ran: ``"keyword"`` (substring), ``"ranked"`` (retrieval) or ``""`` (none yet)."""
-        self.hits: list[InspectorHit] = []
-        self.window: InspectorWindow | None = None
-        self._before = _clamp(before)
-        self._after = _clamp(after)
         self._hit_buttons: list[widgets.Button] = []
         self._init_callbacks()  # errors, error_area, _syncing
+        self._busy = BusyState(self, "amn-inspector-status")
 
         self.user_picker = widgets.Dropdown(description="User", options=[], layout=widgets.Layout(width="auto"),
                                             style={"description_width": "40px"})
@@ -211,8 +143,7 @@ class MemoryInspector(FollowsChat, widgets.VBox):
         self.refresh_button.add_class("amn-inspector-refresh")
         self.caption = widgets.HTML()
         self.caption.add_class("amn-inspector-caption")
-        self.table = widgets.HTML()
-        self.table.add_class("amn-inspector-table")
+        self.table = new_table("amn-inspector-table")
         self.search_box = widgets.Text(placeholder="Search this layer (one keyword, or several words: ranked)",
                                        continuous_update=False, layout=widgets.Layout(flex="1 1 auto", width="auto"))
         self.search_box.add_class("amn-inspector-search")
@@ -220,28 +151,38 @@ class MemoryInspector(FollowsChat, widgets.VBox):
         self.search_button.add_class("amn-inspector-search-button")
         self.hits_summary = widgets.HTML()
         self.hits_summary.add_class("amn-inspector-hits-summary")
-        self.hits_box = widgets.VBox(layout=widgets.Layout(max_height="260px", overflow="auto"))
+        # a fixed-height scrolling list; each button keeps its own height (flex: none) instead of being squeezed
+        self.hits_box = widgets.VBox(layout=widgets.Layout(max_height="260px", overflow="auto",
+                                                           display="flex", flex_flow="column nowrap"))
         self.hits_box.add_class("amn-inspector-hits")
         self.before_minus = _step_button("− before", "amn-window-before-minus")
         self.before_plus = _step_button("+ before", "amn-window-before-plus")
         self.after_minus = _step_button("− after", "amn-window-after-minus")
         self.after_plus = _step_button("+ after", "amn-window-after-plus")
+        self.open_button = _step_button("Open in chat", "amn-inspector-open")
+        self.open_button.icon = "comments"
         self.window_caption = widgets.HTML()
         self.window_caption.add_class("amn-inspector-window-caption")
         self.window_view = widgets.HTML()
-        self.window_view.add_class("amn-inspector-window")
+        self.window_view.add_class("amn-inspector-window-title")
+        self.window_table = new_table("amn-inspector-window")
+        self.editor = _memory_edit.EditPanel(self)
 
         super().__init__([
             widgets.HTML(_STYLE),
-            widgets.HBox([self.user_picker, self.layer_picker, self.scope_picker, self.refresh_button]),
+            widgets.HBox([self.user_picker, self.layer_picker, self.scope_picker, self.refresh_button],
+                         layout=widgets.Layout(flex_flow="row wrap")),
             self.caption,
             self.table,
+            self.editor.box,
             widgets.HBox([self.search_box, self.search_button]),
+            self._busy.status,
             self.hits_summary,
             self.hits_box,
-            widgets.HBox([self.before_minus, self.before_plus, self.after_minus, self.after_plus,
-                          self.window_caption]),
+            widgets.HBox([self.before_minus, self.before_plus, self.after_minus, self.after_plus, self.open_button,
+                          self.window_caption], layout=widgets.Layout(flex_flow="row wrap")),
             self.window_view,
+            self.window_table,
             self.error_area,
         ])
         self.add_class("amn-inspector")
@@ -256,15 +197,79 @@ class MemoryInspector(FollowsChat, widgets.VBox):
         self.before_plus.on_click(self._guarded("step window", lambda _b: self.widen(before=1)))
         self.after_minus.on_click(self._guarded("step window", lambda _b: self.widen(after=-1)))
         self.after_plus.on_click(self._guarded("step window", lambda _b: self.widen(after=1)))
+        self.open_button.on_click(self._guarded("open in chat", lambda _b: self.open_hit()))
+        self.table.observe(self._guarded_change("choose row", self._row_chosen), names="selected_rows")
 
         if layer not in LAYERS:
             raise ValueError(f"unknown layer {layer!r}: use one of {', '.join(LAYERS)}")
         users = store.users()
         chosen = user_id if user_id is not None else (users[0] if users else None)
-        self.user_id = check_user_id(chosen) if chosen is not None else None
-        self.layer = layer
-        self.scope = self._check_scope(scope) if scope not in (None, "") else None
+        self.state.user_id = check_user_id(chosen) if chosen is not None else None
+        self.state.layer = layer
+        self.state.scope = self.data.check_scope(layer, scope) if scope not in (None, "") else None
         self._load()
+
+    # ------------------------------------------------------------------ the state, read-only from outside
+
+    @property
+    def user_id(self) -> str | None:
+        """Whose memory is shown."""
+        return self.state.user_id
+
+    @user_id.setter
+    def user_id(self, user_id: str | None) -> None:
+        # FollowsChat declares user_id as a plain attribute; the state is the one place it lives
+        self.state.user_id = user_id
+
+    @property
+    def layer(self) -> str:
+        """The layer shown (one of :data:`LAYERS`)."""
+        return self.state.layer
+
+    @property
+    def scope(self) -> str | None:
+        """The scope in force (``None``: the whole layer)."""
+        return self.state.scope
+
+    @property
+    def query(self) -> str:
+        """The last search's text."""
+        return self.state.query
+
+    @property
+    def search_mode(self) -> str:
+        """How the last search ran: ``"keyword"``, ``"ranked"`` or ``""`` (none yet)."""
+        return self.state.search_mode
+
+    @property
+    def hits(self) -> list[InspectorHit]:
+        """The hits listed (at most ``hit_limit``)."""
+        return self.state.hits
+
+    @property
+    def total(self) -> int:
+        """How many rows or messages match the search in all."""
+        return self.state.total
+
+    @property
+    def window(self) -> InspectorWindow | None:
+        """The window shown (``None``: no hit chosen)."""
+        return self.state.window
+
+    @property
+    def before(self) -> int:
+        """Messages (rows) shown before the anchor."""
+        return self.state.before
+
+    @property
+    def after(self) -> int:
+        """Messages (rows) shown after the anchor."""
+        return self.state.after
+
+    @property
+    def busy(self) -> str:
+        """What the inspector is doing right now (``""`` when idle): set while a search or a load runs."""
+        return self._busy.busy
 
     # ------------------------------------------------------------------ public API
 
@@ -279,43 +284,21 @@ class MemoryInspector(FollowsChat, widgets.VBox):
             raise ValueError("no user selected: call select_user('...') first (the store has no users yet)")
         return self.store.user(self.user_id)
 
-    @property
-    def before(self) -> int:
-        """Messages (rows) shown before the anchor."""
-        return self._before
-
-    @property
-    def after(self) -> int:
-        """Messages (rows) shown after the anchor."""
-        return self._after
-
     def select_user(self, user_id: str) -> None:
         """Show ``user``'s memory (the layer stays; a session or day scope is dropped)."""
-        user_id = check_user_id(user_id)
-        if user_id != self.user_id:
-            self.user_id = user_id
-            if self.layer in _MESSAGE_LAYERS:
-                self.scope = None
-            self._clear_search()
+        self.state.choose_user(check_user_id(user_id))
         self._load()
 
     def select_layer(self, layer: str) -> None:
         """Show another layer (one of :data:`LAYERS`); the search and window are cleared."""
-        if layer not in LAYERS:
-            raise ValueError(f"unknown layer {layer!r}: use one of {', '.join(LAYERS)}")
-        if layer != self.layer:
-            self.layer = layer
-            self.scope = None
-            self._clear_search()
+        self.state.choose_layer(layer)
         self._load()
 
     def select_scope(self, scope: str | None) -> None:
         """Narrow the layer: a session id (sessions), a day (days), ``"history"`` (long-term) or ``"sessions"``
         (tool calls read from the threads instead of the log); ``None`` shows everything."""
-        scope = None if scope in (None, "") else self._check_scope(scope)
-        if scope != self.scope:
-            self.scope = scope
-            self._clear_search()
+        scope = None if scope in (None, "") else self.data.check_scope(self.layer, scope)
+        self.state.choose_scope(scope)
         self._load()
 
     def refresh(self) -> None:
@@ -333,104 +316,140 @@ class MemoryInspector(FollowsChat, widgets.VBox):
         return next((i for i, hit in enumerate(self.hits) if hit == self.window.hit), None)
 
     def search(self, text: str) -> list[InspectorHit]:
-        """Search the current layer (scope applied) and list the hits.
+        """Search the current layer (scope applied) and list the hits; :attr:`total` says how many match in all.
 
         Message layers: :func:`agentmem_nb.retrieval.search` — one keyword is the store's substring search (its last
         ``hit_limit`` hits, oldest first); several words, or a keyword found nowhere, are ranked (best first, each
         hit with its explanation; no window: pick a hit to see one). Other layers: substring of their text columns.
+        While it runs the old hits are cleared and the view says it is searching.
         """
-        self.query = str(text)
-        self.window = None
-        self.hits = self._find(self.query) if self.query.strip() else []
-        if not self.query.strip():
-            self.search_mode = ""
+        query = str(text)
+        self.state.found(query, None)
         self._sync_search_box()
+        if query.strip():
+            with self._busy.working(f"Searching “{query.strip()}”…"):
+                self._render_hits()  # the old hits go before the (possibly slow) search starts
+                self._render_window()
+                self.state.found(query, self._find(query))
         self._render_hits()
         self._render_window()
         return list(self.hits)
 
     def select_hit(self, index: int) -> InspectorWindow:
         """Show the window around hit ``index`` (0-based, as listed)."""
-        if not self.hits:
-            raise IndexError("no hits to choose from: search first")
-        if not -len(self.hits) <= index < len(self.hits):
-            raise IndexError(f"hit {index} does not exist: there are {len(self.hits)} (0..{len(self.hits) - 1})")
-        self.window = self._window_for(self.hits[index])
+        hit = self._hit(index)
+        self.state.window = self._window_for(hit)
         self._render_hits()
         self._render_window()
-        return self.window
+        return self.state.window
+
+    def open_hit(self, index: int | None = None) -> tuple[str, int]:
+        """Ask the wired chat to open hit ``index``'s message (default: the chosen hit); returns
+        ``(session_id, message_id)``. A hit of a non-message layer opens the message its row names, if any."""
+        hit = self.window.hit if index is None and self.window is not None else self._hit(index or 0)
+        session_id, message_id = self._message_of(hit)
+        self._open_message(session_id, message_id)
+        assert session_id is not None and message_id is not None  # _open_message raised otherwise
+        return session_id, message_id
 
     def widen(self, *, before: int = 0, after: int = 0) -> InspectorWindow | None:
         """Step the window: add ``before``/``after`` rows on each side (negative narrows); clamped to
         ``0..MAX_WINDOW_SIDE``."""
-        return self.set_window(before=self._before + int(before), after=self._after + int(after))
+        return self.set_window(before=self.before + int(before), after=self.after + int(after))
 
     def set_window(self, *, before: int | None = None, after: int | None = None) -> InspectorWindow | None:
         """Set the window's sides (clamped to ``0..MAX_WINDOW_SIDE``) and re-read it around the same anchor."""
-        if before is not None:
-            self._before = _clamp(before)
-        if after is not None:
-            self._after = _clamp(after)
+        self.state.set_sides(before=before, after=after)
         if self.window is not None:
-            self.window = self._window_for(self.window.hit)
+            self.state.window = self._window_for(self.window.hit)
         self._render_window()
         return self.window
 
+    # editing (see _memory_edit: every change goes through the store and is recorded in its history)
+
+    def edit_note(self, line_no: int, text: str) -> None:
+        """Replace line ``line_no`` (1-based, as in the long-term table) of long-term memory with ``text``."""
+        self.editor.edit_line(line_no, text)
+
+    def delete_note(self, line_no: int) -> None:
+        """Delete line ``line_no`` of long-term memory (a recorded change: :meth:`restore_version` brings it back)."""
+        self.editor.delete_line(line_no)
+
+    def restore_version(self, version: int) -> None:
+        """Make long-term memory what change number ``version`` left it (itself a recorded change)."""
+        self.editor.restore(version)
+
+    def redact_message(self, session_id: str, message_id: int, *, reason: str) -> None:
+        """Hide a message of a conversation (and its copy in its day file) behind a redaction event with its
+        reason: the lines on disk are kept, the events are recorded in ``redactions.jsonl`` (see
+        :mod:`agentmem_nb.store.redactions`; the agent's own search does not read them yet)."""
+        if self.user_id is None:
+            raise ValueError("no user selected: call select_user('...') first")
+        self.data.redact(self.mem, self._follower(), session_id, int(message_id), reason)
+        self.refresh()
+        self.editor.status.value = (f'<div class="amn-inspector-root amn-edit-done">✓ message {int(message_id)} of '
+                                    f"{escape(session_id)} redacted; the event is kept in redactions.jsonl</div>")
+
     def html_values(self) -> dict[str, str]:
         """Every HTML string the widget currently shows, by part (for checks such as escaping)."""
-        return {"caption": self.caption.value, "table": self.table.value, "hits_summary": self.hits_summary.value,
+        return {"caption": self.caption.value, "hits_summary": self.hits_summary.value,
                 "window_caption": self.window_caption.value, "window": self.window_view.value,
-                "error": self.error_area.value}
+                "status": self._busy.status.value, "edit": self.editor.status.value, "error": self.error_area.value}
+
+    def table_data(self) -> dict[str, str]:
+        """The data each table sends to the browser (itables' JSON, cells escaped), by table."""
+        return {"table": self.table._dt_args.get("data_json", ""),
+                "window": self.window_table._dt_args.get("data_json", "")}
 
     # ------------------------------------------------------------------ loading
 
-    def _check_scope(self, scope: str) -> str | None:
-        if self.layer == "sessions":
-            return check_session_id(scope)
-        if self.layer == "days":
-            return check_day(scope)
-        if self.layer == "long_term" and scope == "history":
-            return "history"
-        if self.layer == "tool_calls" and scope in ("sessions", "log"):
-            return "sessions" if scope == "sessions" else None
-        allowed = {"long_term": "'history'", "tool_calls": "'sessions' or 'log'"}.get(self.layer)
-        choices = f"{allowed} or None" if allowed else "None (this layer has no scopes)"
-        raise ValueError(f"scope {scope!r} does not apply to the {self.layer!r} layer: use {choices}")
-
-    def _layer_frame(self) -> pd.DataFrame:
-        if self.user_id is None:
-            return pd.DataFrame()
-        mem, follower = self.mem, self._follower()
-        if self.layer == "sessions":
-            return follower.session(self.scope) if self.scope else follower.sessions()
-        if self.layer == "days":
-            return follower.daily(self.scope) if self.scope else follower.days()
-        if self.layer == "log":
-            return follower.log()
-        if self.layer == "tool_calls":
-            return follower.tool_calls(source="sessions" if self.scope == "sessions" else "log")
-        if self.layer == "long_term":
-            return frames.long_term_history(mem) if self.scope == "history" else frames.long_term(mem)
-        if self.layer == "problems":
-            return frames.problems(mem)
-        return frames.conversations(mem)
-
     def _load(self, *, keep_search: bool = False) -> None:
-        chosen = self.window.hit if self.window is not None else None
-        identity = self._hit_identity(chosen) if keep_search and chosen is not None else None
-        self.frame = self._layer_frame()
-        self._sync_controls()
-        if keep_search and self.query.strip():
-            self.hits = self._find(self.query)
-            if chosen is not None:
-                self.window = self._window_for(self._same_hit(chosen, identity))
+        with self._busy.working("Loading…"):
+            chosen = self.window.hit if self.window is not None else None
+            identity = self._hit_identity(chosen) if keep_search and chosen is not None else None
+            mem = self.mem if self.user_id is not None else None
+            follower = self._follower() if self.user_id is not None else None
+            self.frame = self.data.layer_frame(mem, follower, self.layer, self.scope)
+            self._sync_controls()
+            if keep_search and self.query.strip():
+                self.state.found(self.query, self._find(self.query))
+                if chosen is not None:
+                    self.state.window = self._window_for(self._same_hit(chosen, identity))
         self._render_all()
+
+    def _find(self, text: str) -> Found:
+        if self.user_id is None:
+            return Found((), 0, "")
+        return self.data.find(self.mem, self.frame, self.layer, self.scope, text, limit=self.hit_limit)
+
+    def _window_for(self, hit: InspectorHit) -> InspectorWindow:
+        mem = self.mem if self.user_id is not None else None
+        return self.data.window_for(mem, self.frame, hit, self.before, self.after)
+
+    def _hit(self, index: int) -> InspectorHit:
+        if not self.hits:
+            raise IndexError("no hits to choose from: search first")
+        if not -len(self.hits) <= index < len(self.hits):
+            raise IndexError(f"hit {index} does not exist: there are {len(self.hits)} (0..{len(self.hits) - 1})")
+        return self.hits[index]
+
+    def _message_of(self, hit: InspectorHit) -> tuple[str | None, int | None]:
+        if hit.layer in MESSAGE_LAYERS:
+            found = self.data.session_message_id(self._follower(), hit) if self.user_id is not None else None
+            return hit.session_id, found
+        if hit.anchor < len(self.frame) and "message_id" in self.frame.columns:
+            value = self.frame["message_id"].iloc[hit.anchor]
+            return hit.session_id, None if pd.isna(value) else int(value)
+        if hit.anchor < len(self.frame) and "assistant_message_id" in self.frame.columns:
+            value = self.frame["assistant_message_id"].iloc[hit.anchor]
+            return hit.session_id, None if pd.isna(value) else int(value)
+        return hit.session_id, None
 
     def _hit_identity(self, hit: InspectorHit) -> tuple[Any, ...] | None:
         """What a row hit points at, independent of its position (which moves: conversations are newest first)."""
-        if hit.layer in _MESSAGE_LAYERS or hit.anchor >= len(self.frame):
+        if hit.layer in MESSAGE_LAYERS or hit.anchor >= len(self.frame):
             return None
-        return row_identity(self.frame, hit.anchor, self._view())
+        return row_identity(self.frame, hit.anchor, self.state.view)
 
     def _same_hit(self, chosen: InspectorHit, identity: tuple[Any, ...] | None) -> InspectorHit:
         """``chosen`` as the fresh search lists it (new rank and label), or re-anchored on its row's new position
@@ -439,79 +458,17 @@ class MemoryInspector(FollowsChat, widgets.VBox):
             return next((h for h in self.hits if h.item == chosen.item), chosen)
         if identity is None:
             return chosen
-        position = find_row(self.frame, identity, self._view(), hint=chosen.anchor)
+        position = find_row(self.frame, identity, self.state.view, hint=chosen.anchor)
         if position is None:
             return chosen
-        return next((h for h in self.hits if h.anchor == position), None) or self._row_hit(chosen.rank, position)
+        return next((h for h in self.hits if h.anchor == position), None) or self.data.row_hit(
+            self.frame, self.state.view, self.layer, chosen.rank, position)
 
-    def _clear_search(self) -> None:
-        self.query = ""
-        self.search_mode = ""
-        self.hits = []
-        self.window = None
-
-    # ------------------------------------------------------------------ search and windows
-
-    def _view(self) -> str:
-        return "long_term/history" if self.layer == "long_term" and self.scope == "history" else self.layer
-
-    def _find(self, text: str) -> list[InspectorHit]:
-        if self.user_id is None:
-            return []
-        if self.layer in _MESSAGE_LAYERS:
-            return self._find_messages(text.strip())
-        self.search_mode = "keyword"
-        columns = _SEARCHED[self._view()]
-        mask = pd.Series(False, index=self.frame.index)
-        for column in columns:
-            mask |= frames.contains_casefold(self.frame[column], text)
-        positions = np.flatnonzero(mask.to_numpy())[-self.hit_limit:]
-        return [self._row_hit(rank, int(pos)) for rank, pos in enumerate(positions.tolist(), start=1)]
-
-    def _find_messages(self, text: str) -> list[InspectorHit]:
-        layer: LayerKind = "session" if self.layer == "sessions" else "daily"
-        if self.scope:
-            scope = Scope.session(self.scope) if layer == "session" else Scope.day(self.scope)
-        else:
-            scope = Scope.everything(layer=layer)
-        # Ranked hits come without neighbours (before=after=0): the hit list names anchors, the window shows context.
-        result = self.retriever.search(self.mem, text, scope=scope, budget=self.hit_limit, before=0, after=0)
-        self.search_mode = "keyword" if result.mode == "exact" else "ranked"
-        return [self._message_hit(h.rank, h.message, h.key, h.explain() if h.mode == "ranked" else "")
-                for h in result.hits]
-
-    def _message_hit(self, rank: int, message: Message, key: str, why: str) -> InspectorHit:
-        where = key if self.layer == "sessions" else f"{key} {message.session_id or ''}".strip()
-        label = (f"#{message.message_id} [{message.ts.strftime('%Y-%m-%d %H:%M')}] {where} {message.role}: "
-                 f"{_one_line(message.content)}")
-        return InspectorHit(rank, self.layer, key, message.message_id, message.ts, _shorten(label, _HIT_CHARS),
-                            why)
-
-    def _row_hit(self, rank: int, position: int) -> InspectorHit:
-        row = self.frame.iloc[position]
-        shown = [c for c in _SHOWN[self._view()] if c in row.index]
-        label = " · ".join(_one_line(cell_text(row[c])) for c in shown if cell_text(row[c]))
-        stamp = next((row[c] for c in ("ts", "added_at", "updated_at") if c in row.index and not pd.isna(row[c])),
-                     None)
-        return InspectorHit(rank, self.layer, None, position, stamp.to_pydatetime() if stamp is not None else None,
-                            _shorten(f"row {position}: {label}", _HIT_CHARS))
-
-    def _window_for(self, hit: InspectorHit) -> InspectorWindow:
-        before, after = self._before, self._after
-        if hit.layer in _MESSAGE_LAYERS and hit.key:
-            mem = self.mem
-            file: MessageFile = mem.session(hit.key) if hit.layer == "sessions" else mem.daily(hit.key)
-            found = file.window(hit.anchor, before, after)
-            frame = frames.messages_frame(found.messages, user_id=mem.user_id, zone=self.store.zone)
-            ids = [m.message_id for m in found.messages]
-            return InspectorWindow(hit, before, after, frame, ids.index(hit.anchor) if hit.anchor in ids else -1,
-                                   found.reason)
-        if hit.anchor >= len(self.frame):
-            return InspectorWindow(hit, before, after, self.frame.iloc[0:0], -1,
-                                   f"row {hit.anchor} is no longer in this layer ({len(self.frame)} rows): search again")
-        start = max(0, hit.anchor - before)
-        frame = self.frame.iloc[start : hit.anchor + after + 1].reset_index(drop=True)
-        return InspectorWindow(hit, before, after, frame, hit.anchor - start)
+    def _row_chosen(self, rows: list[int]) -> None:
+        """A click on a row of the layer's table: a long-term line goes into the edit panel."""
+        if rows:
+            offset = max(0, len(self.frame) - self.max_rows)
+            self.editor.row_chosen(offset + rows[0])
 
     # ------------------------------------------------------------------ rendering
 
@@ -519,18 +476,20 @@ class MemoryInspector(FollowsChat, widgets.VBox):
         self._render_table()
         self._render_hits()
         self._render_window()
+        self.editor.render()
 
     def _render_table(self) -> None:
         total = len(self.frame)
         shown = self.frame.tail(self.max_rows)
         who = escape(self.user_id) if self.user_id else "no user"
         scope = f" · {escape(self.scope)}" if self.scope else ""
-        extent = (f"{total} rows" if total <= self.max_rows
-                  else f"the newest {self.max_rows} of {total} rows (all of them are in <code>.frame</code>)")
+        extent = (f"{total:,} rows" if total <= self.max_rows
+                  else f"the newest {self.max_rows:,} of {total:,} rows (all of them are in <code>.frame</code>)")
         self.caption.value = (f'<div class="amn-inspector-root amn-caption">{who} · {escape(LAYERS[self.layer])}'
-                              f"{scope} · {extent}</div>")
-        columns = [c for c in _SHOWN[self._view()] if c in self.frame.columns] if total else []
-        self.table.value = frame_html(shown, columns, empty="Nothing in this layer yet.", table_class="amn-table")
+                              f"{scope} · {extent} · <span class=\"amn-zone\">{escape(zone_note(self.store.zone))}"
+                              "</span></div>")
+        columns = [c for c in SHOWN[self.state.view] if c in self.frame.columns] if total else []
+        show_rows(self.table, self.data.redacted(self.mem if self.user_id else None, shown, self.layer), columns)
 
     def _render_hits(self) -> None:
         for button in self._hit_buttons:
@@ -539,46 +498,52 @@ class MemoryInspector(FollowsChat, widgets.VBox):
         chosen = self.window.hit if self.window is not None else None
         for index, hit in enumerate(self.hits):
             button = widgets.Button(description=displayable(hit.label), tooltip=displayable(hit.explain or hit.label),
-                                    layout=widgets.Layout(width="100%"),
+                                    layout=widgets.Layout(width="100%", min_height="28px", flex="0 0 auto"),
                                     button_style="info" if hit == chosen else "")
             button.add_class("amn-inspector-hit")
             button.on_click(self._guarded("choose hit", lambda _b, i=index: self.select_hit(i)))
             self._hit_buttons.append(button)
         self.hits_box.children = tuple(self._hit_buttons)
-        if not self.query.strip():
+        if self.busy:
+            summary = ""
+        elif not self.query.strip():
             summary = ""
         elif not self.hits:
             summary = f"No hit for “{escape(self.query)}” in this layer."
         else:
             how = {"ranked": "ranked by relevance, best first", "keyword": "keyword matches, oldest first"}
-            summary = (f"{len(self.hits)} hit(s) for “{escape(self.query)}” ({how.get(self.search_mode, '')}); "
-                       "choose one to see its window.")
+            what = "match" if self.total == 1 else "matches"
+            summary = (f'<b class="amn-hits-count">{len(self.hits):,} of {self.total:,}</b> {what} for '
+                       f"“{escape(self.query)}” ({how.get(self.search_mode, '')}); choose one to see its window.")
         self.hits_summary.value = f'<div class="amn-inspector-root amn-hits-summary">{summary}</div>' if summary else ""
 
     def _render_window(self) -> None:
         window = self.window
-        self.window_caption.value = (f'<span class="amn-inspector-root amn-window-sides">before {self._before} · '
-                                     f"after {self._after}</span>")
-        self.before_minus.disabled = window is None or self._before == 0
-        self.after_minus.disabled = window is None or self._after == 0
-        self.before_plus.disabled = window is None or self._before == MAX_WINDOW_SIDE
-        self.after_plus.disabled = window is None or self._after == MAX_WINDOW_SIDE
+        self.editor.redact_button.disabled = window is None
+        self.window_caption.value = (f'<span class="amn-inspector-root amn-window-sides">before {self.before} · '
+                                     f"after {self.after}</span>")
+        self.before_minus.disabled = window is None or self.before == 0
+        self.after_minus.disabled = window is None or self.after == 0
+        self.before_plus.disabled = window is None or self.before == MAX_WINDOW_SIDE
+        self.after_plus.disabled = window is None or self.after == MAX_WINDOW_SIDE
+        self.open_button.disabled = window is None or None in self._message_of(window.hit)
         if window is None:
             self.window_view.value = ""
+            self.window_table.layout.display = "none"
+            show_rows(self.window_table, self.frame.iloc[0:0], [])
             return
         hit = window.hit
         where = f"{escape(hit.key)} " if hit.key else ""
         title = (f'<div class="amn-window-title">Window around {where}'
-                 f'{"#" if hit.key else "row "}{hit.anchor}</div>')
-        if window.reason:
-            body = f'<div class="amn-window-reason">{escape(window.reason)}</div>'
-        else:
-            view = self._view() if hit.layer not in _MESSAGE_LAYERS else hit.layer
-            columns = [c for c in _SHOWN[view] if c in window.frame.columns]
-            body = frame_html(window.frame, columns, anchor_row=window.anchor_row, table_class="amn-window-table",
-                              truncate=False)
+                 f'{"#" if hit.key else "row "}{hit.anchor} (the anchor row is selected)</div>')
         why = f'<div class="amn-window-why">{escape(hit.explain)}</div>' if hit.explain else ""
-        self.window_view.value = f'<div class="amn-inspector-root">{title}{why}{body}</div>'
+        reason = f'<div class="amn-window-reason">{escape(window.reason)}</div>' if window.reason else ""
+        self.window_view.value = f'<div class="amn-inspector-root">{title}{why}{reason}</div>'
+        view = self.state.view if hit.layer not in MESSAGE_LAYERS else hit.layer
+        columns = [c for c in SHOWN[view] if c in window.frame.columns]
+        self.window_table.layout.display = "none" if window.reason else ""
+        shown = self.data.redacted(self.mem if self.user_id else None, window.frame, hit.layer)
+        show_rows(self.window_table, shown, columns, selected=window.anchor_row)
 
     def _sync_controls(self) -> None:
         with self._quiet():
@@ -589,31 +554,11 @@ class MemoryInspector(FollowsChat, widgets.VBox):
                 self.user_picker.options = users
             self.user_picker.value = self.user_id
             self.layer_picker.value = self.layer
-            options = self._scope_options()
+            options = self.data.scope_options(self.mem if self.user_id is not None else None, self.layer, self.scope)
             self.scope_picker.layout.display = "flex" if options else "none"
             if list(self.scope_picker.options) != options:
                 self.scope_picker.options = options
-            self.scope_picker.value = self.scope if options else None
-
-    def _scope_options(self) -> list[tuple[str, str | None]]:
-        if self.user_id is None:
-            return []
-        mem = self.mem
-        if self.layer == "sessions":
-            ids = mem.session_ids()
-            if self.scope and self.scope not in ids:
-                ids.append(self.scope)
-            return [("all sessions", None), *((s, s) for s in ids)]
-        if self.layer == "days":
-            days = mem.days()
-            if self.scope and self.scope not in days:
-                days.append(self.scope)
-            return [("all days", None), *((d, d) for d in days)]
-        if self.layer == "long_term":
-            return [("lines", None), ("history of changes", "history")]
-        if self.layer == "tool_calls":
-            return [("from the dialogue log", None), ("from the threads", "sessions")]
-        return []
+            self.scope_picker.value = (self.scope or "") if options else None
 
     def _sync_search_box(self) -> None:
         with self._quiet():
@@ -624,92 +569,26 @@ class MemoryInspector(FollowsChat, widgets.VBox):
         self._sync_controls()
 
 
-# ---------------------------------------------------------------------- HTML helpers (shared with the timeline)
-
-
-def cell_text(value: Any) -> str:
-    """A DataFrame cell as plain text: times to the second, dicts as compact JSON, missing values empty."""
-    if value is None:
-        return ""
-    if isinstance(value, float) and math.isnan(value):
-        return ""
-    if isinstance(value, (pd.Timestamp, _dt.datetime)):
-        return "" if pd.isna(value) else value.strftime("%Y-%m-%d %H:%M:%S")
-    if isinstance(value, dict):
-        return json.dumps(value, ensure_ascii=False, default=str)
-    if isinstance(value, tuple):
-        return ", ".join(map(str, value))
-    if value is pd.NA or value is pd.NaT:
-        return ""
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
-
-
-def frame_html(
-    frame: pd.DataFrame,
-    columns: list[str] | tuple[str, ...],
-    *,
-    anchor_row: int = -1,
-    empty: str = "No rows.",
-    table_class: str = "amn-table",
-    truncate: bool = True,
-) -> str:
-    """``frame[columns]`` as an HTML table with every cell escaped; row ``anchor_row`` gets the class
-    ``amn-anchor``. Long cells are cut at a few hundred characters (unless ``truncate=False``) with the whole text in
-    the cell's ``title``."""
-    if not len(frame) or not columns:
-        return f'<div class="amn-inspector-root amn-empty">{escape(empty)}</div>'
-    head = "".join(f"<th>{escape(c)}</th>" for c in columns)
-    rows = []
-    data = [frame[c].tolist() for c in columns]
-    for i in range(len(frame)):
-        cells = []
-        for values in data:
-            text = cell_text(values[i])
-            if truncate and len(text) > _CELL_CHARS:
-                cells.append(f'<td title="{escape(text)}">{escape(text[:_CELL_CHARS])}…</td>')
-            elif len(text) <= _SHORT_CHARS and "\n" not in text:
-                cells.append(f'<td class="amn-short">{escape(text)}</td>')  # ids, times: never wrapped
-            else:
-                cells.append(f"<td>{escape(text)}</td>")
-        attrs = ' class="amn-anchor"' if i == anchor_row else ""
-        rows.append(f"<tr{attrs}>{''.join(cells)}</tr>")
-    return (f'<div class="amn-inspector-root amn-scroll"><table class="{escape(table_class)}"><thead><tr>{head}</tr>'
-            f"</thead><tbody>{''.join(rows)}</tbody></table></div>")
-
-
-def _clamp(value: int) -> int:
-    return max(0, min(MAX_WINDOW_SIDE, int(value)))
-
-
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
-
-
-def _shorten(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def _step_button(label: str, css: str) -> widgets.Button:
     button = widgets.Button(description=label, disabled=True, layout=widgets.Layout(width="auto"))
     button.add_class(css)
     return button
 
 
+# Colours: JupyterLab theme variables only (no fallback colour that would be wrong in the other theme), so the text
+# keeps its contrast in Light and Dark; the browser test measures it (WCAG AA, 4.5:1).
 _STYLE = """<style>
 /* line-height: ipywidgets' HTML content inherits the 28 px control height, which makes wrapped rows very tall */
-.amn-inspector-root { font-size: 13px; line-height: 1.4; }
-.amn-inspector-root .amn-scroll, .amn-inspector-root.amn-scroll { max-height: 360px; overflow: auto; }
-.amn-inspector-root table { border-collapse: collapse; width: 100%; }
-.amn-inspector-root th { position: sticky; top: 0; background: var(--jp-layout-color2, #eee); text-align: left; }
-.amn-inspector-root td, .amn-inspector-root th { border-bottom: 1px solid var(--jp-border-color2, #ddd);
-  padding: 2px 6px; vertical-align: top; white-space: pre-wrap; overflow-wrap: anywhere; }
-.amn-inspector-root td.amn-short, .amn-inspector-root th { white-space: nowrap; }
-.amn-inspector-root td:not(.amn-short) { min-width: 14em; }
-.amn-inspector-root tr.amn-anchor td { background: #fff3b0; font-weight: 600; }
+.amn-inspector-root { font-size: 13px; line-height: 1.4; color: var(--jp-ui-font-color1); }
+.amn-inspector-root .amn-window-why, .amn-inspector-root .amn-zone { color: var(--jp-ui-font-color1); }
+.amn-inspector-root .amn-window-why { font-size: 12px; }
+.amn-inspector-root.amn-error-box { color: var(--jp-ui-font-color1); background: var(--jp-layout-color1);
+  border: 1px solid var(--jp-error-color1); border-left-width: 4px; padding: 4px 8px; }
+.amn-inspector-hits { flex: 0 0 auto; }
+.amn-inspector-hits > .amn-inspector-hit { flex: 0 0 auto; min-height: 28px; }
 .amn-inspector-hit button, button.amn-inspector-hit { text-align: left; justify-content: flex-start;
   overflow: hidden; text-overflow: ellipsis; }
-.amn-inspector-root .amn-window-why { color: var(--jp-ui-font-color2, #666); font-size: 12px; }
-.amn-inspector-root.amn-error-box { color: #a00; border: 1px solid #e99; padding: 4px 8px; }
-</style>"""
+.amn-inspector.amn-busy .amn-inspector-table, .amn-inspector.amn-busy .amn-inspector-hits,
+.amn-inspector.amn-busy .amn-inspector-window { opacity: 0.45; pointer-events: none; }
+.amn-busy-note { color: var(--jp-ui-font-color1); font-size: 13px; padding: 2px 0; }
+""" + TABLE_STYLE + """</style>"""

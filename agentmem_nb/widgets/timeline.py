@@ -5,16 +5,18 @@ Layout (CSS classes in brackets; the browser test addresses them)::
     [user] [source] [lanes] [Refresh]                                             [amn-timeline]
     [tools: amn-timeline-filter-tool] [keyword: amn-timeline-filter-keyword]
     [session: amn-timeline-filter-session] [from: amn-timeline-filter-start] [to: amn-timeline-filter-end] [Clear]
-    summary                                                                       [amn-timeline-summary]
-    SVG chart: one lane per tool (or per session), one mark per call;             [amn-timeline-chart]
-      hovering a mark shows its tool, time, input and output (an SVG <title>)
-    one row per call, newest last; click a row to unfold its input and output     [amn-timeline-row]
-    [call picker: amn-timeline-pick] the chosen call in full                      [amn-timeline-detail]
+    summary: calls, range, the zone times are shown in                            [amn-timeline-summary]
+    SVG chart as wide as the notebook: one lane per tool (or per session),        [amn-timeline-chart]
+      one mark per call (a span when its duration is known); click a mark to
+      select the call, drag across the axis to zoom          [Reset zoom: amn-timeline-zoom-reset]
+    the calls as a sortable, filterable, paged table (itables); click a row       [amn-timeline-table]
+    [call picker: amn-timeline-pick] [Open in chat] the chosen call in full        [amn-timeline-detail]
     errors                                                                        [amn-timeline-error]
 
-The chart is plain inline SVG inside an ``ipywidgets.HTML`` — no front-end build — and every text in it (tool names,
-inputs, outputs, session ids) goes through :func:`agentmem_nb.widgets.html.escape`. The calls come from
-:func:`agentmem_nb.frames.tool_calls` through a :class:`~agentmem_nb.frames.LayerFollower` (a refresh reads only
+The chart is an SVG built and escaped in Python (:mod:`agentmem_nb.widgets._timeline_draw`) and shown by a tiny
+anywidget (:mod:`agentmem_nb.widgets._chart`) that reports the width, clicks and drags. Every text goes through
+:func:`agentmem_nb.widgets.html.escape`; the table's cells are text (itables, ``allow_html=False``). The calls come
+from :func:`agentmem_nb.frames.tool_calls` through a :class:`~agentmem_nb.frames.LayerFollower` (a refresh reads only
 what was appended); the filtered DataFrame is :attr:`ToolTimeline.frame`, ready for more pandas.
 
 Driven from code::
@@ -23,6 +25,8 @@ Driven from code::
     timeline.filter(tools=["search_session"], keyword="lyon", start="2026-04-01")
     timeline.frame                     # the filtered calls
     timeline.select(0)                 # show the first one in full
+    timeline.zoom("2026-04-08 10:00:00", "2026-04-08 10:00:02"); timeline.reset_zoom()
+    timeline.on_open_message(chat.open_message); timeline.open_call(0)
     timeline.follow(chat)              # refresh after each of the chat's turns (filters and chosen call kept)
 """
 
@@ -39,26 +43,28 @@ import pandas as pd
 from agentmem_nb import frames
 from agentmem_nb.frames.tools import tool_calls_from_log
 from agentmem_nb.identifiers import check_user_id
+from agentmem_nb.widgets._busy import BusyState
 from agentmem_nb.widgets._callbacks import WidgetError
+from agentmem_nb.widgets._cells import cell_text, zone_note
+from agentmem_nb.widgets._chart import TimelineChart
 from agentmem_nb.widgets._follow import FollowsChat
-from agentmem_nb.widgets.html import displayable, escape, pretty_json
+from agentmem_nb.widgets._open import OpenMessage, OpensMessages
 from agentmem_nb.widgets._rows import find_row, row_identity
-from agentmem_nb.widgets.inspector import cell_text
+from agentmem_nb.widgets._tables import TABLE_STYLE, new_table, show_rows
+from agentmem_nb.widgets._timeline_draw import call_spans, duration_text, timeline_svg, tool_colours
+from agentmem_nb.widgets.html import displayable, escape, pretty_json
 
 if TYPE_CHECKING:
     from agentmem_nb.store import MemoryStore, UserMemory
 
-__all__ = ["ToolTimeline", "TimelineFilters", "TimelineError", "timeline_svg"]
+__all__ = ["ToolTimeline", "TimelineFilters", "TimelineError", "timeline_svg"]  # timeline_svg: _timeline_draw's
 
 Lanes = Literal["tool", "session"]
 _Choice = TypeVar("_Choice", bound=str)
 
-_PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
-            "#86bcb6")
-_ERROR_COLOUR = "#e15759"
-_TITLE_CHARS = 600
-"""Characters of input/output in a mark's hover title (the row and the detail panel show everything)."""
-_ROW_OUTPUT_CHARS = 4000
+_TABLE_COLUMNS = ("ts", "tool", "session_id", "turn", "status", "duration_ms", "output_len", "input_text", "output")
+_ALL_SESSIONS = ""
+"""The session filter's value for "all sessions" (a Dropdown shows ``None`` as a blank)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +87,7 @@ TimelineError = WidgetError
 """The timeline's name for :class:`~agentmem_nb.widgets._callbacks.WidgetError` (kept for existing code)."""
 
 
-class ToolTimeline(FollowsChat, widgets.VBox):
+class ToolTimeline(OpensMessages, FollowsChat, widgets.VBox):
     """Every tool call of a user on a time axis, with filters and details.
 
     Args:
@@ -91,7 +97,9 @@ class ToolTimeline(FollowsChat, widgets.VBox):
             :mod:`agentmem_nb.frames.tools`.
         lanes: one lane per ``"tool"`` (default) or per ``"session"``.
         max_rows: calls listed as rows and drawn as marks (the newest); :attr:`frame` keeps them all.
-        width: the chart's width in pixels.
+        width: the chart's width in pixels until the browser reports the notebook's (then it follows that).
+        on_open_message: ``callback(session_id, message_id)`` run by :meth:`open_call` and "Open in chat" with
+            the assistant message that made the call (wire it to the chat's ``open_message``).
 
     :meth:`follow` links it to a :class:`~agentmem_nb.widgets.ChatWidget`: after each turn it refreshes itself,
     reading only the appended lines, and keeps its user, source, lanes, filters and chosen call.
@@ -107,17 +115,18 @@ class ToolTimeline(FollowsChat, widgets.VBox):
         user_id: str | None = None,
         source: frames.ToolSource = "log",
         lanes: Lanes = "tool",
-        max_rows: int = 300,
-        width: int = 860,
+        max_rows: int = 2000,
+        width: int = 640,
+        on_open_message: OpenMessage | None = None,
     ) -> None:
         self._init_follow()  # first: Widget.__del__ calls close(), which needs it, even after a rejected argument
         if max_rows < 1:
             raise ValueError(f"max_rows must be >= 1, got {max_rows!r}")
         _check_choice("source", source, ("log", "sessions"))
         _check_choice("lanes", lanes, ("tool", "session"))
+        self._init_open(on_open_message)
         self.store = store
         self.max_rows = int(max_rows)
-        self.width = int(width)
         self.user_id: str | None = None
         self.source: frames.ToolSource = source
         self.lanes: Lanes = lanes
@@ -128,7 +137,10 @@ class ToolTimeline(FollowsChat, widgets.VBox):
         """The calls that pass the filters, oldest first."""
         self.selected: int | None = None
         """Position in :attr:`frame` of the call shown in the detail panel."""
+        self.zoomed: tuple[pd.Timestamp, pd.Timestamp] | None = None
+        """The time range the chart shows (``None``: all the filtered calls)."""
         self._init_callbacks()  # errors, error_area, _syncing
+        self._busy = BusyState(self, "amn-timeline-status")
 
         self.user_picker = widgets.Dropdown(description="User", options=[], layout=widgets.Layout(width="auto"),
                                             style={"description_width": "40px"})
@@ -150,7 +162,8 @@ class ToolTimeline(FollowsChat, widgets.VBox):
                                            continuous_update=False, layout=widgets.Layout(width="auto"),
                                            style={"description_width": "60px"})
         self.keyword_filter.add_class("amn-timeline-filter-keyword")
-        self.session_filter = widgets.Dropdown(description="Session", options=[("all sessions", None)],
+        self.session_filter = widgets.Dropdown(description="Session", options=[("all sessions", _ALL_SESSIONS)],
+                                               value=_ALL_SESSIONS,
                                                layout=widgets.Layout(width="auto"),
                                                style={"description_width": "60px"})
         self.session_filter.add_class("amn-timeline-filter-session")
@@ -165,10 +178,17 @@ class ToolTimeline(FollowsChat, widgets.VBox):
         self.clear_button.add_class("amn-timeline-clear")
         self.summary = widgets.HTML()
         self.summary.add_class("amn-timeline-summary")
-        self.chart = widgets.HTML()
+        self.chart = TimelineChart(width=int(width))
         self.chart.add_class("amn-timeline-chart")
-        self.rows = widgets.HTML()
-        self.rows.add_class("amn-timeline-rows")
+        self.zoom_reset = widgets.Button(description="Reset zoom", icon="search-minus", disabled=True,
+                                         layout=widgets.Layout(width="auto"))
+        self.zoom_reset.add_class("amn-timeline-zoom-reset")
+        self.zoom_note = widgets.HTML()
+        self.zoom_note.add_class("amn-timeline-zoom-note")
+        self.table = new_table("amn-timeline-table")
+        self.open_button = widgets.Button(description="Open in chat", icon="comments", disabled=True,
+                                          layout=widgets.Layout(width="auto"))
+        self.open_button.add_class("amn-timeline-open")
         self.call_picker = widgets.Dropdown(description="Call", options=[], layout=widgets.Layout(width="auto"),
                                             style={"description_width": "36px"})
         self.call_picker.add_class("amn-timeline-pick")
@@ -177,15 +197,18 @@ class ToolTimeline(FollowsChat, widgets.VBox):
 
         super().__init__([
             widgets.HTML(_STYLE),
-            widgets.HBox([self.user_picker, self.source_picker, self.lanes_picker, self.refresh_button]),
+            widgets.HBox([self.user_picker, self.source_picker, self.lanes_picker, self.refresh_button],
+                         layout=widgets.Layout(flex_flow="row wrap")),
             widgets.HBox([self.tool_filter,
                           widgets.VBox([self.keyword_filter, self.session_filter]),
                           widgets.VBox([self.start_filter, self.end_filter]),
-                          self.clear_button]),
+                          self.clear_button], layout=widgets.Layout(flex_flow="row wrap")),
+            self._busy.status,
             self.summary,
             self.chart,
-            self.rows,
-            self.call_picker,
+            widgets.HBox([self.zoom_reset, self.zoom_note], layout=widgets.Layout(flex_flow="row wrap")),
+            self.table,
+            widgets.HBox([self.call_picker, self.open_button], layout=widgets.Layout(flex_flow="row wrap")),
             self.detail,
             self.error_area,
         ])
@@ -200,6 +223,12 @@ class ToolTimeline(FollowsChat, widgets.VBox):
         self.call_picker.observe(self._guarded_change("choose call", self._pick), names="value")
         self.refresh_button.on_click(self._guarded("refresh", lambda _b: self.refresh()))
         self.clear_button.on_click(self._guarded("clear filters", lambda _b: self.clear_filters()))
+        self.zoom_reset.on_click(self._guarded("reset zoom", lambda _b: self.reset_zoom()))
+        self.open_button.on_click(self._guarded("open in chat", lambda _b: self.open_call()))
+        self.chart.observe(self._guarded_change("resize", lambda _w: self._render_chart()), names="width")
+        self.chart.observe(self._guarded_change("choose call", self._mark_clicked), names="clicked")
+        self.chart.observe(self._guarded_change("zoom", self._brushed), names="brush")
+        self.table.observe(self._guarded_change("choose call", self._row_clicked), names="selected_rows")
 
         users = store.users()
         chosen = user_id if user_id is not None else (users[0] if users else None)
@@ -269,31 +298,79 @@ class ToolTimeline(FollowsChat, widgets.VBox):
         return self.filter()
 
     def select(self, index: int) -> pd.Series:
-        """Show call ``index`` (a position in :attr:`frame`, negative from the end) in the detail panel."""
+        """Show call ``index`` (a position in :attr:`frame`, negative from the end) in the detail panel; the chart
+        rings its mark and the table selects its row."""
         total = len(self.frame)
         if not -total <= index < total:
             raise IndexError(f"call {index} does not exist: the filtered timeline has {total} call(s)")
         self.selected = index % total
         self._render_detail()
         self._sync_controls()
+        self._render_chart()
+        offset = total - len(self.frame.tail(self.max_rows))
+        with self._quiet():
+            self.table.selected_rows = [self.selected - offset] if self.selected >= offset else []
         return self.frame.iloc[self.selected]
 
     def refresh(self) -> None:
         """Pick up calls written since the last look (reads only appended lines); filters are kept."""
         self._reload()
 
+    def zoom(self, start: frames.TimeBound, end: frames.TimeBound) -> None:
+        """Show only ``start..end`` on the chart (the filters and the table are unchanged); naive times are in the
+        zone the timeline shows. A drag across the chart does the same."""
+        zone = self.all_calls["ts"].dt.tz
+        first, last = (_moment(b, zone) for b in (start, end))
+        if not first < last:
+            raise ValueError(f"zoom: the start {start!r} must be before the end {end!r}")
+        self.zoomed = (first, last)
+        self._render_chart()
+
+    def reset_zoom(self) -> None:
+        """Show every filtered call on the chart again."""
+        self.zoomed = None
+        self._render_chart()
+
+    def open_call(self, index: int | None = None) -> tuple[str, int]:
+        """Ask the wired chat to open the assistant message that made call ``index`` (default: the selected call);
+        returns ``(session_id, message_id)``."""
+        position = self.selected if index is None else index
+        if position is None:
+            raise IndexError("no call selected: click a mark or a row first, or pass the call's index")
+        row = self.select(position) if index is not None else self.frame.iloc[position]
+        session = None if pd.isna(row["session_id"]) else str(row["session_id"])
+        message = None if pd.isna(row["message_id"]) else int(row["message_id"])
+        self._open_message(session, message)
+        assert session is not None and message is not None  # _open_message raised otherwise
+        return session, message
+
+    @property
+    def busy(self) -> str:
+        """What the timeline is doing right now (``""`` when idle)."""
+        return self._busy.busy
+
+    @property
+    def colours(self) -> dict[str, str]:
+        """The colour of each tool: from every call of the user, so filtering never changes a tool's colour."""
+        return tool_colours(self.all_calls["tool"].dropna().astype(str)) if len(self.all_calls) else {}
+
     def html_values(self) -> dict[str, str]:
         """Every HTML string the widget currently shows, by part (for checks such as escaping)."""
-        return {"summary": self.summary.value, "chart": self.chart.value, "rows": self.rows.value,
-                "detail": self.detail.value, "error": self.error_area.value}
+        return {"summary": self.summary.value, "chart": self.chart.svg, "detail": self.detail.value,
+                "zoom": self.zoom_note.value, "status": self._busy.status.value, "error": self.error_area.value}
+
+    def table_data(self) -> str:
+        """The rows the calls table sends to the browser (itables' JSON, cells escaped)."""
+        return str(self.table._dt_args.get("data_json", ""))
 
     # ------------------------------------------------------------------ state
 
     def _reload(self) -> None:
-        if self.user_id is None:
-            self.all_calls = _empty_calls()
-        else:
-            self.all_calls = self._follower().tool_calls(source=self.source)
+        with self._busy.working("Loading tool calls…"):
+            if self.user_id is None:
+                self.all_calls = _empty_calls()
+            else:
+                self.all_calls = self._follower().tool_calls(source=self.source)
         self._apply()
 
     def _apply(self) -> None:
@@ -309,7 +386,7 @@ class ToolTimeline(FollowsChat, widgets.VBox):
 
     def _filter_from_controls(self) -> None:
         tools = tuple(self.tool_filter.value) or None
-        self.filter(tools=tools, keyword=self.keyword_filter.value, session=self.session_filter.value,
+        self.filter(tools=tools, keyword=self.keyword_filter.value, session=self.session_filter.value or None,
                     start=self.start_filter.value, end=self.end_filter.value, status=self.filters.status)
 
     def _pick(self, value: int | None) -> None:
@@ -324,20 +401,68 @@ class ToolTimeline(FollowsChat, widgets.VBox):
         offset = len(self.frame) - len(shown)
         total, count = len(self.all_calls), len(self.frame)
         who = escape(self.user_id) if self.user_id else "no user"
-        extent = f"{count} of {total} calls" if self.filters.active() else f"{total} calls"
+        extent = f"{count:,} of {total:,} calls" if self.filters.active() else f"{total:,} calls"
         if len(shown) < count:
-            extent += f" (the newest {len(shown)} drawn and listed; all are in <code>.frame</code>)"
+            extent += f" (the newest {len(shown):,} drawn and listed; all are in <code>.frame</code>)"
         if count:
             first, last = self.frame["ts"].min(), self.frame["ts"].max()
             extent += f" · {escape(cell_text(first))} → {escape(cell_text(last))}"
         tools = self.frame["tool"].nunique() if count else 0
         self.summary.value = (f'<div class="amn-timeline-root">{who} · {extent} · {tools} tool(s) · '
-                              f"lanes per {escape(self.lanes)}</div>")
-        self.chart.value = timeline_svg(shown, lanes=self.lanes, width=self.width, index_offset=offset)
-        self.rows.value = _rows_html(shown, offset)
+                              f'lanes per {escape(self.lanes)} · <span class="amn-zone">'
+                              f"{escape(zone_note(self.store.zone))}</span></div>")
+        self._render_chart()
+        listed = shown.assign(ts=_to_the_millisecond(shown["ts"])) if len(shown) else shown  # calls a few ms apart
+        show_rows(self.table, listed, [c for c in _TABLE_COLUMNS if c in shown.columns] if len(shown) else [],
+                  selected=None if self.selected is None or self.selected < offset else self.selected - offset)
         self._render_detail()
 
+    def _render_chart(self) -> None:
+        shown = self.frame.tail(self.max_rows)
+        offset = len(self.frame) - len(shown)
+        window = None
+        if self.zoomed is not None:
+            window = (_us(self.zoomed[0]), _us(self.zoomed[1]))
+            self.zoom_note.value = (f'<span class="amn-timeline-root">zoomed: {escape(cell_text(self.zoomed[0]))}'
+                                    f" → {escape(cell_text(self.zoomed[1]))}</span>")
+        else:
+            self.zoom_note.value = ('<span class="amn-timeline-root">drag across the chart to zoom; click a mark to '
+                                    "select its call</span>") if len(shown) else ""
+        self.zoom_reset.disabled = self.zoomed is None
+        self.chart.svg = timeline_svg(shown, lanes=self.lanes, width=self.chart.width, index_offset=offset,
+                                      colours=self.colours, window=window, selected=self.selected)
+
+    def _mark_clicked(self, clicked: list[int]) -> None:
+        if clicked and clicked[0] >= 0:
+            self.select(clicked[0])
+
+    def _row_clicked(self, rows: list[int]) -> None:
+        if rows:
+            offset = len(self.frame) - len(self.frame.tail(self.max_rows))
+            if self.selected != offset + rows[0]:
+                self.select(offset + rows[0])
+
+    def _brushed(self, brush: list[float]) -> None:
+        """A drag across the chart: zoom to that part of the axis shown."""
+        if len(brush) != 2 or not len(self.frame):
+            return
+        if self.zoomed is not None:
+            first, last = (_us(t) for t in self.zoomed)
+        else:
+            start, end = call_spans(self.frame.tail(self.max_rows))
+            first, last = int(start.min()), int(end.max())
+            if last - first < 1000:
+                first, last = first - 1_000_000, last + 1_000_000
+        zone = self.frame["ts"].dt.tz
+        lo, hi = (first + (last - first) * f for f in sorted(brush))
+        if hi - lo < 1:
+            return
+        self.zoomed = (pd.Timestamp(int(lo), unit="us", tz="UTC").tz_convert(zone),
+                       pd.Timestamp(int(hi), unit="us", tz="UTC").tz_convert(zone))
+        self._render_chart()
+
     def _render_detail(self) -> None:
+        self.open_button.disabled = self.selected is None or self.selected >= len(self.frame)
         if self.selected is None or self.selected >= len(self.frame):
             self.detail.value = ""
             return
@@ -345,7 +470,7 @@ class ToolTimeline(FollowsChat, widgets.VBox):
         self.detail.value = ('<div class="amn-timeline-root amn-timeline-detail-box">'
                              f"<div><b>#{self.selected} {escape(row['tool'])}</b> · {escape(cell_text(row['ts']))} · "
                              f"session {escape(cell_text(row['session_id']))} · turn {escape(cell_text(row['turn']))}"
-                             f" · {escape(row['status'])}{_duration_text(row['duration_ms'])}</div>"
+                             f" · {escape(row['status'])}{duration_text(row['duration_ms'])}</div>"
                              f"<div>input</div><pre>{pretty_json(row['input'])}</pre>"
                              f"<div>output ({row['output_len']} characters)</div><pre>{escape(row['output'])}</pre>"
                              "</div>")
@@ -370,10 +495,10 @@ class ToolTimeline(FollowsChat, widgets.VBox):
             sessions = sorted(set(self.all_calls["session_id"].dropna())) if len(self.all_calls) else []
             if f.session and f.session not in sessions:
                 sessions.append(f.session)
-            options = [("all sessions", None), *((s, s) for s in sessions)]
+            options = [("all sessions", _ALL_SESSIONS), *((s, s) for s in sessions)]
             if list(self.session_filter.options) != options:
                 self.session_filter.options = options
-            self.session_filter.value = f.session
+            self.session_filter.value = f.session or _ALL_SESSIONS
             self.start_filter.value = _as_date(f.start)
             self.end_filter.value = _as_date(f.end)
             shown = self.frame.tail(self.max_rows)
@@ -389,101 +514,7 @@ class ToolTimeline(FollowsChat, widgets.VBox):
         self._sync_controls()  # show the state the widget is really in
 
 
-# ---------------------------------------------------------------------- drawing
-
-
-def timeline_svg(calls: pd.DataFrame, *, lanes: Lanes = "tool", width: int = 860, index_offset: int = 0) -> str:
-    """Tool calls as an inline SVG: one lane per tool (or session), one mark per call, hover titles with the call's
-    time, input and output. Every text is escaped. ``index_offset`` numbers the marks as positions in a larger
-    frame."""
-    if not len(calls):
-        return '<div class="amn-timeline-root amn-empty">No tool calls to draw.</div>'
-    column = "tool" if lanes == "tool" else "session_id"
-    keys = [cell_text(v) or "(none)" for v in calls[column]]
-    lane_names = list(dict.fromkeys(keys))  # order of first appearance: the story's order
-    lane_of = {name: i for i, name in enumerate(lane_names)}
-    left, right, top, lane_h = 170, 76, 14, 26  # the right margin leaves room for the steps of a turn's calls
-    height = top + lane_h * len(lane_names) + 34
-    ts = calls["ts"]
-    first, last = ts.min(), ts.max()
-    if pd.isna(first):
-        first = last = pd.Timestamp(0, tz="UTC")
-    span = (last - first).total_seconds() or 60.0
-    if (last - first).total_seconds() == 0:
-        first = first - pd.Timedelta(seconds=30)
-    plot_w = max(50, width - left - right)
-
-    def x_of(moment: pd.Timestamp) -> float:
-        if pd.isna(moment):
-            return float(left)
-        return float(left + (moment - first).total_seconds() / span * plot_w)
-
-    parts = [(f'<svg class="amn-timeline-svg" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-              f'viewBox="0 0 {width} {height}" role="img">')]
-    for i, name in enumerate(lane_names):
-        y = top + lane_h * i + lane_h / 2
-        parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" class="amn-lane-line"/>')
-        label = name if len(name) <= 24 else name[:23] + "…"
-        parts.append(f'<text x="{left - 8}" y="{y + 4:.1f}" text-anchor="end" class="amn-lane-label">'
-                     f"<title>{escape(name)}</title>{escape(label)}</text>")
-    axis_y = top + lane_h * len(lane_names) + 4
-    parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{axis_y}" y2="{axis_y}" class="amn-axis"/>')
-    fmt = "%Y-%m-%d %H:%M" if span > 86400 else "%m-%d %H:%M:%S"
-    for k in range(5):
-        moment = first + pd.Timedelta(seconds=span * k / 4)
-        x = left + plot_w * k / 4
-        anchor = "start" if k == 0 else ("end" if k == 4 else "middle")
-        parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{axis_y}" y2="{axis_y + 4}" class="amn-axis"/>'
-                     f'<text x="{x:.1f}" y="{axis_y + 16}" text-anchor="{anchor}" class="amn-axis-label">'
-                     f"{escape(moment.strftime(fmt))}</text>")
-    colours = {name: _PALETTE[i % len(_PALETTE)] for i, name in enumerate(dict.fromkeys(calls["tool"].astype(str)))}
-    row: Any  # a named tuple of the columns; pandas-stubs type each field as any scalar, whatever the column holds
-    for i, row in enumerate(calls.itertuples(index=False)):
-        lane = lane_of[keys[i]]
-        y = top + lane_h * lane + lane_h / 2
-        failed = row.status == "error"
-        colour = _ERROR_COLOUR if failed else colours.get(str(row.tool), _PALETTE[0])
-        title = _hover_text(index_offset + i, row)
-        # the calls of one turn share its time: step them apart in call order so none hides another
-        x = x_of(row.ts) + 7 * min(int(row.call_index), 8)
-        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{6 if failed else 5}" fill="{colour}" '
-                     f'class="amn-timeline-mark{" amn-error" if failed else ""}" data-index="{index_offset + i}">'
-                     f"<title>{escape(title)}</title></circle>")
-    parts.append("</svg>")
-    return f'<div class="amn-timeline-root amn-timeline-scroll">{"".join(parts)}</div>'
-
-
-def _hover_text(index: int, row: Any) -> str:
-    text_in = row.input_text if len(row.input_text) <= _TITLE_CHARS else row.input_text[:_TITLE_CHARS] + "…"
-    text_out = row.output if len(row.output) <= _TITLE_CHARS else row.output[:_TITLE_CHARS] + "…"
-    return (f"#{index} {row.tool} · {cell_text(row.ts)} · session {cell_text(row.session_id)} · "
-            f"{row.status}{_duration_text(row.duration_ms)}\ninput: {text_in}\noutput: {text_out}")
-
-
-def _rows_html(calls: pd.DataFrame, offset: int) -> str:
-    if not len(calls):
-        return '<div class="amn-timeline-root amn-empty">No call matches the filters.</div>'
-    rows = []
-    row: Any  # a named tuple of the columns (see timeline_svg)
-    for i, row in enumerate(calls.itertuples(index=False)):
-        output = row.output if len(row.output) <= _ROW_OUTPUT_CHARS else (
-            row.output[:_ROW_OUTPUT_CHARS] + f"… ({len(row.output) - _ROW_OUTPUT_CHARS} more characters: select "
-            "the call to see all)")
-        failed = " amn-error" if row.status == "error" else ""
-        rows.append(
-            f'<details class="amn-timeline-row{failed}" data-index="{offset + i}"'
-            f' title="{escape(_hover_text(offset + i, row))}">'
-            f"<summary><span class=\"amn-row-index\">#{offset + i}</span> {escape(cell_text(row.ts))} · "
-            f"<b>{escape(row.tool)}</b> · {escape(cell_text(row.session_id))} · turn {escape(cell_text(row.turn))} · "
-            f"{row.output_len} chars{_duration_text(row.duration_ms)}{' · error' if failed else ''}</summary>"
-            f"<div>input</div><pre>{pretty_json(row.input)}</pre><div>output</div><pre>{escape(output)}</pre>"
-            "</details>"
-        )
-    return f'<div class="amn-timeline-root amn-timeline-list">{"".join(rows)}</div>'
-
-
-def _duration_text(ms: Any) -> str:
-    return "" if ms is None or pd.isna(ms) else f" · {float(ms):g} ms"
+# ---------------------------------------------------------------------- helpers
 
 
 def _as_date(bound: frames.TimeBound) -> _dt.date | None:
@@ -495,6 +526,24 @@ def _as_date(bound: frames.TimeBound) -> _dt.date | None:
         return pd.Timestamp(bound).date()
     except (TypeError, ValueError):
         return None
+
+
+def _moment(bound: frames.TimeBound, zone: Any) -> pd.Timestamp:
+    """A zoom bound as a Timestamp in ``zone`` (a naive one is a wall time there)."""
+    moment = pd.Timestamp(bound)  # type: ignore[arg-type]  # TimeBound minus None: the caller gave a bound
+    if pd.isna(moment):
+        raise ValueError(f"zoom: {bound!r} is not a time")
+    return moment.tz_localize(zone) if moment.tzinfo is None else moment.tz_convert(zone)
+
+
+def _to_the_millisecond(times: pd.Series) -> list[str]:
+    """Times as ``YYYY-MM-DD HH:MM:SS.mmm`` (text that sorts): the calls of one turn are milliseconds apart."""
+    return ["" if pd.isna(t) else t.strftime("%Y-%m-%d %H:%M:%S.") + f"{t.microsecond // 1000:03d}" for t in times]
+
+
+def _us(moment: pd.Timestamp) -> int:
+    """Epoch microseconds of an aware Timestamp."""
+    return int((moment - pd.Timestamp(0, tz="UTC")) // pd.Timedelta(microseconds=1))
 
 
 def _check_choice(name: str, value: object, allowed: tuple[_Choice, ...]) -> _Choice:
@@ -509,21 +558,23 @@ def _empty_calls() -> pd.DataFrame:
     return tool_calls_from_log([], user_id="", zone=_dt.timezone.utc)
 
 
+# Colours: JupyterLab theme variables only (marks are filled from a palette, text never is), checked for contrast in
+# Light and Dark by the browser test.
 _STYLE = """<style>
-/* line-height as the inspector's: ipywidgets' HTML content inherits the 28 px control height, so each row summary,
-   wrapped output line and error line would otherwise be 28 px tall */
-.amn-timeline-root { font-size: 13px; line-height: 1.4; }
-.amn-timeline-root.amn-timeline-scroll { overflow-x: auto; }
-.amn-timeline-svg .amn-lane-line { stroke: var(--jp-border-color2, #ddd); }
-.amn-timeline-svg .amn-axis { stroke: var(--jp-ui-font-color2, #888); }
-.amn-timeline-svg text { fill: var(--jp-ui-font-color1, #333); font-size: 11px; }
-.amn-timeline-svg .amn-timeline-mark { stroke: #fff; stroke-width: 1; cursor: help; }
-.amn-timeline-svg .amn-timeline-mark.amn-error { stroke: #600; stroke-width: 1.5; }
-.amn-timeline-root.amn-timeline-list { max-height: 320px; overflow: auto; }
-.amn-timeline-root details.amn-timeline-row { border-bottom: 1px solid var(--jp-border-color2, #eee); padding: 2px 4px; }
-.amn-timeline-root details.amn-timeline-row.amn-error summary { color: #a00; }
-.amn-timeline-root details.amn-timeline-row summary { cursor: pointer; }
+/* line-height as the inspector's: ipywidgets' HTML content inherits the 28 px control height */
+.amn-timeline-root { font-size: 13px; line-height: 1.4; color: var(--jp-ui-font-color1); }
+.amn-timeline-chart { width: 100%; min-width: 0; }
+.amn-timeline-svg { display: block; max-width: 100%; user-select: none; }
+.amn-timeline-svg .amn-lane-line { stroke: var(--jp-border-color2); }
+.amn-timeline-svg .amn-axis { stroke: var(--jp-ui-font-color2); }
+.amn-timeline-svg text { fill: var(--jp-ui-font-color1); font-size: 11px; }
+.amn-timeline-svg .amn-timeline-mark { stroke: var(--jp-layout-color0); stroke-width: 1; cursor: pointer; }
+.amn-timeline-svg .amn-timeline-mark.amn-error { stroke: var(--jp-error-color1); stroke-width: 1.5; }
+.amn-timeline-svg .amn-timeline-mark.amn-selected { stroke: var(--jp-ui-font-color0); stroke-width: 2.5; }
 .amn-timeline-root pre { white-space: pre-wrap; word-break: break-word; margin: 2px 0 6px 12px; max-height: 240px;
-  overflow: auto; }
-.amn-timeline-root.amn-error-box { color: #a00; border: 1px solid #e99; padding: 4px 8px; }
-</style>"""
+  overflow: auto; color: var(--jp-content-font-color1); }
+.amn-timeline-root.amn-error-box { color: var(--jp-ui-font-color1); background: var(--jp-layout-color1);
+  border: 1px solid var(--jp-error-color1); border-left-width: 4px; padding: 4px 8px; }
+.amn-timeline.amn-busy .amn-timeline-chart, .amn-timeline.amn-busy .amn-timeline-table { opacity: 0.45; }
+.amn-busy-note { color: var(--jp-ui-font-color1); font-size: 13px; padding: 2px 0; }
+""" + TABLE_STYLE + """</style>"""

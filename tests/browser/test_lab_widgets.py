@@ -167,22 +167,22 @@ def _open_long_conversation(chat: Any) -> float:
 
 def _timeline_steps(page: Any, artifacts: Path) -> None:
     """No Refresh click: the timeline follows the chat, so the tool calls of the turns sent after its cell ran are
-    already there. Then filter by keyword and unfold a row."""
+    already there. Then filter by keyword and select a row (the calls table is itables: one <tr> per call)."""
     from playwright.sync_api import expect
 
     timeline = page.locator(".amn-timeline")
     timeline.scroll_into_view_if_needed()
     expect(timeline).to_be_visible()
-    rows = timeline.locator(".amn-timeline-row")
+    rows = timeline.locator(".amn-timeline-table table.dataTable tbody tr")
     # the seed's remember_note, "Where did I move?" (search_session, get_session_window), two XSS remember_notes
     expect(rows).to_have_count(5)
     keyword = timeline.locator(".amn-timeline-filter-keyword input")
     keyword.fill("Lyon")
     keyword.press("Enter")
     expect(rows).to_have_count(2)  # the search hit and the window around it both mention Lyon
-    expect(rows.first.locator("summary")).to_contain_text("search_session")
-    rows.first.locator("summary").click()
-    expect(rows.first.locator("pre").last).to_contain_text("I moved to Lyon")
+    expect(rows.first).to_contain_text("search_session")
+    rows.first.locator("td").first.click()
+    expect(timeline.locator(".amn-timeline-detail pre").last).to_contain_text("I moved to Lyon")
     timeline.scroll_into_view_if_needed()
     timeline.screenshot(path=str(artifacts / "05-timeline-filtered.png"))
     keyword.fill("")
@@ -191,13 +191,17 @@ def _timeline_steps(page: Any, artifacts: Path) -> None:
 
 
 def _inspector_steps(page: Any, artifacts: Path) -> None:
-    """Refresh, search, choose a hit, see its window with the anchor highlighted, step the window."""
+    """Refresh, search, choose a hit, see its window with the anchor selected, step the window."""
     from playwright.sync_api import expect
 
     inspector = page.locator(".amn-inspector")
     inspector.scroll_into_view_if_needed()
     expect(inspector).to_be_visible()
+    info = inspector.locator(".amn-inspector-table .dt-info")
+    before_refresh = info.text_content()
     inspector.locator(".amn-inspector-refresh").click()
+    expect(info).not_to_have_text(before_refresh or "")  # the chat's turns since the cell ran are in the table
+    inspector.locator(".amn-inspector-table .dt-search input").fill("onerror")  # the table pages: filter it
     expect(inspector.locator(".amn-inspector-table")).to_contain_text(XSS_IMG)  # the chat's messages, as text
     search = inspector.locator(".amn-inspector-search input")
     search.fill("Porto")
@@ -206,11 +210,12 @@ def _inspector_steps(page: Any, artifacts: Path) -> None:
     expect(hit).to_contain_text("Porto")
     hit.click()
     window = inspector.locator(".amn-inspector-window")
-    expect(window.locator(".amn-anchor")).to_contain_text("My sister Ana lives in Porto.")
+    expect(window.locator("tr.selected")).to_contain_text("My sister Ana lives in Porto.")
     expect(window).to_contain_text("I prefer green tea")  # a message before the anchor
-    before_rows = window.locator("tr").count()
+    window_rows = window.locator("table.dataTable tbody tr")
+    before_rows = window_rows.count()
     inspector.locator(".amn-window-after-plus").click()
-    expect(window.locator("tr")).to_have_count(before_rows + 1)  # one more message after the anchor
+    expect(window_rows).to_have_count(before_rows + 1)  # one more message after the anchor
     window.scroll_into_view_if_needed()
     inspector.screenshot(path=str(artifacts / "06-inspector-window.png"))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
@@ -13,10 +14,16 @@ if str(_FRAMES_TESTS) not in sys.path:
 from frames_testlib import XSS_IMG, XSS_SCRIPT, at, build_user, expected_calls, turn
 
 __all__ = ["XSS_IMG", "XSS_SCRIPT", "at", "build_user", "expected_calls", "turn", "assert_inert", "ESCAPED_IMG",
-           "ESCAPED_SCRIPT"]
+           "ESCAPED_SCRIPT", "table_rows"]
 
 ESCAPED_IMG = "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;"
 ESCAPED_SCRIPT = "&lt;script&gt;alert(1)&lt;/script&gt;"
+
+
+def table_rows(table: object) -> list[list[object]]:
+    """The rows an itables ``ITable`` widget sends to the browser (its cells as DataTables gets them)."""
+    data = getattr(table, "_dt_args").get("data_json", "[]")
+    return json.loads(data) if isinstance(data, str) else list(data)
 
 
 class _Elements(HTMLParser):

@@ -289,7 +289,7 @@ def test_a_following_inspector_shows_the_new_messages_without_a_refresh(store: M
     assert len(inspector.frame) == 0 and inspector.auto_refreshes == 0
     chat.send(MOVED)
     assert list(inspector.frame["content"]) == [MOVED, chat.messages[-1].content]
-    assert "I moved to Lyon in 2024" in inspector.table.value
+    assert "I moved to Lyon in 2024" in inspector.table._dt_args["data_json"]
     chat.send(ASK)
     assert len(inspector.frame) == 4 and inspector.auto_refreshes == 2
     assert inspector.errors == []
