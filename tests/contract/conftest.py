@@ -13,7 +13,8 @@ from contract_backends import BACKENDS, Backend
 from agentmem_nb.store.contract import Store
 
 
-@pytest.fixture(params=sorted(BACKENDS))
+@pytest.fixture(params=[pytest.param(name, marks=[pytest.mark.postgres] if name == "postgres" else [])
+                        for name in sorted(BACKENDS)])
 def backend(request: pytest.FixtureRequest) -> Backend:
     return BACKENDS[request.param]
 

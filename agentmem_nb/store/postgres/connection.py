@@ -1,0 +1,135 @@
+"""The connection to PostgreSQL: one psycopg pool per store, the transaction rule, and errors without secrets.
+
+Why it looks like this:
+
+* **One pool, checked connections.** Every store object holds a :class:`psycopg_pool.ConnectionPool`; a connection is
+  checked (``SELECT 1``) when it is taken, so a connection the server dropped (a restart, an idle timeout, a
+  terminated backend) is replaced instead of failing the next call. A read that still meets a dead connection (the
+  server went away between the check and the query) is retried once on a fresh one; a write never is, since its
+  transaction was rolled back and the caller must decide.
+* **One transaction per write, one per turn if asked.** Pool connections are in autocommit: a read is one statement.
+  Every write runs in :meth:`Database.transaction`; an open transaction pins its connection to the thread, so the
+  writes inside ``with user.transaction():`` (a chat turn's) share it and commit or vanish together, and reads
+  inside it see them.
+* **The password never leaves.** The URL's credentials are registered with :mod:`agentmem_nb.redact` when the store
+  is made (so every text the process shows hides them), the store's ``repr`` shows the URL without them, and every
+  psycopg error becomes a :class:`~agentmem_nb.errors.StoreError` whose text went through ``redact``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from agentmem_nb.errors import ConfigError, StoreError
+from agentmem_nb.store.memory_store import is_database_url
+from agentmem_nb.redact import redact, redact_url, register_secret, url_secrets
+
+__all__ = ["Database", "is_database_url"]
+
+
+class Database:
+    """A pool of connections to one database, with the store's transaction and error rules.
+
+    Args:
+        url: ``postgresql://user:password@host:port/dbname`` (any libpq URL).
+        min_size, max_size: pool bounds (connections kept open / opened at most by this process).
+        timeout: seconds to wait for a connection before the call fails.
+    """
+
+    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 30.0) -> None:
+        if not is_database_url(url):
+            raise ConfigError(f"{redact_url(str(url))!r} is not a PostgreSQL URL: give postgresql://user:password@"
+                              "host:port/dbname")
+        self._secrets = url_secrets(url)
+        for secret in self._secrets:
+            register_secret(secret)
+        self.display = redact_url(url)
+        self._timeout = timeout
+        self._local = threading.local()
+        # A first connection made directly: a wrong password or an unknown host fails here with the server's reason,
+        # where the pool would only report a timeout.
+        try:
+            psycopg.connect(url, connect_timeout=max(1, int(timeout)), autocommit=True).close()
+        except psycopg.Error as exc:
+            raise self.error(exc, "cannot connect") from None
+        self.pool = ConnectionPool(url, min_size=min_size, max_size=max_size, timeout=timeout, open=True,
+                                   kwargs={"autocommit": True}, check=ConnectionPool.check_connection,
+                                   name="agentmem_nb")
+
+    def __repr__(self) -> str:
+        return f"Database({self.display!r})"
+
+    def close(self) -> None:
+        """Close every connection of the pool (the store is unusable afterwards)."""
+        self.pool.close()
+
+    # ------------------------------------------------------------------ errors
+
+    def error(self, exc: BaseException, doing: str) -> StoreError:
+        """A :class:`StoreError` for a psycopg failure while ``doing``: redacted, naming the database and the fix."""
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        if isinstance(exc, (psycopg.OperationalError, PoolTimeout)):
+            fix = ("the connection to the server failed or was cut (a restart, a terminated backend, the network); "
+                   "nothing of an unfinished write was kept: try again")
+        else:
+            fix = "nothing of the write was kept"
+        return StoreError(redact(f"PostgreSQL {self.display}: {doing}: {type(exc).__name__}: {reason} ({fix})",
+                                 secrets=self._secrets))
+
+    # ------------------------------------------------------------------ connections and transactions
+
+    @property
+    def _pinned(self) -> psycopg.Connection[Any] | None:
+        conn: psycopg.Connection[Any] | None = getattr(self._local, "conn", None)
+        return conn
+
+    @contextmanager
+    def transaction(self, doing: str = "write") -> Iterator[psycopg.Connection[Any]]:
+        """A connection inside a transaction: committed when the block ends, rolled back if it raises. Inside an
+        open transaction of this thread, the block joins it (its writes commit or vanish with the outer ones)."""
+        pinned = self._pinned
+        if pinned is not None:
+            yield pinned
+            return
+        try:
+            with self.pool.connection() as conn:
+                self._local.conn = conn
+                try:
+                    with conn.transaction():
+                        yield conn
+                finally:
+                    self._local.conn = None
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise self.error(exc, doing) from None
+
+    @contextmanager
+    def reading(self, doing: str = "read") -> Iterator[psycopg.Connection[Any]]:
+        """A connection for reads: this thread's open transaction if there is one, else one from the pool."""
+        pinned = self._pinned
+        if pinned is not None:
+            yield pinned
+            return
+        try:
+            with self.pool.connection() as conn:
+                yield conn
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise self.error(exc, doing) from None
+
+    def fetch(self, sql: str, params: Any = None, *, doing: str = "read", prepare: bool | None = None
+              ) -> list[tuple[Any, ...]]:
+        """Rows of one read statement (retried once on a fresh connection when the server dropped the first)."""
+        for attempt in (1, 2):
+            try:
+                with self.reading(doing) as conn:
+                    return conn.execute(sql, params, prepare=prepare).fetchall()
+            except StoreError as exc:
+                retry = attempt == 1 and self._pinned is None and isinstance(exc.__context__, psycopg.OperationalError)
+                if not retry:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
