@@ -1,9 +1,10 @@
 """The backends the conformance suite runs against (the fixtures are in this folder's conftest.py).
 
 Every test in ``tests/contract/`` is written once against the protocols of :mod:`agentmem_nb.store.contract` and runs
-against every backend in :data:`BACKENDS`. Adding a backend (a database server is next) is adding one :class:`Backend` entry:
-how to open a fresh store, and — optional capabilities, the tests needing them are skipped when absent — how to
-change its stored messages behind the store's back (a rewrite, a cut), as another program would.
+against every backend in :data:`BACKENDS`: the files and PostgreSQL (a fresh database on the test process's
+throwaway server, ``tests/pg_server.py``; those cases are marked ``postgres``). Adding a backend is adding one
+:class:`Backend` entry: how to open a fresh store, and — optional capabilities, the tests needing them are skipped when
+absent — how to change its stored messages behind the store's back (a rewrite, a cut), as another program would.
 """
 
 from __future__ import annotations
