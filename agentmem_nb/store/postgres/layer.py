@@ -188,12 +188,16 @@ class PostgresLayer:
             out.append(message)
         return out
 
-    def _fetch(self, where: str, extra: Mapping[str, Any] | None = None, *, order: str = "position",
-               limit: int | None = None, prepare: bool | None = None) -> list[tuple[Any, ...]]:
+    def _query(self, where: str, extra: Mapping[str, Any] | None = None, *, order: str = "position",
+               limit: int | None = None) -> tuple[str, dict[str, Any]]:
         sql = f"SELECT {_ROW} FROM am_messages WHERE layer_id = {_LAYER} AND {where} ORDER BY {order}"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        return self._db.fetch(sql, {**self._params, **(extra or {})}, prepare=prepare)
+        return sql, {**self._params, **(extra or {})}
+
+    def _fetch(self, where: str, extra: Mapping[str, Any] | None = None, *, order: str = "position",
+               limit: int | None = None, prepare: bool | None = None) -> list[tuple[Any, ...]]:
+        return self._db.fetch(*self._query(where, extra, order=order, limit=limit), prepare=prepare)
 
     # ------------------------------------------------------------------ reads
 
@@ -275,9 +279,13 @@ class PostgresLayer:
             return []
         self._fold_pending()
         # prepare=False: planned for this very pattern (a generic plan cannot tell a rare keyword from a common one)
-        rows = self._fetch("readable AND folded LIKE %(pattern)s", {"pattern": like_pattern(needle)},
-                           order="position DESC", limit=limit, prepare=False)
+        rows = self._db.fetch(*self.search_query(needle, limit=limit), prepare=False)
         return self._messages(rows[::-1])
+
+    def search_query(self, folded_keyword: str, *, limit: int) -> tuple[str, dict[str, Any]]:
+        """The statement and parameters :meth:`search` runs for a keyword already folded (for ``EXPLAIN``)."""
+        return self._query("readable AND folded LIKE %(pattern)s", {"pattern": like_pattern(folded_keyword)},
+                           order="position DESC", limit=limit)
 
     def _fold_pending(self) -> None:
         """Fold the rows another program wrote or changed (``folded`` NULL; cheap when there are none)."""

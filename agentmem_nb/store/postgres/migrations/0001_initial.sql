@@ -42,7 +42,9 @@ CREATE TABLE am_messages (
     PRIMARY KEY (layer_id, position)
 );
 CREATE INDEX am_messages_by_id ON am_messages (layer_id, message_id, position);
-CREATE INDEX am_messages_search ON am_messages USING gin (layer_id, folded gin_trgm_ops);
+-- fastupdate off: with it, new rows wait in the index's pending list (up to 4 MB), which every search reads in full
+-- until a vacuum merges it (6 ms at 200k pending rows against 0.1 ms merged): an append pays a little more instead.
+CREATE INDEX am_messages_search ON am_messages USING gin (layer_id, folded gin_trgm_ops) WITH (fastupdate = off);
 CREATE INDEX am_messages_unfolded ON am_messages (layer_id) WHERE folded IS NULL;
 CREATE INDEX am_messages_unreadable ON am_messages (layer_id) WHERE NOT readable;
 
