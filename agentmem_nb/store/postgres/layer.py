@@ -40,7 +40,7 @@ from agentmem_nb.timeutil import day_of, format_ts, to_zone
 if TYPE_CHECKING:
     from agentmem_nb.store.postgres.user import PostgresUser
 
-__all__ = ["PostgresLayer"]
+__all__ = ["PostgresLayer", "like_pattern", "searchable", "problem_for_row"]
 
 _LAYER = "(SELECT layer_id FROM am_layers WHERE user_id = %(user)s AND kind = %(kind)s AND key = %(key)s)"
 _ROW = "position, message_id, record, raw"
@@ -293,13 +293,8 @@ class PostgresLayer:
                               "AND folded IS NULL", self._params)
         if not rows:
             return
-        updates = []
-        for position, record, raw in rows:
-            value = from_columns(record, raw)
-            # the content a read shows (non-text content rendered as JSON), as the file backend searches it
-            text = (message_from_record(value, message_id=1, zone=None, fallback_ts=EPOCH).content
-                    if isinstance(value, dict) else "")
-            updates.append({**self._params, "position": position, "folded": fold(text)})
+        updates = [{**self._params, "position": position, "folded": searchable(from_columns(record, raw))}
+                   for position, record, raw in rows]
         with self._db.transaction("fold rows for search") as conn:
             with conn.cursor() as cur:
                 cur.executemany(f"UPDATE am_messages SET folded = %(folded)s WHERE layer_id = {_LAYER} "
@@ -341,6 +336,14 @@ class PostgresLayer:
         rows = self._db.fetch(f"SELECT position, message_id, record, raw FROM am_messages WHERE layer_id = {_LAYER} "
                               "AND NOT readable ORDER BY position", self._params)
         return [problem_for_row(self.where, *row) for row in rows]
+
+
+def searchable(record: object) -> str:
+    """The ``folded`` column of a stored record: the content a read shows (non-text content rendered as JSON, as
+    the file backend searches it), folded."""
+    if not isinstance(record, dict):
+        return ""
+    return fold(message_from_record(record, message_id=1, zone=None, fallback_ts=EPOCH).content)
 
 
 def problem_for_row(where: str, position: int, message_id: object, record: object, raw: str | None) -> Problem:

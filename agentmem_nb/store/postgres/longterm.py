@@ -11,9 +11,11 @@ and its history change in the same transaction, so they cannot be out of step, a
 
 from __future__ import annotations
 
-import hashlib
+import datetime as _dt
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
+
+import psycopg
 
 from agentmem_nb.errors import StoreError, VersionConflict
 from agentmem_nb.store.longterm import (
@@ -22,6 +24,7 @@ from agentmem_nb.store.longterm import (
     MemorySnapshot,
     MemoryVersion,
     _apply,
+    _digest,
     _is_checkpoint,
     _Replay,
     _splice_of,
@@ -35,11 +38,37 @@ from agentmem_nb.timeutil import format_ts, parse_ts, to_zone
 if TYPE_CHECKING:
     from agentmem_nb.store.postgres.user import PostgresUser
 
-__all__ = ["PostgresLongTerm"]
+__all__ = ["PostgresLongTerm", "record_change", "text_digest"]
 
 
-def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+def text_digest(text: str) -> str:
+    """The ``sha`` of a version's text (the file backend's: BLAKE2b-128 of its UTF-8)."""
+    return _digest(text.encode("utf-8"))
+
+
+def record_change(conn: psycopg.Connection[Any], user_id: str, version: int, since: int, before: str, after: str,
+                  *, ts: _dt.datetime | None, source: str, digest: str) -> int:
+    """Record version ``version + 1`` (``before -> after``) and make it the current text. The caller holds the
+    user's ``am_longterm`` row lock; ``since`` is its ``since_checkpoint``. The record is the file backend's: a delta,
+    or a checkpoint when the deltas since the last one add up to the text's size (the rule of store/longterm.py).
+    Returns the new ``since_checkpoint``."""
+    record: dict[str, Any] = {"ts": format_ts(ts) if ts else None, "source": source}
+    at, cut, insert = _splice_of(before, after)
+    if version == 0 and before:
+        record["before"] = before  # the text before the history began
+    if since + len(insert) + _RECORD_OVERHEAD >= len(after):
+        record["after"] = after
+        since = 0
+    else:
+        record.update(at=at, cut=cut, insert=insert)
+        since += len(insert) + _RECORD_OVERHEAD
+    record["sha"] = digest
+    jsonb, raw = to_columns(record)
+    conn.execute("INSERT INTO am_longterm_history (user_id, version, checkpoint, record, raw) "
+                 "VALUES (%s, %s, %s, %s::jsonb, %s)", (user_id, version + 1, _is_checkpoint(record), jsonb, raw))
+    conn.execute("UPDATE am_longterm SET text = %s, version = %s, since_checkpoint = %s WHERE user_id = %s",
+                 (after, version + 1, since, user_id))
+    return since
 
 
 class PostgresLongTerm:
@@ -112,29 +141,13 @@ class PostgresLongTerm:
                 raise StoreError("long-term memory text holds a NUL character, which PostgreSQL text cannot keep: "
                                  "remove it; nothing was written")
             try:
-                digest = _digest(after)
+                digest = text_digest(after)
             except UnicodeEncodeError as exc:
                 raise StoreError(f"long-term memory text has an unencodable character {after[exc.start]!r} at "
                                  f"position {exc.start}: remove it (lone surrogates cannot be stored as UTF-8)"
                                  ) from None
             now = to_zone(self._user.store.clock(), self._user.store.zone)
-            record: dict[str, Any] = {"ts": format_ts(now), "source": source}
-            at, cut, insert = _splice_of(before, after)
-            if version == 0 and before:
-                record["before"] = before
-            if since + len(insert) + _RECORD_OVERHEAD >= len(after):
-                record["after"] = after
-                since = 0
-            else:
-                record.update(at=at, cut=cut, insert=insert)
-                since += len(insert) + _RECORD_OVERHEAD
-            record["sha"] = digest
-            jsonb, raw = to_columns(record)
-            conn.execute("INSERT INTO am_longterm_history (user_id, version, checkpoint, record, raw) "
-                         "VALUES (%s, %s, %s, %s::jsonb, %s)", (user_id, version + 1, _is_checkpoint(record), jsonb,
-                                                                raw))
-            conn.execute("UPDATE am_longterm SET text = %s, version = %s, since_checkpoint = %s WHERE user_id = %s",
-                         (after, version + 1, since, user_id))
+            record_change(conn, user_id, version, since, before, after, ts=now, source=source, digest=digest)
         return MemoryVersion(version + 1, now, source, before, after)
 
     # ------------------------------------------------------------------ versions
