@@ -2,11 +2,13 @@
 
 Why it looks like this:
 
-* **One pool, checked connections.** Every store object holds a :class:`psycopg_pool.ConnectionPool`; a connection is
-  checked (``SELECT 1``) when it is taken, so a connection the server dropped (a restart, an idle timeout, a
-  terminated backend) is replaced instead of failing the next call. A read that still meets a dead connection (the
-  server went away between the check and the query) is retried once on a fresh one; a write never is, since its
-  transaction was rolled back and the caller must decide.
+* **One pool; a dead connection is replaced when met, not looked for.** Every store object holds a
+  :class:`psycopg_pool.ConnectionPool`. Checking each connection as it is taken (the pool's ``check``) costs a round
+  trip per call — half of a window's time — so instead a call that meets a connection the server dropped (a restart,
+  an idle timeout, a terminated backend) has the pool check its idle connections (``pool.check()``: the dead ones
+  are replaced) and runs once more: a read, which changes nothing, whenever it failed; a write only when it failed
+  at its ``BEGIN``, before anything of it reached the server. A write cut later was rolled back by the server and
+  fails with a :class:`~agentmem_nb.errors.StoreError` that says so: the caller decides whether to try again.
 * **One transaction per write, one per turn if asked.** Pool connections are in autocommit: a read is one statement.
   Every write runs in :meth:`Database.transaction`; an open transaction pins its connection to the thread, so the
   writes inside ``with user.transaction():`` (a chat turn's) share it and commit or vanish together, and reads
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import psycopg
@@ -59,8 +61,7 @@ class Database:
         except psycopg.Error as exc:
             raise self.error(exc, "cannot connect") from None
         self.pool = ConnectionPool(url, min_size=min_size, max_size=max_size, timeout=timeout, open=True,
-                                   kwargs={"autocommit": True}, check=ConnectionPool.check_connection,
-                                   name="agentmem_nb")
+                                   kwargs={"autocommit": True}, name="agentmem_nb")
 
     def __repr__(self) -> str:
         return f"Database({self.display!r})"
@@ -98,15 +99,31 @@ class Database:
             yield pinned
             return
         try:
-            with self.pool.connection() as conn:
+            stack, conn = self._begin()
+            with stack:  # commit (or roll back) and give the connection back
                 self._local.conn = conn
                 try:
-                    with conn.transaction():
-                        yield conn
+                    yield conn
                 finally:
                     self._local.conn = None
         except (psycopg.Error, PoolTimeout) as exc:
             raise self.error(exc, doing) from None
+
+    def _begin(self) -> tuple[ExitStack, psycopg.Connection[Any]]:
+        """A pool connection with a transaction begun on it; a connection found dead at ``BEGIN`` (nothing sent
+        yet) is replaced once (see the module docstring)."""
+        for attempt in (1, 2):
+            stack = ExitStack()
+            try:
+                conn = stack.enter_context(self.pool.connection())
+                stack.enter_context(conn.transaction())  # sends BEGIN: a dead connection fails here
+                return stack, conn
+            except psycopg.OperationalError:
+                stack.close()  # the broken connection goes back to the pool, which discards it
+                if attempt == 2:
+                    raise
+                self.pool.check()
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
     @contextmanager
     def reading(self, doing: str = "read") -> Iterator[psycopg.Connection[Any]]:
@@ -132,4 +149,5 @@ class Database:
                 retry = attempt == 1 and self._pinned is None and isinstance(exc.__context__, psycopg.OperationalError)
                 if not retry:
                     raise
+                self.pool.check()  # replace every dead idle connection (after a restart, all of them are)
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises

@@ -244,17 +244,22 @@ class PostgresLayer:
         ``0..MAX_WINDOW_SIDE`` and the layer's edges); an unknown anchor gives an empty window with a ``reason``."""
         before = _clamp(int(before), 0, MAX_WINDOW_SIDE)
         after = _clamp(int(after), 0, MAX_WINDOW_SIDE)
+        # LATERAL: each side is its own ordered, limited scan of the primary key from the anchor's position (without
+        # it the planner sorts every row before or after the anchor to keep a few: 11 ms instead of 0.1 at 10k rows)
+        columns = ", ".join("m." + c for c in _ROW.split(", "))
         sql = f"""
             WITH a AS (SELECT layer_id, position FROM am_messages
                        WHERE layer_id = {_LAYER} AND message_id = %(mid)s AND readable ORDER BY position LIMIT 1)
-            (SELECT {', '.join('m.' + c for c in _ROW.split(', '))} FROM am_messages m, a
-              WHERE m.layer_id = a.layer_id AND m.position < a.position AND m.readable
-              ORDER BY m.position DESC LIMIT %(before)s)
-            UNION ALL
-            (SELECT {', '.join('m.' + c for c in _ROW.split(', '))} FROM am_messages m, a
-              WHERE m.layer_id = a.layer_id AND m.position >= a.position AND m.readable
-              ORDER BY m.position LIMIT %(after)s + 1)"""
-        rows = self._db.fetch(sql, {**self._params, "mid": int(message_id), "before": before, "after": after})
+            SELECT w.* FROM a, LATERAL (
+                (SELECT {columns} FROM am_messages m
+                  WHERE m.layer_id = a.layer_id AND m.position < a.position AND m.readable
+                  ORDER BY m.position DESC LIMIT %(before)s)
+                UNION ALL
+                (SELECT {columns} FROM am_messages m
+                  WHERE m.layer_id = a.layer_id AND m.position >= a.position AND m.readable
+                  ORDER BY m.position LIMIT %(after)s + 1)) AS w"""
+        rows = self._db.fetch(sql, {**self._params, "mid": int(message_id), "before": before, "after": after},
+                              prepare=True)  # at once: measured 2x faster than psycopg's default (from the 6th)
         if rows:
             rows.sort(key=lambda row: row[0])
             return Window(message_id, tuple(self._messages(rows)), before, after)
