@@ -88,3 +88,39 @@ def test_search_answers_as_the_file_backend_does(pg_url: str, tmp_path, clock, k
     for limit in (1, 3, 20):
         assert [m.content for m in database.search(keyword, limit=limit)] == \
                [m.content for m in files.search(keyword, limit=limit)]
+
+
+@pytest.mark.parametrize("keyword", ["tea", "TEA ", "", "找工作", "absent"])
+@pytest.mark.parametrize("limit", [1, 4, 50])
+def test_a_search_across_days_answers_as_the_file_backend_does(pg_url: str, tmp_path, keyword: str,
+                                                               limit: int) -> None:
+    upgrade_database(pg_url)
+    stores = [MemoryStore(tmp_path / "memory", zone="UTC"), MemoryStore(pg_url, zone="UTC")]
+    for store in stores:
+        for day in ("2026-04-06", "2026-04-07", "2026-04-08"):
+            for i in range(4):
+                text = f"{day} #{i}: " + ("green tea" if i % 2 else "我在找工作")
+                store.user("u").append(f"s{i % 2}", "user", text, day=day)
+    files, database = (store.user("u") for store in stores)
+    assert [(m.day, m.message_id, m.content) for m in database.search_daily(keyword, limit=limit)] == \
+           [(m.day, m.message_id, m.content) for m in files.search_daily(keyword, limit=limit)]
+
+
+def test_the_length_of_a_layer_counts_what_is_readable(store_url: str) -> None:
+    store = MemoryStore(store_url, zone="UTC")
+    layer = store.user("u").session("s1")
+    for i in range(5):
+        store.user("u").append("s1", "user", f"m{i}")
+    assert len(layer) == 5
+    with psycopg.connect(store_url) as conn:  # another program breaks one row and removes another
+        conn.execute("UPDATE am_messages SET record = '[1]' WHERE position = 1 AND layer_id = "
+                     "(SELECT layer_id FROM am_layers WHERE kind = 'session')")
+        conn.execute("DELETE FROM am_messages WHERE position = 2 AND layer_id = "
+                     "(SELECT layer_id FROM am_layers WHERE kind = 'session')")
+    assert len(layer) == 3 == len([m for m in layer.tail(10)])
+
+
+@pytest.fixture
+def store_url(pg_url: str) -> str:
+    upgrade_database(pg_url)
+    return pg_url
