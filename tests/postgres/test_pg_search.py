@@ -70,6 +70,10 @@ def test_a_window_is_an_index_lookup_by_thread_and_id(big: PostgresStore) -> Non
     assert [m.message_id for m in layer.window(10001, 2, 2).messages] == [9999, 10000, 10001, 10002, 10003]
     assert [m.message_id for m in layer.window(3, 5, 1).messages] == [1, 2, 3, 4]
     assert layer.position_of(15001) == 15000
+    plan = _plan(big, *layer.window_query(10001, 5, 5))
+    # the anchor by (layer, message_id), then each side an ordered primary-key scan of a few rows: no sort, no scan
+    assert "am_messages_by_id" in plan and '"Scan Direction": "Backward"' in plan and "am_messages_pkey" in plan, plan
+    assert "Sort" not in plan and "Seq Scan" not in plan and "Bitmap" not in plan, plan
 
 
 TRICKY = ["Straße", "STRASSE", "İstanbul", "ﬁle", "50% off", "snake_case", "back\\slash", "中文词语", "😀 smile",

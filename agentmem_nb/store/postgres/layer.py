@@ -250,21 +250,7 @@ class PostgresLayer:
         ``0..MAX_WINDOW_SIDE`` and the layer's edges); an unknown anchor gives an empty window with a ``reason``."""
         before = _clamp(int(before), 0, MAX_WINDOW_SIDE)
         after = _clamp(int(after), 0, MAX_WINDOW_SIDE)
-        # LATERAL: each side is its own ordered, limited scan of the primary key from the anchor's position (without
-        # it the planner sorts every row before or after the anchor to keep a few: 11 ms instead of 0.1 at 10k rows)
-        columns = ", ".join("m." + c for c in _ROW.split(", "))
-        sql = f"""
-            WITH a AS (SELECT layer_id, position FROM am_messages
-                       WHERE layer_id = {_LAYER} AND message_id = %(mid)s AND readable ORDER BY position LIMIT 1)
-            SELECT w.* FROM a, LATERAL (
-                (SELECT {columns} FROM am_messages m
-                  WHERE m.layer_id = a.layer_id AND m.position < a.position AND m.readable
-                  ORDER BY m.position DESC LIMIT %(before)s)
-                UNION ALL
-                (SELECT {columns} FROM am_messages m
-                  WHERE m.layer_id = a.layer_id AND m.position >= a.position AND m.readable
-                  ORDER BY m.position LIMIT %(after)s + 1)) AS w"""
-        rows = self._db.fetch(sql, {**self._params, "mid": int(message_id), "before": before, "after": after},
+        rows = self._db.fetch(*self.window_query(message_id, before, after),
                               prepare=True)  # at once: measured 2x faster than psycopg's default (from the 6th)
         if rows:
             rows.sort(key=lambda row: row[0])
@@ -278,6 +264,25 @@ class PostgresLayer:
             reason = (f"no message #{message_id} in {where} (ids run from {ends[0][0]} to {ends[0][1]}); "
                       "search first and use a message_id from a hit")
         return Window(message_id, (), before, after, reason)
+
+    def window_query(self, message_id: int, before: int, after: int) -> tuple[str, dict[str, Any]]:
+        """The statement and parameters :meth:`window` runs (sides already clamped), for ``EXPLAIN``.
+
+        LATERAL: each side is its own ordered, limited scan of the primary key from the anchor's position (without
+        it the planner sorts every row before or after the anchor to keep a few: 11 ms instead of 0.2 at 10k)."""
+        columns = ", ".join("m." + c for c in _ROW.split(", "))
+        sql = f"""
+            WITH a AS (SELECT layer_id, position FROM am_messages
+                       WHERE layer_id = {_LAYER} AND message_id = %(mid)s AND readable ORDER BY position LIMIT 1)
+            SELECT w.* FROM a, LATERAL (
+                (SELECT {columns} FROM am_messages m
+                  WHERE m.layer_id = a.layer_id AND m.position < a.position AND m.readable
+                  ORDER BY m.position DESC LIMIT %(before)s)
+                UNION ALL
+                (SELECT {columns} FROM am_messages m
+                  WHERE m.layer_id = a.layer_id AND m.position >= a.position AND m.readable
+                  ORDER BY m.position LIMIT %(after)s + 1)) AS w"""
+        return sql, {**self._params, "mid": int(message_id), "before": before, "after": after}
 
     def search(self, keyword: str, *, limit: int = 20) -> list[Message]:
         """Messages whose content contains ``keyword`` (casefolded substring, stripped, CJK too), the **last**
