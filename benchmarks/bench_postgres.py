@@ -8,6 +8,8 @@ format; the table filled with ``COPY``, the same records), then measured through
 * **window** ``session.window(anchor, 5, 5)`` for random anchors;
 * **exact search** ``session.search(term, limit=20)``: a rare term (~0.1 %), a CJK term (~0.2 %), a common term
   and an absent one (the file backend's worst case, a full scan; on PostgreSQL a trigram index lookup);
+* **LangGraph's PostgresStore** doing the same work the natural way (see :func:`measure_langgraph`), when
+  langgraph-checkpoint-postgres is installed (the dev extra);
 * **writers**: 1, 4 and 16 processes, each appending to its own user (a service writing many users' memories),
   messages per second overall and the ratio to one writer.
 
@@ -126,6 +128,47 @@ def measure(store: MemoryStore, n: int, *, repeats: int, rng: random.Random) -> 
     return out
 
 
+def measure_langgraph(url: str, n: int, *, repeats: int, rng: random.Random) -> dict[str, float] | None:
+    """The same work with LangGraph's ``PostgresStore`` used the natural way: one item per message in the thread's
+    namespace (key = the message id, value = the record); a window is a ``search`` with a ``message_id`` range
+    filter; an exact search lists the namespace and keeps the items whose content holds the term (the store has no
+    substring search; its ``query`` needs an embedding index). ``None`` when langgraph-checkpoint-postgres is absent."""
+    try:
+        from langgraph.store.base import PutOp
+        from langgraph.store.postgres import PostgresStore
+    except ImportError:
+        return None
+    namespace = ("memories", USER, SESSION)
+    with PostgresStore.from_conn_string(url) as store:
+        store.setup()
+        for start in range(0, n, 5000):
+            store.batch([PutOp(namespace, str(i + 1), {**_record(i, "session"), "message_id": i + 1})
+                         for i in range(start, min(n, start + 5000))])
+
+        def window(anchor: int) -> object:
+            return store.search(namespace, filter={"message_id": {"$gte": anchor - 5, "$lte": anchor + 5}},
+                                limit=11)
+
+        def exact(term: str) -> list[object]:
+            hits: list[object] = []
+            offset = 0
+            while True:
+                page = store.search(namespace, limit=1000, offset=offset)
+                hits += [item for item in page if term in str(item.value.get("content", "")).casefold()]
+                if len(page) < 1000:
+                    return hits[-20:]
+                offset += 1000
+
+        anchors = [rng.randrange(6, n - 5) for _ in range(repeats * 3)]
+        out = {"window_us": statistics.median([_median_us(lambda a=a: window(a), 1) for a in anchors])}
+        for name, term in (("rare", RARE), ("cjk", CJK), ("common", COMMON), ("absent", ABSENT)):
+            out[f"search_{name}_us"] = _median_us(lambda term=term: exact(term), max(2, repeats // 10))
+        counter = iter(range(n + 1, 10**9))
+        out["append_us"] = _median_us(lambda: store.put(namespace, str(next(counter)), _record(n, "session")),
+                                      repeats * 10)
+    return out
+
+
 _WRITER = """
 import sys, time
 from agentmem_nb import MemoryStore
@@ -179,6 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--quick", action="store_true", help="10k only, writers 1 and 4, fewer repeats")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--no-langgraph", action="store_true", help="skip LangGraph's PostgresStore beside it")
     args = parser.parse_args(argv)
     if args.quick:
         args.sizes, args.writers, args.repeats, args.each = "10000", "1,4", 10, 150
@@ -199,6 +243,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             database = measure(database_store, n, repeats=args.repeats, rng=rng)
             database_store.close()  # type: ignore[attr-defined]  # the PostgreSQL store's pool
             results["sizes"][n] = {"files": files, "postgres": database}
+            if not args.no_langgraph:
+                peer = measure_langgraph(fresh(), n, repeats=args.repeats, rng=rng)
+                if peer is not None:
+                    results["sizes"][n]["langgraph"] = peer
         url = fresh()
         from agentmem_nb.store.postgres import upgrade_database
 
@@ -211,10 +259,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         print(json.dumps(results, indent=2))
         return 0
-    print(f"{'N':>9} {'measure':<16} {'files':>12} {'postgres':>12}")
+    print(f"{'N':>9} {'measure':<16} {'files':>12} {'postgres':>12} {'langgraph':>12}")
     for n, pair in results["sizes"].items():
         for key in pair["postgres"]:
-            print(f"{n:>9} {key:<16} {pair['files'][key]:>10.0f}µs {pair['postgres'][key]:>10.0f}µs")
+            peer = f"{pair['langgraph'][key]:>10.0f}µs" if "langgraph" in pair else f"{'-':>12}"
+            print(f"{n:>9} {key:<16} {pair['files'][key]:>10.0f}µs {pair['postgres'][key]:>10.0f}µs {peer}")
     one = results["writers"].get(1)
     for count, rate in results["writers"].items():
         ratio = f"  ({rate / one:.1f}x one writer)" if one else ""

@@ -2,13 +2,18 @@
 
 Why it looks like this:
 
-* **One pool; a dead connection is replaced when met, not looked for.** Every store object holds a
-  :class:`psycopg_pool.ConnectionPool`. Checking each connection as it is taken (the pool's ``check``) costs a round
-  trip per call — half of a window's time — so instead a call that meets a connection the server dropped (a restart,
-  an idle timeout, a terminated backend) has the pool check its idle connections (``pool.check()``: the dead ones
-  are replaced) and runs once more: a read, which changes nothing, whenever it failed; a write only when it failed
-  at its ``BEGIN``, before anything of it reached the server. A write cut later was rolled back by the server and
-  fails with a :class:`~agentmem_nb.errors.StoreError` that says so: the caller decides whether to try again.
+* **One pool; dead connections are found without a round trip.** Every store object holds a
+  :class:`psycopg_pool.ConnectionPool`. The pool's usual check (``SELECT 1`` as a connection is taken) costs a round
+  trip per call — half of a window's time. But a server that ends a connection (a restart, ``pg_terminate_backend``,
+  an idle timeout) says so first: it sends the client a FATAL message and closes the socket, so an idle connection
+  whose socket has something to read is dead. :func:`_alive` looks (a zero-timeout ``select``, no I/O) as each
+  connection is taken, and the pool replaces the dead ones. A connection that dies silently (the network) is met by
+  the call itself: a read, which changes nothing, runs once more on a fresh connection; a write that fails at its
+  ``BEGIN`` (nothing of it reached the server) too; any other write fails with a
+  :class:`~agentmem_nb.errors.StoreError` saying nothing of it was kept — the caller decides whether to try again.
+* **A write of one statement is one round trip.** An append (both layer rows and both messages), a log entry, a
+  conversation's update are each one statement, atomic by themselves: outside ``with user.transaction():`` they run
+  on an autocommit connection (no ``BEGIN``/``COMMIT`` round trips: an append 3x faster); inside, in the turn's.
 * **One transaction per write, one per turn if asked.** Pool connections are in autocommit: a read is one statement.
   Every write runs in :meth:`Database.transaction`; an open transaction pins its connection to the thread, so the
   writes inside ``with user.transaction():`` (a chat turn's) share it and commit or vanish together, and reads
@@ -20,6 +25,7 @@ Why it looks like this:
 
 from __future__ import annotations
 
+import select
 import threading
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -33,6 +39,17 @@ from agentmem_nb.store.memory_store import is_database_url
 from agentmem_nb.redact import redact, redact_url, register_secret, url_secrets
 
 __all__ = ["Database", "is_database_url"]
+
+
+def _alive(conn: psycopg.Connection[Any]) -> None:
+    """The pool's check as a connection is taken: raise if the server has ended it (see the module docstring). An
+    idle connection has nothing to read; a FATAL message or the end of the stream means it is gone."""
+    if conn.closed or conn.broken:
+        raise psycopg.OperationalError("the connection is closed")
+    readable, _, _ = select.select([conn.fileno()], [], [], 0)
+    if readable:
+        conn.close()  # closed, the pool discards it (an open one it would take back as good) and opens another
+        raise psycopg.OperationalError("the server ended the connection while it was idle in the pool")
 
 
 class Database:
@@ -61,7 +78,7 @@ class Database:
         except psycopg.Error as exc:
             raise self.error(exc, "cannot connect") from None
         self.pool = ConnectionPool(url, min_size=min_size, max_size=max_size, timeout=timeout, open=True,
-                                   kwargs={"autocommit": True}, name="agentmem_nb")
+                                   kwargs={"autocommit": True}, check=_alive, name="agentmem_nb")
 
     def __repr__(self) -> str:
         return f"Database({self.display!r})"
@@ -135,6 +152,19 @@ class Database:
         try:
             with self.pool.connection() as conn:
                 yield conn
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise self.error(exc, doing) from None
+
+    def write(self, sql: str, params: Any, *, doing: str) -> list[tuple[Any, ...]]:
+        """Run one writing statement (atomic by itself) and return its rows: in this thread's open transaction if
+        there is one, else on its own (autocommit: one round trip). A statement cut by a lost connection is not
+        retried (it may have been applied): the :class:`StoreError` says so."""
+        pinned = self._pinned
+        try:
+            if pinned is not None:
+                return pinned.execute(sql, params).fetchall()
+            with self.pool.connection() as conn:
+                return conn.execute(sql, params).fetchall()
         except (psycopg.Error, PoolTimeout) as exc:
             raise self.error(exc, doing) from None
 

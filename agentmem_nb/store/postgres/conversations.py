@@ -41,14 +41,13 @@ class PostgresConversations:
     def _upsert(self, session_id: str, title: str, on_conflict: str, doing: str) -> Conversation:
         user_id = self._user.user_id
         now = self._now()
-        with self._db.transaction(f"{doing} conversation {session_id!r} of {user_id!r}") as conn:
-            conn.execute("INSERT INTO am_users (user_id) VALUES (%s) ON CONFLICT DO NOTHING", (user_id,))
-            row = conn.execute(
-                f"INSERT INTO am_conversations (user_id, session_id, title, created_at, updated_at) "
-                f"VALUES (%(user)s, %(session)s, %(title)s, %(now)s, %(now)s) "
-                f"ON CONFLICT (user_id, session_id) DO UPDATE SET {on_conflict} RETURNING {_COLUMNS}",
-                {"user": user_id, "session": session_id, "title": title, "now": now}).fetchone()
-        assert row is not None  # an upsert returns its row
+        (row,) = self._db.write(
+            f"WITH u AS (INSERT INTO am_users (user_id) VALUES (%(user)s) ON CONFLICT DO NOTHING) "
+            f"INSERT INTO am_conversations (user_id, session_id, title, created_at, updated_at) "
+            f"VALUES (%(user)s, %(session)s, %(title)s, %(now)s, %(now)s) "
+            f"ON CONFLICT (user_id, session_id) DO UPDATE SET {on_conflict} RETURNING {_COLUMNS}",
+            {"user": user_id, "session": session_id, "title": title, "now": now},
+            doing=f"{doing} conversation {session_id!r} of {user_id!r}")
         return self._entry(row)
 
     def create(self, session_id: str | None = None, *, title: str = "") -> Conversation:

@@ -41,9 +41,8 @@ class PostgresDialogueLog:
         """Write ``entry``; returns it with its ``entry_id`` (as read back)."""
         record = entry.to_record()
         jsonb, raw = to_columns(record)
-        with self._db.transaction(f"append to the dialogue log of {self._user.user_id!r}") as conn:
-            row = conn.execute(_APPEND, {"user": self._user.user_id, "record": jsonb, "raw": raw}).fetchone()
-        assert row is not None  # the insert returns its row
+        (row,) = self._db.write(_APPEND, {"user": self._user.user_id, "record": jsonb, "raw": raw},
+                               doing=f"append to the dialogue log of {self._user.user_id!r}")
         return entry_from_record(int(row[0]), record, self._user.store.zone)
 
     def _entries(self, sql: str, params: tuple[Any, ...]) -> list[DialogueEntry]:

@@ -146,9 +146,7 @@ class PostgresLayer:
         drecord, draw = to_columns(daily_record)
         params = {"user": self._user.user_id, "session": self._key, "day": day, "srecord": srecord, "sraw": sraw,
                   "drecord": drecord, "draw": draw, "folded": fold(str(content))}
-        with self._db.transaction(f"append to {self._user.user_id!r} session {self._key!r}") as conn:
-            row = conn.execute(_APPEND, params).fetchone()
-        assert row is not None  # the statement always returns its one row (or raises)
+        (row,) = self._db.write(_APPEND, params, doing=f"append to {self._user.user_id!r} session {self._key!r}")
         session_id, daily_id = int(row[0]), int(row[1])
         daily = self._user.daily(day)
         return Appended(session=self._message(session_id, {**session_record, "message_id": session_id}),
