@@ -88,7 +88,7 @@ class PgServer:
         with open(self.data / "postgresql.conf", "a", encoding="utf-8") as conf:
             conf.write(f"\nport = {self.port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = "
                        f"'{self.folder}'\nfsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
-                       "max_connections = 200\nshared_buffers = 64MB\n")
+                       "max_connections = 300\nshared_buffers = 64MB\n")
         self.start()
         self._psql("template1", "CREATE EXTENSION IF NOT EXISTS pg_trgm; CREATE EXTENSION IF NOT EXISTS btree_gin;")
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -20,6 +20,8 @@ def backend(request: pytest.FixtureRequest) -> Backend:
 
 
 @pytest.fixture
-def store(backend: Backend, tmp_path: Path, clock: Callable[[], _dt.datetime]) -> Store:
+def store(backend: Backend, tmp_path: Path, clock: Callable[[], _dt.datetime]) -> Iterator[Store]:
     """A fresh store of the backend under test (overrides the files-only ``store`` of tests/conftest.py)."""
-    return backend.open(tmp_path, clock)
+    yield backend.open(tmp_path, clock)
+    if backend.cleanup is not None:
+        backend.cleanup()

@@ -39,6 +39,8 @@ class Backend:
     """Drop the last stored message of a layer (a restore from an older backup)."""
     corrupt: Callable[[MessageLayer], None] | None = None
     """Add one unreadable entry to a layer (a torn or hand-broken line)."""
+    cleanup: Callable[[], None] | None = None
+    """Release what the test's stores hold (a database backend's connection pools), after each test."""
 
 
 def _path(layer: MessageLayer) -> Path:
@@ -75,17 +77,27 @@ def _pg_open(_root: Path, clock: Callable[[], _dt.datetime]) -> Store:
     upgrade_database(url)  # the schema comes from the project's migrations (`agentmem-nb db upgrade URL`)
     store = MemoryStore(url, zone=ZONE, clock=clock)  # the one entry: a URL opens the PostgreSQL backend
     _PG_URLS[id(store)] = url
+    _PG_OPEN.append(store)
     return store
 
 
 _PG_URLS: dict[int, str] = {}
+_PG_OPEN: list[Store] = []
 
 
 def _pg_reopen(store: Store) -> Store:
     url = _PG_URLS[id(store)]
     again = MemoryStore(url, zone=store.zone, clock=store.clock)
     _PG_URLS[id(again)] = url
+    _PG_OPEN.append(again)
     return again
+
+
+def _pg_cleanup() -> None:
+    while _PG_OPEN:
+        store = _PG_OPEN.pop()
+        _PG_URLS.pop(id(store), None)
+        store.close()  # type: ignore[attr-defined]  # the PostgreSQL store's pool
 
 
 def _pg_sql(layer: MessageLayer, sql: str) -> None:
@@ -131,6 +143,7 @@ BACKENDS: dict[str, Backend] = {
         rewrite=_pg_rewrite,
         truncate=_pg_truncate,
         corrupt=_pg_corrupt,
+        cleanup=_pg_cleanup,
     ),
 }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import datetime as _dt
 import threading
 from types import TracebackType
@@ -67,6 +68,9 @@ class PostgresStore:
         except BaseException:
             self.db.close()
             raise
+        # Closed at exit if not before, in the main thread: a pool left to the garbage collector may be collected
+        # in one of its own worker threads, which cannot join themselves (psycopg_pool then reports an error).
+        atexit.register(self.close)
 
     def _check_schema(self, upgrade: bool) -> None:
         with self.db.reading("check the schema version") as conn:
@@ -86,7 +90,8 @@ class PostgresStore:
         return f"PostgresStore(url={self.db.display!r}, zone={self.zone!s})"
 
     def close(self) -> None:
-        """Close the connection pool."""
+        """Close the connection pool (done at exit for a store that is still open)."""
+        atexit.unregister(self.close)
         self.db.close()
 
     def __enter__(self) -> PostgresStore:
