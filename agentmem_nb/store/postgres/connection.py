@@ -76,7 +76,8 @@ class Database:
         try:
             psycopg.connect(url, connect_timeout=max(1, int(timeout)), autocommit=True).close()
         except psycopg.Error as exc:
-            raise self.error(exc, "cannot connect") from None
+            raise self.error(exc, "cannot connect", fix="check the URL's host, port, database name, user and "
+                             "password, and that the server accepts connections from here") from None
         self.pool = ConnectionPool(url, min_size=min_size, max_size=max_size, timeout=timeout, open=True,
                                    kwargs={"autocommit": True}, check=_alive, name="agentmem_nb")
 
@@ -89,14 +90,16 @@ class Database:
 
     # ------------------------------------------------------------------ errors
 
-    def error(self, exc: BaseException, doing: str) -> StoreError:
+    def error(self, exc: BaseException, doing: str, *, writing: bool = True, fix: str = "") -> StoreError:
         """A :class:`StoreError` for a psycopg failure while ``doing``: redacted, naming the database and the fix."""
         reason = " ".join(str(exc).split()) or type(exc).__name__
-        if isinstance(exc, (psycopg.OperationalError, PoolTimeout)):
-            fix = ("the connection to the server failed or was cut (a restart, a terminated backend, the network); "
-                   "nothing of an unfinished write was kept: try again")
-        else:
+        if not fix and isinstance(exc, (psycopg.OperationalError, PoolTimeout)):
+            fix = ("the connection to the server failed or was cut (a restart, a terminated backend, the network)"
+                   + ("; nothing of an unfinished write was kept" if writing else "") + ": try again")
+        elif not fix and writing:
             fix = "nothing of the write was kept"
+        elif not fix:
+            fix = "is the schema at this agentmem_nb's version? `agentmem-nb db upgrade URL`"
         return StoreError(redact(f"PostgreSQL {self.display}: {doing}: {type(exc).__name__}: {reason} ({fix})",
                                  secrets=self._secrets))
 
@@ -153,7 +156,7 @@ class Database:
             with self.pool.connection() as conn:
                 yield conn
         except (psycopg.Error, PoolTimeout) as exc:
-            raise self.error(exc, doing) from None
+            raise self.error(exc, doing, writing=False) from None
 
     def write(self, sql: str, params: Any, *, doing: str) -> list[tuple[Any, ...]]:
         """Run one writing statement (atomic by itself) and return its rows: in this thread's open transaction if
