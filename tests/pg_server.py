@@ -39,12 +39,14 @@ SERVER_USER = "postgres"  # who runs the server when the tests run as root
 def server_bindir() -> Path | None:
     """The folder with ``initdb``, ``pg_ctl`` and ``postgres`` (Debian puts them outside PATH), or ``None``."""
     override = os.environ.get("AGENTMEM_PG_BINDIR")
-    candidates = [override] if override else []
-    candidates += sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(Path(p).parent.name)
-                         if Path(p).parent.name.isdigit() else 0, reverse=True)
-    found = shutil.which("initdb")
-    if found:
-        candidates.append(str(Path(found).resolve().parent))
+    if override:  # the one place to look (a test of the missing-server path points it at an empty folder)
+        candidates = [override]
+    else:
+        candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(Path(p).parent.name)
+                            if Path(p).parent.name.isdigit() else 0, reverse=True)
+        found = shutil.which("initdb")
+        if found:
+            candidates.append(str(Path(found).resolve().parent))
     for folder in candidates:
         if folder and all((Path(folder) / tool).is_file() for tool in ("initdb", "pg_ctl", "postgres")):
             return Path(folder)
