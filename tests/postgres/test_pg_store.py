@@ -145,3 +145,15 @@ def test_importing_the_store_does_not_import_the_database_client() -> None:
     code = "import sys, agentmem_nb.store; print(any(m.startswith('psycopg') for m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_a_message_with_a_nul_or_a_lone_surrogate_names_its_conversation(store: PostgresStore) -> None:
+    from agentmem_nb.agent import ChatService
+    from agentmem_nb.agent.offline import OfflineChatModel
+
+    service = ChatService(store, model=OfflineChatModel())  # type: ignore[arg-type]  # the contract, not the class
+    result = service.turn("alice", "s1", "nul \x00 and \ud800 here")
+    assert result.error is None and result.title == "nul \ufffd and \ufffd here"
+    user = store.user("alice")
+    assert user.session("s1").messages()[0].content == "nul \x00 and \ud800 here"  # the message itself is exact
+    assert user.conversations.get("s1").title == "nul \ufffd and \ufffd here"  # type: ignore[union-attr]

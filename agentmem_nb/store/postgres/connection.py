@@ -93,6 +93,8 @@ class Database:
     def error(self, exc: BaseException, doing: str, *, writing: bool = True, fix: str = "") -> StoreError:
         """A :class:`StoreError` for a psycopg failure while ``doing``: redacted, naming the database and the fix."""
         reason = " ".join(str(exc).split()) or type(exc).__name__
+        if isinstance(exc, UnicodeEncodeError) and not fix:
+            fix = "a value holds a lone surrogate, which has no UTF-8 form to send: remove it"
         if not fix and isinstance(exc, (psycopg.OperationalError, PoolTimeout)):
             fix = ("the connection to the server failed or was cut (a restart, a terminated backend, the network)"
                    + ("; nothing of an unfinished write was kept" if writing else "") + ": try again")
@@ -126,7 +128,7 @@ class Database:
                     yield conn
                 finally:
                     self._local.conn = None
-        except (psycopg.Error, PoolTimeout) as exc:
+        except (psycopg.Error, PoolTimeout, UnicodeEncodeError) as exc:  # the last: a lone surrogate in a value
             raise self.error(exc, doing) from None
 
     def _begin(self) -> tuple[ExitStack, psycopg.Connection[Any]]:
@@ -155,7 +157,7 @@ class Database:
         try:
             with self.pool.connection() as conn:
                 yield conn
-        except (psycopg.Error, PoolTimeout) as exc:
+        except (psycopg.Error, PoolTimeout, UnicodeEncodeError) as exc:  # the last: a lone surrogate in a value
             raise self.error(exc, doing, writing=False) from None
 
     def write(self, sql: str, params: Any, *, doing: str) -> list[tuple[Any, ...]]:
@@ -168,7 +170,7 @@ class Database:
                 return pinned.execute(sql, params).fetchall()
             with self.pool.connection() as conn:
                 return conn.execute(sql, params).fetchall()
-        except (psycopg.Error, PoolTimeout) as exc:
+        except (psycopg.Error, PoolTimeout, UnicodeEncodeError) as exc:  # the last: a lone surrogate in a value
             raise self.error(exc, doing) from None
 
     def fetch(self, sql: str, params: Any = None, *, doing: str = "read", prepare: bool | None = None

@@ -2,7 +2,8 @@
 
 The rules are the file backend's (:mod:`agentmem_nb.store.conversations`): created when asked (not at the first
 message), ``touch`` moves ``updated_at`` and sets a title only when there is none, listed newest ``updated_at``
-first with ties broken by ``created_at`` then session id (code-point order, as Python sorts).
+first with ties broken by ``created_at`` then session id (code-point order, as Python sorts). One difference: a
+title keeps no lone surrogate or NUL (shown as U+FFFD), which the files keep as JSON escapes.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from agentmem_nb.identifiers import check_session_id
 from agentmem_nb.store.conversations import Conversation
 from agentmem_nb.store.problems import Problem
+from agentmem_nb.textutil import displayable
 from agentmem_nb.timeutil import to_zone
 
 if TYPE_CHECKING:
@@ -41,6 +43,9 @@ class PostgresConversations:
     def _upsert(self, session_id: str, title: str, on_conflict: str, doing: str) -> Conversation:
         user_id = self._user.user_id
         now = self._now()
+        # A title is display text (the first words of a message): a lone surrogate or a NUL, which a text column
+        # cannot hold, is shown as U+FFFD rather than failing the turn that names the conversation.
+        title = displayable(title).replace("\x00", "\ufffd")
         (row,) = self._db.write(
             f"WITH u AS (INSERT INTO am_users (user_id) VALUES (%(user)s) ON CONFLICT DO NOTHING) "
             f"INSERT INTO am_conversations (user_id, session_id, title, created_at, updated_at) "
