@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8888
 
-.PHONY: venv browser lab seed test bench clean
+.PHONY: venv browser postgres lab seed test bench clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,11 @@ venv: $(BIN)/.installed
 browser: venv
 	@scripts/install_browser.sh || { [ -z "$$CI" ] && echo "note: no Chromium, the real-browser test will be skipped"; }
 
+# Debian's PostgreSQL server binaries for the PostgreSQL backend's tests (they start their own throwaway server).
+# Outside CI a failure only means those tests are skipped (with their reason); under CI it is an error.
+postgres: venv
+	@scripts/install_postgres.sh || { [ -z "$$CI" ] && echo "note: no PostgreSQL server, the postgres tests will be skipped"; }
+
 lab: venv
 	$(BIN)/agentmem-nb lab --port $(PORT)
 
@@ -27,7 +32,7 @@ seed: venv
 	$(BIN)/agentmem-nb seed
 
 # mypy first (strict, configured in pyproject.toml): a type error fails the target before the suite runs.
-test: venv browser
+test: venv browser postgres
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
 

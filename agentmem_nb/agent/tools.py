@@ -369,9 +369,9 @@ class MemoryTools:
     def _search(self, scope: Scope, keyword: str, turn: TurnScope) -> list[Message]:
         layer = scope.layer
         if scope.key is not None:
-            # A layer with no file yet has nothing to find; the retriever given to us need not handle it.
-            path = (self.user.session(scope.key) if layer == "session" else self.user.daily(scope.key)).path
-            if not path.exists():
+            # A layer with no message yet has nothing to find; the retriever given to us need not handle it. (Asked
+            # through the store contract, not the file: the same on every backend.)
+            if not len(self.user.session(scope.key) if layer == "session" else self.user.daily(scope.key)):
                 return []
         found = self.retriever.search(self.user, keyword, scope=scope, budget=SEARCH_LIMIT, exclude=turn.exclude)
         # A retriever given to us may ignore `exclude`: never show the model the question it is answering.

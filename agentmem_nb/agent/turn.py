@@ -244,19 +244,21 @@ class Turn:
         items = tuple(scope.retrieved)
         model = svc.model_name
         assistant: Message | None = None
-        if self.error is None:  # (5) only a real answer becomes an assistant message
-            assistant = user.append(session_id, "assistant", reply, tool_calls=trace, day=day,
-                                    meta={"model": model}).session
-        tick = self._time("persist_reply", tick)
-        self.timings["total"] = round((tick - t0) * 1000, 3)
-        user.log.append(DialogueEntry(  # (6)
-            entry_id=0, ts=to_zone(user.store.clock(), user.store.zone), session_id=session_id,
-            user_message=self.message, assistant_reply=logged_reply, memory_context=context.log_text(),
-            tool_calls=trace, timings_ms=dict(self.timings), error=self.error, model=model,
-            assistant_message_id=assistant.message_id if assistant else None))
-        tick = self._time("log", tick)
-        conversation = user.conversations.touch(session_id, title=title_from(self.message))  # (7)
-        tick = self._time("conversations", tick)
+        # (5)-(7) are one transaction where the store has them (PostgreSQL): all kept, or none and the turn raises.
+        with user.transaction():
+            if self.error is None:  # (5) only a real answer becomes an assistant message
+                assistant = user.append(session_id, "assistant", reply, tool_calls=trace, day=day,
+                                        meta={"model": model}).session
+            tick = self._time("persist_reply", tick)
+            self.timings["total"] = round((tick - t0) * 1000, 3)
+            user.log.append(DialogueEntry(  # (6)
+                entry_id=0, ts=to_zone(user.store.clock(), user.store.zone), session_id=session_id,
+                user_message=self.message, assistant_reply=logged_reply, memory_context=context.log_text(),
+                tool_calls=trace, timings_ms=dict(self.timings), error=self.error, model=model,
+                assistant_message_id=assistant.message_id if assistant else None))
+            tick = self._time("log", tick)
+            conversation = user.conversations.touch(session_id, title=title_from(self.message))  # (7)
+            tick = self._time("conversations", tick)
         self.timings["total"] = round((tick - t0) * 1000, 3)
         self.timings["overhead"] = round(self.timings["total"] - self.timings["model"], 3)
         return TurnResult(

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from agentmem_nb.errors import AgentMemError, ConfigError
-from agentmem_nb.redact import redact
+from agentmem_nb.redact import redact, redact_url
 from agentmem_nb.textutil import LONE_SURROGATE, displayable
 from agentmem_nb.timeutil import resolve_zone
 
@@ -84,8 +84,16 @@ def _store(args: argparse.Namespace) -> MemoryStore:
 def _existing_user(args: argparse.Namespace) -> UserMemory:
     """The user named by ``--user``, refused when the memory folder has no such user: reading commands would
     otherwise answer "nothing found" / "no problems" for a typo."""
+    from agentmem_nb.store.memory_store import is_database_url
+
     store = _store(args)
     user = store.user(args.user)
+    if is_database_url(args.root):  # a PostgreSQL store (--root postgresql://…): its users are rows, not folders
+        known = store.users()
+        if args.user in known:
+            return user
+        raise AgentMemError(f"no user {args.user!r} in {redact_url(args.root)} ({len(known)} user(s): "
+                            f"{', '.join(repr(u) for u in known[:10])}{' ...' if len(known) > 10 else ''})")
     if user.directory.is_dir():
         return user
     if not store.root.is_dir():
@@ -164,7 +172,9 @@ def _cmd_problems(args: argparse.Namespace) -> int:
     for problem in found:
         _out(problem)
     if not found:
-        _out(f"no problems in {user.directory}")
+        from agentmem_nb.store.memory_store import is_database_url
+
+        _out(f"no problems in {redact_url(args.root) if is_database_url(args.root) else user.directory}")
     return 1 if found else 0
 
 
@@ -213,7 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Layered agent memory you can see: store, agent, notebooks.",
     )
     parser.add_argument("--root", default=DEFAULT_ROOT,
-                        help="memory folder (default: $AGENTMEM_ROOT or ./memory)")
+                        help="memory folder, or a postgresql:// URL (default: $AGENTMEM_ROOT or ./memory)")
     parser.add_argument("--zone", default=None, type=zone_name,
                         help="IANA time zone for day files, e.g. Asia/Shanghai (default: this machine's zone)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -246,8 +256,8 @@ def build_parser() -> argparse.ArgumentParser:
     # Subcommands that live beside the parts they drive (chat/seed/serve with the agent, eval with retrieval, bench in
     # the benchmarks folder of a source checkout); each is listed only where its module is importable.
     _find_checkout_benchmarks()
-    for module in ("agentmem_nb.cli.chat", "agentmem_nb.cli.lab", "agentmem_nb.cli.serve", "agentmem_nb.evaluation.retrieval",
-                   "benchmarks"):
+    for module in ("agentmem_nb.cli.chat", "agentmem_nb.cli.lab", "agentmem_nb.cli.serve", "agentmem_nb.cli.db",
+                   "agentmem_nb.evaluation.retrieval", "benchmarks"):
         add = _optional(module)
         if add is not None:
             add(sub)

@@ -23,6 +23,8 @@ suite checks what they do. Semantics (the table of ``docs``/DESIGN §2, in short
 * **conversations** — listed newest ``updated_at`` first, ties broken by session id.
 * **dialogue log** — one entry per turn, appended with the next ``entry_id``, read back equal.
 * **problems** — reading never raises on bad data; what was wrong is listed by ``problems()``.
+* **transaction** — ``with user.transaction():`` groups a turn's writes: one transaction on a database (all or
+  none, then an error), each write on its own on files.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from __future__ import annotations
 import builtins
 import datetime as _dt
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -179,6 +182,11 @@ class UserStore(Protocol):
 
     def problems(self) -> list[Problem]: ...
 
+    def transaction(self) -> AbstractContextManager[None]:
+        """The writes inside the block belong together (a chat turn's): a backend with transactions commits them at
+        once or none of them (and raises); on files each stands alone."""
+        ...
+
 
 @runtime_checkable
 class Store(Protocol):
@@ -199,5 +207,12 @@ if TYPE_CHECKING:  # the type checker proves the files implement the contract (t
 
     def _files_implement_the_contract(store: MemoryStore) -> tuple[Store, UserStore, MessageLayer, LongTerm,
                                                                    ConversationList, DialogueRecord]:
+        user = store.user("u")
+        return store, user, user.session("s"), user.long_term, user.conversations, user.log
+
+    from agentmem_nb.store.postgres import PostgresStore
+
+    def _postgres_implements_the_contract(store: PostgresStore) -> tuple[Store, UserStore, MessageLayer, LongTerm,
+                                                                         ConversationList, DialogueRecord]:
         user = store.user("u")
         return store, user, user.session("s"), user.long_term, user.conversations, user.log

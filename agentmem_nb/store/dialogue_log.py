@@ -16,7 +16,7 @@ from agentmem_nb.store.jsonl import Durability, JsonlFile
 from agentmem_nb.store.problems import Problem
 from agentmem_nb.timeutil import format_ts, parse_ts
 
-__all__ = ["DialogueEntry", "DialogueLog"]
+__all__ = ["DialogueEntry", "DialogueLog", "entry_from_record"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,22 +78,28 @@ class DialogueLog:
         return self.file.problems()
 
     def _entry(self, entry_id: int, rec: dict[str, Any]) -> DialogueEntry:
-        ts, _ = parse_ts(rec.get("ts"), self._zone)
-        calls = rec.get("tool_calls")
-        timings = rec.get("timings_ms")
-        error = rec.get("error")
-        amid = rec.get("assistant_message_id")
-        return DialogueEntry(
-            entry_id=entry_id,
-            ts=ts,
-            session_id=str(rec.get("session_id", "")),
-            user_message=str(rec.get("user_message", "")),
-            assistant_reply=str(rec.get("assistant_reply", "")),
-            memory_context=str(rec.get("memory_context", "")),
-            tool_calls=tuple(c for c in map(ToolCall.from_raw, calls) if c) if isinstance(calls, list) else (),
-            timings_ms={k: float(v) for k, v in timings.items() if isinstance(v, (int, float))}
-            if isinstance(timings, dict) else {},
-            error=error if isinstance(error, str) else None,
-            model=str(rec.get("model", "")),
-            assistant_message_id=amid if isinstance(amid, int) and not isinstance(amid, bool) else None,
-        )
+        return entry_from_record(entry_id, rec, self._zone)
+
+
+def entry_from_record(entry_id: int, rec: dict[str, Any], zone: _dt.tzinfo | None) -> DialogueEntry:
+    """A :class:`DialogueEntry` from its stored record (either the original demo's shape or ours), whatever keeps
+    it (this log's lines, the PostgreSQL backend's rows)."""
+    ts, _ = parse_ts(rec.get("ts"), zone)
+    calls = rec.get("tool_calls")
+    timings = rec.get("timings_ms")
+    error = rec.get("error")
+    amid = rec.get("assistant_message_id")
+    return DialogueEntry(
+        entry_id=entry_id,
+        ts=ts,
+        session_id=str(rec.get("session_id", "")),
+        user_message=str(rec.get("user_message", "")),
+        assistant_reply=str(rec.get("assistant_reply", "")),
+        memory_context=str(rec.get("memory_context", "")),
+        tool_calls=tuple(c for c in map(ToolCall.from_raw, calls) if c) if isinstance(calls, list) else (),
+        timings_ms={k: float(v) for k, v in timings.items() if isinstance(v, (int, float))}
+        if isinstance(timings, dict) else {},
+        error=error if isinstance(error, str) else None,
+        model=str(rec.get("model", "")),
+        assistant_message_id=amid if isinstance(amid, int) and not isinstance(amid, bool) else None,
+    )

@@ -43,7 +43,7 @@ import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, Protocol, overload
 
 from agentmem_nb.errors import StoreError, UndecodableMemoryFile, UnsafeFileError, VersionConflict
 from agentmem_nb.store._fs import atomic_write, directory_lock, read_file
@@ -51,7 +51,7 @@ from agentmem_nb.store.jsonl import Durability, JsonlFile
 from agentmem_nb.store.problems import Problem, ProblemKind, problem_for_error
 from agentmem_nb.timeutil import Clock, format_ts, parse_ts
 
-__all__ = ["MemoryVersion", "MemorySnapshot", "MemoryHistory", "LongTermMemory"]
+__all__ = ["MemoryVersion", "MemorySnapshot", "MemoryHistory", "LongTermMemory", "note_edit"]
 
 # What one delta record costs on disk besides its inserted text (keys, ts, hash, id): counted toward the next
 # checkpoint so that many tiny deletions (no inserted text at all) still get a checkpoint now and then.
@@ -221,6 +221,33 @@ class _HistoryFile(JsonlFile):
             self.repairs.append(position)
 
 
+def note_edit(note: str) -> Callable[[str], str] | None:
+    """The edit that adds ``note`` as a ``- note`` line (unchanged text when that line is already there); ``None``
+    for a blank note. The one rule of ``add_note``, for every backend."""
+    note = " ".join(str(note).split())
+    if not note:
+        return None
+    line = f"- {note}"
+
+    def append_line(before: str) -> str:
+        if line in before.splitlines():
+            return before
+        return before + ("" if not before or before.endswith("\n") else "\n") + line + "\n"
+
+    return append_line
+
+
+class VersionSource(Protocol):
+    """What a :class:`MemoryHistory` reads its versions from (a backend's long-term memory)."""
+
+    @property
+    def path(self) -> object: ...
+
+    def _version_at(self, position: int) -> MemoryVersion: ...
+
+    def _iter_versions(self, length: int) -> Iterator[MemoryVersion]: ...
+
+
 class MemoryHistory(Sequence[MemoryVersion]):
     """Every recorded change of ``memory.md``, oldest first — a lazy sequence, fixed at the length it had when
     :meth:`LongTermMemory.history` made it.
@@ -230,7 +257,7 @@ class MemoryHistory(Sequence[MemoryVersion]):
     to a list of the same :class:`MemoryVersion` values.
     """
 
-    def __init__(self, owner: LongTermMemory, length: int) -> None:
+    def __init__(self, owner: VersionSource, length: int) -> None:
         self._owner = owner
         self._length = length
 
@@ -376,17 +403,8 @@ class LongTermMemory:
 
     def add_note(self, note: str, *, source: str = "remember_note") -> MemoryVersion | None:
         """Append ``note`` as a ``- note`` line (skipped when the same line is already there)."""
-        note = " ".join(str(note).split())
-        if not note:
-            return None
-        line = f"- {note}"
-
-        def append_line(before: str) -> str:
-            if line in before.splitlines():
-                return before
-            return before + ("" if not before or before.endswith("\n") else "\n") + line + "\n"
-
-        return self.edit(append_line, source=source)
+        append_line = note_edit(note)
+        return None if append_line is None else self.edit(append_line, source=source)
 
     def _commit(self, before: str, before_data: bytes, after: str, source: str) -> MemoryVersion:
         """Record ``before -> after``. The caller holds the lock and read ``before`` (whose bytes are

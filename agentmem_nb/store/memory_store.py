@@ -7,6 +7,7 @@ import os
 import threading
 import warnings
 from pathlib import Path
+from typing import Any, TypeGuard
 
 from agentmem_nb.errors import InvalidIdentifier, MemoryDataWarning
 from agentmem_nb.identifiers import check_user_id
@@ -14,7 +15,13 @@ from agentmem_nb.store.jsonl import Durability
 from agentmem_nb.store.user import UserMemory
 from agentmem_nb.timeutil import Clock, resolve_zone, system_clock
 
-__all__ = ["MemoryStore"]
+__all__ = ["MemoryStore", "is_database_url"]
+
+
+def is_database_url(location: object) -> TypeGuard[str]:
+    """Whether a store location names a PostgreSQL database (``postgresql://…``, ``postgres://…``) rather than a
+    memory folder (the one rule, for ``MemoryStore`` and the command line)."""
+    return isinstance(location, str) and location.lower().startswith(("postgresql://", "postgres://"))
 
 
 class MemoryStore:
@@ -29,7 +36,21 @@ class MemoryStore:
 
     >>> # store = MemoryStore("memory", zone="Asia/Shanghai")
     >>> # store.user("alice").append("s1", "user", "hello")
+
+    Given a PostgreSQL URL instead of a folder (``MemoryStore("postgresql://user:password@host/db")``) it opens the
+    PostgreSQL backend, :class:`~agentmem_nb.store.postgres.PostgresStore`, with the same API (the store contract);
+    that needs the ``postgres`` extra, and ``durability`` does not apply (the server decides).
     """
+
+    def __new__(cls, root: str | os.PathLike[str] = "", *args: Any, **kwargs: Any) -> MemoryStore:
+        if is_database_url(root):
+            from agentmem_nb.store.postgres import PostgresStore  # imported only here: psycopg is an optional extra
+
+            kwargs.pop("durability", None)
+            # ignore: the database store is no MemoryStore subclass (it shares the contract, not the files'
+            # machinery), and returning it from __new__ is what makes MemoryStore(url) the one obvious entry.
+            return PostgresStore(root, *args, **kwargs)  # type: ignore[return-value]
+        return super().__new__(cls)
 
     def __init__(
         self,

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -127,6 +128,13 @@ class UserMemory:
         """
         return self.session(session_id).append(role, content, tags=tags, meta=meta, tool_calls=tool_calls, ts=ts,
                                                day=day)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Group writes that belong together (a chat turn's), as the store contract has it. Files have no
+        transactions: each write here stands alone, as atomic as ever (a line, a replaced file); a database
+        backend commits the group at once or none of it."""
+        yield
 
     def check_turn_files(self, session_id: str, day: str) -> None:
         """Raise :class:`~agentmem_nb.errors.UnsafeFileError` if any file a chat turn writes (the session and day

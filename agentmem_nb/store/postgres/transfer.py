@@ -1,0 +1,303 @@
+"""Moving memory in and out: :func:`migrate_folder` copies a file store (the original demo's folders included) into
+PostgreSQL; :func:`export_database` writes a database back as a memory folder.
+
+Why it looks like this:
+
+* **Read through the file store, copy records as they are.** The folder is opened with the file backend, so its
+  rules apply once (legacy ids normalised, torn and malformed lines skipped — ``problems()`` of the folder lists them;
+  duplicate ids kept): each readable line is copied with its normalised id at its position, its record otherwise
+  untouched (naive legacy timestamps, the original demo's tool-call shape), so the database answers as the folder did.
+* **Resumable and idempotent.** Each layer is copied in batches, one transaction each, that also move the layer's
+  row count and next id; a second run starts where the database's copy ends, after checking that its last row is the
+  file's line at that position (anything else is another layer's history: refused, nothing merged). A run stopped
+  half way (Ctrl-C, a lost connection) is finished by running it again; a finished one copies nothing. Long-term
+  versions, the dialogue log and conversations are copied the same way (what is there is kept).
+* **Export writes the file backend's format**: lines with their ids, ``memory.md`` with its history records, the
+  conversation index and the log, into a folder that must not hold those users yet (nothing is overwritten).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from agentmem_nb.errors import StoreError
+from agentmem_nb.store.memory_store import MemoryStore
+from agentmem_nb.store.postgres.layer import searchable
+from agentmem_nb.store.postgres.longterm import record_change, text_digest
+from agentmem_nb.store.postgres.records import from_columns, to_columns
+from agentmem_nb.store.postgres.store import PostgresStore
+from agentmem_nb.store.user import UserMemory
+from agentmem_nb.timeutil import format_ts, system_clock, to_zone
+
+__all__ = ["TransferReport", "migrate_folder", "export_database"]
+
+Progress = Callable[[str, int], None]
+"""Called after each batch with what was copied (``"alice/sessions/s1"``) and how many records so far."""
+
+
+@dataclass
+class TransferReport:
+    """What a migration or an export did: records copied per kind, and what was skipped or refused."""
+
+    copied: dict[str, int] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)
+
+    def add(self, kind: str, count: int) -> None:
+        self.copied[kind] = self.copied.get(kind, 0) + count
+
+    def __str__(self) -> str:
+        parts = ", ".join(f"{count} {kind}" for kind, count in sorted(self.copied.items()) if count) or "nothing new"
+        return parts + (f"; skipped: {'; '.join(self.skipped)}" if self.skipped else "")
+
+
+def _as_dict(value: object) -> dict[str, Any] | None:
+    return value if isinstance(value, dict) else None
+
+
+def _stored(record: object, raw: str | None, key: str, value: int) -> dict[str, Any] | None:
+    """The stored record with its id under ``key`` as the file store writes it (``None``: not a JSON object)."""
+    found = _as_dict(from_columns(record, raw))
+    return None if found is None else {**found, key: value}
+
+
+def _strip_id(record: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in record.items() if key != "message_id"}
+
+
+def migrate_folder(root: str | os.PathLike[str], target: PostgresStore, *, batch: int = 2000,
+                   progress: Progress | None = None) -> TransferReport:
+    """Copy every user of the memory folder ``root`` into ``target`` (resumable, idempotent: see the module)."""
+    source = MemoryStore(root, zone=target.zone)
+    if not source.root.is_dir():
+        raise StoreError(f"memory folder {str(source.root)!r} does not exist: give the folder that holds the users")
+    report = TransferReport()
+    for user_id in source.users():
+        user = source.user(user_id)
+        with target.db.transaction(f"register user {user_id!r}") as conn:
+            conn.execute("INSERT INTO am_users (user_id) VALUES (%s) ON CONFLICT DO NOTHING", (user_id,))
+        for kind, keys in (("session", user.session_ids()), ("daily", user.days())):
+            for key in keys:
+                _copy_layer(user, kind, key, target, report, batch, progress)
+        _copy_long_term(user, target, report)
+        _copy_log(user, target, report, batch, progress)
+        _copy_conversations(user, target, report)
+    return report
+
+
+def _copy_layer(user: UserMemory, kind: str, key: str, target: PostgresStore, report: TransferReport, batch: int,
+                progress: Progress | None) -> None:
+    layer = user.session(key) if kind == "session" else user.daily(key)
+    total = len(layer)
+    name = f"{user.user_id}/{'sessions' if kind == 'session' else 'daily'}/{key}"
+    with target.db.transaction(f"copy {name}") as conn:
+        row = conn.execute("INSERT INTO am_layers (user_id, kind, key) VALUES (%s, %s, %s) ON CONFLICT (user_id, kind,"
+                           " key) DO UPDATE SET rows = am_layers.rows RETURNING layer_id, rows",
+                           (user.user_id, kind, key)).fetchone()
+        assert row is not None  # an upsert returns its row
+        layer_id, have = int(row[0]), int(row[1])
+        if have:
+            check = min(have, total) - 1
+            theirs = conn.execute("SELECT message_id, record, raw FROM am_messages WHERE layer_id = %s AND "
+                                  "position = %s", (layer_id, check)).fetchone()
+            ours = layer.read_records(check, check + 1) if check >= 0 else []
+            if not ours or theirs is None or (theirs[0], from_columns(theirs[1], theirs[2])) != (
+                    ours[0][0], _strip_id(ours[0][1])):
+                report.skipped.append(f"{name}: the database already holds other messages for it (not merged)")
+                return
+    copied = 0
+    for start in range(have, total, batch):
+        records = layer.read_records(start, min(total, start + batch))
+        rows = []
+        for offset, (message_id, record) in enumerate(records):
+            kept = _strip_id(record)
+            jsonb, raw = to_columns(kept)
+            rows.append((layer_id, start + offset, message_id, jsonb, raw, searchable(kept)))
+        with target.db.transaction(f"copy {name}") as conn:
+            with conn.cursor() as cur:
+                cur.executemany("INSERT INTO am_messages (layer_id, position, message_id, record, raw, folded) "
+                                "VALUES (%s, %s, %s, %s::jsonb, %s, %s)", rows)
+            conn.execute("UPDATE am_layers SET rows = %s, next_id = greatest(next_id, %s) WHERE layer_id = %s",
+                         (start + len(rows), max(mid for mid, _ in records) + 1, layer_id))
+        copied += len(rows)
+        if progress is not None:
+            progress(name, have + copied)
+    report.add("messages", copied)
+
+
+def _copy_long_term(user: UserMemory, target: PostgresStore, report: TransferReport) -> None:
+    memory = user.long_term
+    versions = list(memory.history())
+    text = memory.read()
+    name = f"{user.user_id}/memory.md"
+    with target.db.transaction(f"copy {name}") as conn:
+        conn.execute("INSERT INTO am_longterm (user_id) VALUES (%s) ON CONFLICT DO NOTHING", (user.user_id,))
+        row = conn.execute("SELECT text, version, since_checkpoint FROM am_longterm WHERE user_id = %s FOR UPDATE",
+                           (user.user_id,)).fetchone()
+        assert row is not None  # inserted above if missing
+        current, have, since = str(row[0]), int(row[1]), int(row[2])
+        count = len(versions)
+        if count and have >= count:  # the file's history was copied before: is it the same history?
+            copied = conn.execute("SELECT record, raw FROM am_longterm_history WHERE user_id = %s AND version = %s",
+                                  (user.user_id, count)).fetchone()
+            stored = _as_dict(from_columns(*copied)) if copied else None
+            if stored is None or stored.get("sha") != text_digest(versions[-1].after):
+                report.skipped.append(f"{name}: the database's history differs (not merged)")
+            if have > count or stored is None or stored.get("sha") != text_digest(versions[-1].after):
+                return
+        elif have and (have > count or versions[have - 1].after != current):
+            report.skipped.append(f"{name}: the database's history differs (not merged)")
+            return
+        if not count and not have:  # a memory.md without history (the original demo's): its text, version 0
+            conn.execute("UPDATE am_longterm SET text = %s WHERE user_id = %s", (text, user.user_id))
+            return
+        if not have:
+            current = versions[0].before  # a memory.md older than its history: the first record keeps it
+        for version in versions[have:]:
+            since = record_change(conn, user.user_id, have, since, current, version.after, ts=version.ts,
+                                  source=version.source, digest=text_digest(version.after))
+            have, current = have + 1, version.after
+            report.add("long-term versions", 1)
+        if text != current:  # memory.md changed outside the file store: recorded as the file backend repairs it
+            record_change(conn, user.user_id, have, since, current, text, ts=to_zone(system_clock(), target.zone),
+                          source="repair", digest=text_digest(text))
+            report.add("long-term versions", 1)
+
+
+def _copy_log(user: UserMemory, target: PostgresStore, report: TransferReport, batch: int,
+              progress: Progress | None) -> None:
+    rows = [(user.user_id, entry_id, *to_columns(_strip_id(record))) for entry_id, record in user.log.file.iter_records()]
+    copied = 0
+    for start in range(0, len(rows), batch):
+        chunk = rows[start:start + batch]
+        with target.db.transaction(f"copy the dialogue log of {user.user_id!r}") as conn:
+            with conn.cursor() as cur:
+                cur.executemany("INSERT INTO am_dialogue (user_id, entry_id, record, raw) VALUES (%s, %s, %s::jsonb, %s)"
+                                " ON CONFLICT (user_id, entry_id) DO NOTHING RETURNING entry_id", chunk,
+                                returning=True)
+                while True:  # one result per row: counted only when it was new
+                    copied += len(cur.fetchall())
+                    if not cur.nextset():
+                        break
+            conn.execute("UPDATE am_users SET next_log_id = greatest(next_log_id, %s) WHERE user_id = %s",
+                         (max(entry_id for _, entry_id, _, _ in chunk) + 1, user.user_id))
+        if progress is not None:
+            progress(f"{user.user_id}/logs/llm_dialogue.jsonl", start + len(chunk))
+    report.add("log entries", copied)
+
+
+def _copy_conversations(user: UserMemory, target: PostgresStore, report: TransferReport) -> None:
+    now = to_zone(system_clock(), target.zone)
+    with target.db.transaction(f"copy the conversations of {user.user_id!r}") as conn:
+        for conversation in user.conversations.list():
+            created = conversation.created_at or conversation.updated_at or now
+            updated = conversation.updated_at or created
+            done = conn.execute("INSERT INTO am_conversations (user_id, session_id, title, created_at, updated_at) "
+                                "VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                                (user.user_id, conversation.session_id, conversation.title, created, updated))
+            report.add("conversations", done.rowcount)
+
+
+# ---------------------------------------------------------------------- export
+
+
+def _line(record: dict[str, Any]) -> bytes:
+    """One JSONL line as the file store writes it (UTF-8; a lone surrogate as its JSON escape)."""
+    try:
+        return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        return (json.dumps(record) + "\n").encode("ascii")
+
+
+def export_database(source: PostgresStore, out: str | os.PathLike[str], *,
+                    progress: Progress | None = None) -> TransferReport:
+    """Write every user of ``source`` as a memory folder under ``out`` (which must not hold them yet)."""
+    root = Path(out)
+    report = TransferReport()
+    users = source.users()
+    taken = [user_id for user_id in users if os.path.lexists(root / user_id)]
+    if taken:
+        raise StoreError(f"{str(root)!r} already holds {', '.join(map(repr, taken[:5]))}: export into an empty "
+                         "folder (nothing is overwritten)")
+    for user_id in users:
+        folder = root / user_id
+        folder.mkdir(parents=True)
+        with source.db.reading(f"export {user_id!r}") as conn:
+            _export_layers(conn, user_id, folder, report, progress)
+            _export_long_term(conn, user_id, folder, report)
+            _export_log(conn, user_id, folder, report)
+            _export_conversations(conn, user_id, folder, source, report)
+    return report
+
+
+def _export_layers(conn: psycopg.Connection[Any], user_id: str, folder: Path, report: TransferReport,
+                   progress: Progress | None) -> None:
+    layers = conn.execute("SELECT layer_id, kind, key FROM am_layers WHERE user_id = %s ORDER BY layer_id",
+                          (user_id,)).fetchall()
+    for layer_id, kind, key in layers:
+        path = folder / ("sessions" if kind == "session" else "daily") / f"{key}.jsonl"
+        path.parent.mkdir(exist_ok=True)
+        count = 0
+        with open(path, "wb") as handle, conn.cursor() as cur:
+            cur.execute("SELECT message_id, record, raw FROM am_messages WHERE layer_id = %s AND readable "
+                        "ORDER BY position", (layer_id,))
+            for message_id, record, raw in cur:
+                line = _stored(record, raw, "message_id", message_id)
+                if line is not None:  # readable rows are objects; checked all the same
+                    handle.write(_line(line))
+                    count += 1
+        report.add("messages", count)
+        if progress is not None:
+            progress(f"{user_id}/{path.parent.name}/{key}", count)
+
+
+def _export_long_term(conn: psycopg.Connection[Any], user_id: str, folder: Path, report: TransferReport) -> None:
+    row = conn.execute("SELECT text, version FROM am_longterm WHERE user_id = %s", (user_id,)).fetchone()
+    if row is None:
+        return
+    (folder / "memory.md").write_bytes(str(row[0]).encode("utf-8"))
+    rows = conn.execute("SELECT version, record, raw FROM am_longterm_history WHERE user_id = %s ORDER BY version",
+                        (user_id,)).fetchall()
+    if rows:
+        with open(folder / "memory.history.jsonl", "wb") as handle:
+            for version, record, raw in rows:
+                line = _stored(record, raw, "message_id", version)
+                if line is not None:
+                    handle.write(_line(line))
+    report.add("long-term versions", len(rows))
+
+
+def _export_log(conn: psycopg.Connection[Any], user_id: str, folder: Path, report: TransferReport) -> None:
+    rows = conn.execute("SELECT entry_id, record, raw FROM am_dialogue WHERE user_id = %s ORDER BY entry_id",
+                        (user_id,)).fetchall()
+    if rows:
+        (folder / "logs").mkdir()
+        with open(folder / "logs" / "llm_dialogue.jsonl", "wb") as handle:
+            for entry_id, record, raw in rows:
+                line = _stored(record, raw, "message_id", entry_id)
+                if line is not None:
+                    handle.write(_line(line))
+    report.add("log entries", len(rows))
+
+
+def _export_conversations(conn: psycopg.Connection[Any], user_id: str, folder: Path, source: PostgresStore,
+                          report: TransferReport) -> None:
+    rows = conn.execute("SELECT session_id, title, created_at, updated_at FROM am_conversations WHERE user_id = %s "
+                        'ORDER BY session_id COLLATE "C"', (user_id,)).fetchall()
+    if not rows:
+        return
+    data = {session_id: {"title": title, "created_at": format_ts(to_zone(created, source.zone)),
+                         "updated_at": format_ts(to_zone(updated, source.zone))}
+            for session_id, title, created, updated in rows}
+    try:
+        text = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+        (folder / "conversations.json").write_bytes(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        (folder / "conversations.json").write_bytes((json.dumps(data, indent=2) + "\n").encode("ascii"))
+    report.add("conversations", len(rows))

@@ -1,0 +1,275 @@
+"""PostgreSQL backend benchmark (issue 13): append, window and exact search at N messages, beside the file backend,
+and append throughput with 1, 4 and 16 writer processes.
+
+For every size N one thread of N messages is built in both backends (the file written directly in the store's JSONL
+format; the table filled with ``COPY``, the same records), then measured through the public API:
+
+* **append** µs per message (session line + day copy) on top of the N-message thread;
+* **window** ``session.window(anchor, 5, 5)`` for random anchors;
+* **exact search** ``session.search(term, limit=20)``: a rare term (~0.1 %), a CJK term (~0.2 %), a common term
+  and an absent one (the file backend's worst case, a full scan; on PostgreSQL a trigram index lookup);
+* **LangGraph's PostgresStore** doing the same work the natural way (see :func:`measure_langgraph`), when
+  langgraph-checkpoint-postgres is installed (the dev extra);
+* **writers**: 1, 4 and 16 processes, each appending to its own user (a service writing many users' memories),
+  messages per second overall and the ratio to one writer.
+
+It needs a server: ``--url postgresql://…`` (an empty database it may fill), or, in a source checkout with Debian's
+``postgresql`` installed (``make test`` installs it), a throwaway server started for the run (``tests/pg_server.py``).
+Figures are wall-clock medians on whatever machine runs this; on a shared machine they are noisy. Nothing in the
+test suite asserts a time.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_postgres.py --quick                  # 10k, writers 1/4: about a minute
+    .venv/bin/python benchmarks/bench_postgres.py --sizes 10000,100000,1000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+_REPO = Path(__file__).resolve().parents[1]
+if str(_REPO) not in sys.path:
+    sys.path.insert(0, str(_REPO))
+
+from agentmem_nb import MemoryStore  # noqa: E402  (after the sys.path fix above)
+
+USER = "bench-user"
+SESSION = "bench-session"
+DAY = "2026-04-08"
+RARE, CJK, COMMON, ABSENT = "zebracorn", "找工作", "topic", "nowhere-to-be-found"
+
+
+def content(i: int) -> str:
+    """Message ``i``'s text: every 1000th holds RARE, every 500th CJK, all hold COMMON."""
+    text = f"message {i} about topic {i % 97}: the quick brown fox and some filler words to make it longer"
+    if i % 1000 == 7:
+        text += f" {RARE}"
+    if i % 500 == 3:
+        text += f" 我在{CJK}了"
+    return text
+
+
+def _record(i: int, tag: str) -> dict[str, Any]:
+    ts = (_dt.datetime(2026, 4, 8, tzinfo=_dt.timezone.utc) + _dt.timedelta(milliseconds=i)).isoformat(
+        timespec="microseconds")
+    return {"ts": ts, "role": "user" if i % 2 else "assistant", "content": content(i), "tags": [tag],
+            "meta": {"session_id": SESSION}}
+
+
+def build_files(root: Path, n: int) -> MemoryStore:
+    for folder, key, tag in (("sessions", SESSION, "session"), ("daily", DAY, "daily")):
+        path = root / USER / folder / f"{key}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as handle:
+            for i in range(n):
+                handle.write(json.dumps({**_record(i, tag), "message_id": i + 1}, ensure_ascii=False) + "\n")
+    return MemoryStore(root, zone="UTC")
+
+
+def build_database(url: str, n: int) -> MemoryStore:
+    from agentmem_nb.store.postgres import upgrade_database
+    from agentmem_nb.store.postgres.records import fold
+
+    upgrade_database(url)
+    store = MemoryStore(url, zone="UTC")
+    store.user(USER).append(SESSION, "user", "seed", day=DAY)  # the layer rows
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DELETE FROM am_messages")
+        layers = dict(conn.execute("SELECT kind, layer_id FROM am_layers").fetchall())
+        for kind, tag in (("session", "session"), ("daily", "daily")):
+            with conn.cursor() as cur, cur.copy("COPY am_messages (layer_id, position, message_id, record, folded) "
+                                                "FROM STDIN") as copy:
+                for i in range(n):
+                    record = _record(i, tag)
+                    copy.write_row((layers[kind], i, i + 1, json.dumps(record, ensure_ascii=False),
+                                    fold(record["content"])))
+        conn.execute("UPDATE am_layers SET rows = %s, next_id = %s, generation = 0", (n, n + 1))
+        conn.execute("VACUUM ANALYZE am_messages")
+    return store
+
+
+def _median_us(call: Callable[[], object], repeats: int) -> float:
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        call()
+        samples.append((time.perf_counter() - start) * 1e6)
+    return statistics.median(samples)
+
+
+def measure(store: MemoryStore, n: int, *, repeats: int, rng: random.Random) -> dict[str, float]:
+    user = store.user(USER)
+    layer = user.session(SESSION)
+    layer.window(1, 5, 5)  # warm: the file backend indexes on first use (its cold cost is benchmarks/COLD.md's)
+    for term in (RARE, CJK, COMMON, ABSENT):
+        layer.search(term, limit=20)
+    anchors = [rng.randrange(1, n + 1) for _ in range(repeats * 10)]
+    out = {"window_us": statistics.median(
+        [_median_us(lambda a=a: layer.window(a, 5, 5), 1) for a in anchors])}
+    for name, term in (("rare", RARE), ("cjk", CJK), ("common", COMMON), ("absent", ABSENT)):
+        out[f"search_{name}_us"] = _median_us(lambda term=term: layer.search(term, limit=20), repeats)
+    counter = iter(range(10**9))
+    out["append_us"] = _median_us(lambda: user.append(SESSION, "user", f"appended {next(counter)}", day=DAY),
+                                  repeats * 10)
+    return out
+
+
+def measure_langgraph(url: str, n: int, *, repeats: int, rng: random.Random) -> dict[str, float] | None:
+    """The same work with LangGraph's ``PostgresStore`` used the natural way: one item per message in the thread's
+    namespace (key = the message id, value = the record); a window is a ``search`` with a ``message_id`` range
+    filter; an exact search lists the namespace and keeps the items whose content holds the term (the store has no
+    substring search; its ``query`` needs an embedding index). ``None`` when langgraph-checkpoint-postgres is absent."""
+    try:
+        from langgraph.store.base import PutOp
+        from langgraph.store.postgres import PostgresStore
+    except ImportError:
+        return None
+    namespace = ("memories", USER, SESSION)
+    with PostgresStore.from_conn_string(url) as store:
+        store.setup()
+        for start in range(0, n, 5000):
+            store.batch([PutOp(namespace, str(i + 1), {**_record(i, "session"), "message_id": i + 1})
+                         for i in range(start, min(n, start + 5000))])
+
+        def window(anchor: int) -> object:
+            return store.search(namespace, filter={"message_id": {"$gte": anchor - 5, "$lte": anchor + 5}},
+                                limit=11)
+
+        def exact(term: str) -> list[object]:
+            hits: list[object] = []
+            offset = 0
+            while True:
+                page = store.search(namespace, limit=1000, offset=offset)
+                hits += [item for item in page if term in str(item.value.get("content", "")).casefold()]
+                if len(page) < 1000:
+                    return hits[-20:]
+                offset += 1000
+
+        anchors = [rng.randrange(6, n - 5) for _ in range(repeats * 3)]
+        out = {"window_us": statistics.median([_median_us(lambda a=a: window(a), 1) for a in anchors])}
+        for name, term in (("rare", RARE), ("cjk", CJK), ("common", COMMON), ("absent", ABSENT)):
+            out[f"search_{name}_us"] = _median_us(lambda term=term: exact(term), max(2, repeats // 10))
+        counter = iter(range(n + 1, 10**9))
+        out["append_us"] = _median_us(lambda: store.put(namespace, str(next(counter)), _record(n, "session")),
+                                      repeats * 10)
+    return out
+
+
+_WRITER = """
+import sys, time
+from agentmem_nb import MemoryStore
+url, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+user = MemoryStore(url, zone="UTC").user(name)
+user.session("s").tail(1)
+print("ready", flush=True); sys.stdin.readline()
+for i in range(count):
+    user.append("s", "user", f"message {i} from {name}")
+print("done", flush=True)
+"""
+
+
+def writers(url: str, processes: int, each: int) -> float:
+    """Messages per second with ``processes`` writers, each appending ``each`` messages to its own user."""
+    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, url, f"w{processes}-{n}", str(each)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for n in range(processes)]
+    for proc in procs:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    start = time.perf_counter()
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    for proc in procs:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "done"
+    elapsed = time.perf_counter() - start
+    for proc in procs:
+        proc.wait()
+    return processes * each / elapsed
+
+
+def _server_url() -> tuple[str, Callable[[], str], Callable[[], None]]:
+    sys.path.insert(0, str(_REPO / "tests"))
+    from pg_server import PgServer, server_bindir  # a source checkout's throwaway server
+
+    bindir = server_bindir()
+    if bindir is None:
+        raise SystemExit("no PostgreSQL server: give --url postgresql://… or install Debian's postgresql "
+                         "(scripts/install_postgres.sh)")
+    server = PgServer(bindir)
+    return server.url(), server.new_database, server.destroy
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--url", help="an empty database to fill (default: a throwaway server of a checkout)")
+    parser.add_argument("--sizes", default="10000,100000", help="messages per thread (default: %(default)s)")
+    parser.add_argument("--writers", default="1,4,16", help="writer processes (default: %(default)s)")
+    parser.add_argument("--each", type=int, default=300, help="appends per writer (default: %(default)s)")
+    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--quick", action="store_true", help="10k only, writers 1 and 4, fewer repeats")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--no-langgraph", action="store_true", help="skip LangGraph's PostgresStore beside it")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.sizes, args.writers, args.repeats, args.each = "10000", "1,4", 10, 150
+    sizes = [int(s) for s in args.sizes.split(",")]
+    stop: Callable[[], None] = lambda: None  # noqa: E731
+    if args.url:
+        fresh: Callable[[], str] = lambda: args.url  # noqa: E731
+    else:
+        _, fresh, stop = _server_url()
+    results: dict[str, Any] = {"sizes": {}, "writers": {}}
+    rng = random.Random(13)
+    try:
+        for n in sizes:
+            print(f"building N={n} ...", file=sys.stderr)
+            with tempfile.TemporaryDirectory() as folder:
+                files = measure(build_files(Path(folder), n), n, repeats=args.repeats, rng=rng)
+            database_store = build_database(fresh(), n)
+            database = measure(database_store, n, repeats=args.repeats, rng=rng)
+            database_store.close()  # type: ignore[attr-defined]  # the PostgreSQL store's pool
+            results["sizes"][n] = {"files": files, "postgres": database}
+            if not args.no_langgraph:
+                peer = measure_langgraph(fresh(), n, repeats=args.repeats, rng=rng)
+                if peer is not None:
+                    results["sizes"][n]["langgraph"] = peer
+        url = fresh()
+        from agentmem_nb.store.postgres import upgrade_database
+
+        upgrade_database(url)
+        for count in (int(w) for w in args.writers.split(",")):
+            print(f"{count} writer(s) ...", file=sys.stderr)
+            results["writers"][count] = writers(url, count, args.each)
+    finally:
+        stop()
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return 0
+    print(f"{'N':>9} {'measure':<16} {'files':>12} {'postgres':>12} {'langgraph':>12}")
+    for n, pair in results["sizes"].items():
+        for key in pair["postgres"]:
+            peer = f"{pair['langgraph'][key]:>10.0f}µs" if "langgraph" in pair else f"{'-':>12}"
+            print(f"{n:>9} {key:<16} {pair['files'][key]:>10.0f}µs {pair['postgres'][key]:>10.0f}µs {peer}")
+    one = results["writers"].get(1)
+    for count, rate in results["writers"].items():
+        ratio = f"  ({rate / one:.1f}x one writer)" if one else ""
+        print(f"{count:>3} writer process(es): {rate:8.0f} messages/s{ratio}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,130 @@
+"""Exact search on PostgreSQL: the file backend's answers (casefold substring, CJK, the last ``limit`` hits in order),
+found through the trigram index rather than by reading the layer (the plan shows it); windows by (thread, id)."""
+
+from __future__ import annotations
+
+import json
+
+import psycopg
+import pytest
+
+from pg_server import shared_server
+
+from agentmem_nb import MemoryStore
+from agentmem_nb.store.postgres import PostgresStore, upgrade_database
+from agentmem_nb.store.postgres.records import fold
+
+ROWS = 20_000
+SPECIAL = "I moved to LYON, 我在找工作"
+
+
+@pytest.fixture(scope="module")
+def big() -> PostgresStore:
+    """A thread of 20,000 messages; every 5,000th holds ``SPECIAL`` (filled by SQL: appending one by one is slow).
+    Shared by this module's tests: they read it, and append only what no other test looks for."""
+    pg_url = shared_server().new_database()
+    upgrade_database(pg_url)
+    store = MemoryStore(pg_url, zone="Asia/Shanghai")
+    assert isinstance(store, PostgresStore)
+    store.user("alice").append("s1", "user", "filler message number 0")
+    with psycopg.connect(pg_url) as conn:
+        conn.execute("""
+            WITH l AS (SELECT layer_id FROM am_layers WHERE kind = 'session'),
+            c AS (SELECT i, CASE WHEN i %% 5000 = 0 THEN %(special)s || ' ' || i ELSE 'filler message number ' || i
+                            END AS content FROM generate_series(1, %(rows)s - 1) AS i)
+            INSERT INTO am_messages (layer_id, position, message_id, record, folded)
+            SELECT l.layer_id, i, i + 1, jsonb_build_object('ts', '2026-04-08T10:00:00.000000+08:00', 'role', 'user',
+                   'content', content, 'tags', '["session"]'::jsonb, 'meta', '{"session_id": "s1"}'::jsonb),
+                   lower(content)
+            FROM l, c""", {"special": SPECIAL, "rows": ROWS})
+        conn.execute("UPDATE am_layers SET rows = %(rows)s, next_id = %(rows)s + 1 WHERE kind = 'session'",
+                     {"rows": ROWS})
+        conn.execute("ANALYZE am_messages")
+    yield store
+    store.close()
+
+
+def _plan(store: PostgresStore, sql: str, params: dict[str, object]) -> str:
+    with psycopg.connect(store.db.pool.conninfo) as conn:
+        rows = conn.execute("EXPLAIN (FORMAT JSON) " + sql, params, prepare=False).fetchall()
+    return json.dumps(rows[0][0])
+
+
+@pytest.mark.parametrize("keyword", ["lyon", "找工作"])
+def test_a_rare_keyword_is_found_through_the_trigram_index(big: PostgresStore, keyword: str) -> None:
+    layer = big.user("alice").session("s1")
+    assert [m.message_id for m in layer.search(keyword, limit=2)] == [10001, 15001]  # the last two, in order
+    assert [m.message_id for m in layer.search(keyword.upper())] == [5001, 10001, 15001]
+    plan = _plan(big, *layer.search_query(fold(keyword), limit=20))
+    assert "am_messages_search" in plan and "Seq Scan" not in plan, plan
+
+
+def test_what_is_appended_is_searchable_at_once(big: PostgresStore) -> None:
+    user = big.user("alice")
+    written = user.append("s1", "user", "Back from Marseille")
+    assert [m.message_id for m in user.session("s1").search("marseille")] == [written.session.message_id]
+
+
+def test_a_window_is_an_index_lookup_by_thread_and_id(big: PostgresStore) -> None:
+    layer = big.user("alice").session("s1")
+    assert [m.message_id for m in layer.window(10001, 2, 2).messages] == [9999, 10000, 10001, 10002, 10003]
+    assert [m.message_id for m in layer.window(3, 5, 1).messages] == [1, 2, 3, 4]
+    assert layer.position_of(15001) == 15000
+    plan = _plan(big, *layer.window_query(10001, 5, 5))
+    # the anchor by (layer, message_id), then each side an ordered primary-key scan of a few rows: no sort, no scan
+    assert "am_messages_by_id" in plan and '"Scan Direction": "Backward"' in plan and "am_messages_pkey" in plan, plan
+    assert "Sort" not in plan and "Seq Scan" not in plan and "Bitmap" not in plan, plan
+
+
+TRICKY = ["Straße", "STRASSE", "İstanbul", "ﬁle", "50% off", "snake_case", "back\\slash", "中文词语", "😀 smile",
+          "Ǆ digraph", "ΣΊΣΥΦΟΣ", "a\u3000b"]
+
+
+@pytest.mark.parametrize("keyword", ["strasse", "ß", "i̇stanbul", "fi", "%", "_", "\\", "%_", "文词", "😀", "ǆ",
+                                     "σίσυφοσ", "\u3000b", "a"])
+def test_search_answers_as_the_file_backend_does(pg_url: str, tmp_path, clock, keyword: str) -> None:
+    upgrade_database(pg_url)
+    stores = [MemoryStore(tmp_path / "memory", zone="UTC", clock=clock), MemoryStore(pg_url, zone="UTC", clock=clock)]
+    for store in stores:
+        for text in TRICKY:
+            store.user("u").append("s1", "user", text)
+    files, database = (store.user("u").session("s1") for store in stores)
+    for limit in (1, 3, 20):
+        assert [m.content for m in database.search(keyword, limit=limit)] == \
+               [m.content for m in files.search(keyword, limit=limit)]
+
+
+@pytest.mark.parametrize("keyword", ["tea", "TEA ", "", "找工作", "absent"])
+@pytest.mark.parametrize("limit", [1, 4, 50])
+def test_a_search_across_days_answers_as_the_file_backend_does(pg_url: str, tmp_path, keyword: str,
+                                                               limit: int) -> None:
+    upgrade_database(pg_url)
+    stores = [MemoryStore(tmp_path / "memory", zone="UTC"), MemoryStore(pg_url, zone="UTC")]
+    for store in stores:
+        for day in ("2026-04-06", "2026-04-07", "2026-04-08"):
+            for i in range(4):
+                text = f"{day} #{i}: " + ("green tea" if i % 2 else "我在找工作")
+                store.user("u").append(f"s{i % 2}", "user", text, day=day)
+    files, database = (store.user("u") for store in stores)
+    assert [(m.day, m.message_id, m.content) for m in database.search_daily(keyword, limit=limit)] == \
+           [(m.day, m.message_id, m.content) for m in files.search_daily(keyword, limit=limit)]
+
+
+def test_the_length_of_a_layer_counts_what_is_readable(store_url: str) -> None:
+    store = MemoryStore(store_url, zone="UTC")
+    layer = store.user("u").session("s1")
+    for i in range(5):
+        store.user("u").append("s1", "user", f"m{i}")
+    assert len(layer) == 5
+    with psycopg.connect(store_url) as conn:  # another program breaks one row and removes another
+        conn.execute("UPDATE am_messages SET record = '[1]' WHERE position = 1 AND layer_id = "
+                     "(SELECT layer_id FROM am_layers WHERE kind = 'session')")
+        conn.execute("DELETE FROM am_messages WHERE position = 2 AND layer_id = "
+                     "(SELECT layer_id FROM am_layers WHERE kind = 'session')")
+    assert len(layer) == 3 == len([m for m in layer.tail(10)])
+
+
+@pytest.fixture
+def store_url(pg_url: str) -> str:
+    upgrade_database(pg_url)
+    return pg_url

@@ -1,0 +1,159 @@
+"""The PostgreSQL backend as a whole: the entry, the schema's migrations, secrets, JSONB, what only a database has."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+import subprocess
+import sys
+
+import psycopg
+import pytest
+from pg_server import PASSWORD, PgServer
+
+from agentmem_nb import MemoryStore
+from agentmem_nb.cli import main
+from agentmem_nb.errors import StoreError
+from agentmem_nb.messages import ToolCall
+from agentmem_nb.store import DialogueEntry
+from agentmem_nb.store.postgres import LATEST, PostgresStore, upgrade_database
+
+SHANGHAI = _dt.timezone(_dt.timedelta(hours=8))
+
+
+@pytest.fixture
+def store(pg_url: str, clock) -> PostgresStore:
+    upgrade_database(pg_url)
+    opened = MemoryStore(pg_url, zone="Asia/Shanghai", clock=clock)
+    assert isinstance(opened, PostgresStore)
+    yield opened
+    opened.close()
+
+
+def test_a_url_opens_the_database_backend_and_its_repr_hides_the_password(store: PostgresStore) -> None:
+    assert PASSWORD not in repr(store) and PASSWORD not in repr(store.user("alice"))
+    assert "127.0.0.1" in repr(store)
+    store.user("alice").append("s1", "user", "hello")
+    assert store.users() == ["alice"]
+
+
+def test_an_unmigrated_database_is_refused_with_the_command_that_fixes_it(pg_url: str) -> None:
+    with pytest.raises(StoreError, match="agentmem-nb db upgrade") as caught:
+        MemoryStore(pg_url)
+    assert PASSWORD not in str(caught.value)
+    with PostgresStore(pg_url, upgrade=True) as store:  # or on open, when asked
+        store.user("a").append("s", "user", "x")
+    assert upgrade_database(pg_url) == []  # idempotent: nothing left to apply
+
+
+def test_db_upgrade_command_applies_the_migrations_once(pg_url: str, capsys) -> None:
+    assert main(["db", "upgrade", pg_url]) == 0
+    first = capsys.readouterr().out
+    assert f"now at version {LATEST}" in first and PASSWORD not in first
+    assert main(["db", "upgrade", pg_url]) == 0
+    assert "nothing to do" in capsys.readouterr().out
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT max(version) FROM am_schema").fetchone() == (LATEST,)
+
+
+def test_concurrent_upgrades_apply_each_migration_once(pg_url: str) -> None:
+    code = "import sys; from agentmem_nb.store.postgres import upgrade_database; upgrade_database(sys.argv[1])"
+    procs = [subprocess.Popen([sys.executable, "-c", code, pg_url]) for _ in range(4)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0, 0]
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT count(*) FROM am_schema").fetchone() == (LATEST,)
+
+
+def test_a_wrong_password_fails_clearly_without_showing_any_password(pg: PgServer, pg_url: str,
+                                                                      caplog) -> None:
+    upgrade_database(pg_url)
+    wrong = pg_url.replace(PASSWORD, "Wr0ng-pa55word-77")
+    caplog.set_level(logging.DEBUG)
+    with pytest.raises(StoreError, match="cannot connect") as caught:
+        MemoryStore(wrong)
+    text = str(caught.value) + repr(caught.value) + caplog.text
+    assert "password authentication failed" in text
+    assert "Wr0ng-pa55word-77" not in text and PASSWORD not in text
+
+
+def test_a_lost_server_is_a_store_error_without_the_password(pg: PgServer, store: PostgresStore, caplog) -> None:
+    caplog.set_level(logging.DEBUG)
+    store.user("alice").append("s1", "user", "before")
+    with psycopg.connect(pg.url()) as admin:  # every connection of the store's database is cut
+        admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s "
+                      "AND pid <> pg_backend_pid()", (store.db.display.rsplit("/", 1)[1],))
+    # the pool replaces the dead connection: the next call works
+    assert [m.content for m in store.user("alice").session("s1").messages()] == ["before"]
+    assert PASSWORD not in caplog.text
+
+
+@pytest.mark.parametrize("content", ["nul \x00 inside", "lone \ud800 surrogate", "emoji 😀 and 中文"])
+def test_text_jsonb_cannot_hold_round_trips_exactly_and_is_found(store: PostgresStore, content: str) -> None:
+    user = store.user("alice")
+    user.append("s1", "user", "unrelated")
+    written = user.append("s1", "user", content)
+    back = user.session("s1").get(written.session.message_id)
+    assert back is not None and back.content == content
+    assert [m.content for m in user.session("s1").search(content.split()[1])] == [content]
+    assert [m.content for m in user.daily(written.daily.day).search(content.split()[1])] == [content]
+
+
+def test_the_dialogue_log_is_jsonb_the_database_can_query(store: PostgresStore, pg_url: str) -> None:
+    log = store.user("alice").log
+    call = ToolCall("search_session", {"keyword": "tea"}, "#1 ...", id="c1")
+    log.append(DialogueEntry(entry_id=0, ts=store.clock(), session_id="s1", user_message="what tea?",
+                             assistant_reply="green", tool_calls=(call,), timings_ms={"total": 3.5}))
+    with psycopg.connect(pg_url) as conn:
+        row = conn.execute("SELECT record->>'user_message', record->'tool_calls'->0->'input'->>'keyword', "
+                           "jsonb_typeof(record) FROM am_dialogue WHERE user_id = 'alice'").fetchone()
+    assert row == ("what tea?", "tea", "object")
+
+
+def test_long_term_history_matches_the_file_backend_version_for_version(store: PostgresStore, tmp_path,
+                                                                         clock) -> None:
+    files = MemoryStore(tmp_path / "memory", zone="Asia/Shanghai", clock=clock).user("alice").long_term
+    database = store.user("alice").long_term
+    for memory in (files, database):  # many small changes: deltas with a checkpoint now and then
+        memory.write("# Alice\n" + "background line\n" * 20)
+        for i in range(40):
+            memory.add_note(f"note number {i}")
+            if i % 7 == 0:
+                memory.edit(lambda text, i=i: text.replace(f"note number {i}", f"note #{i} (edited)"))
+        memory.restore(3)
+    assert len(database.history()) == len(files.history()) > 40
+    assert [(v.version, v.source, v.before, v.after) for v in database.history()] == \
+           [(v.version, v.source, v.before, v.after) for v in files.history()]
+    assert database.read() == files.read() and database.text_at(17) == files.text_at(17)
+    with psycopg.connect(store.db.pool.conninfo) as conn:
+        checkpoints = conn.execute("SELECT count(*) FILTER (WHERE checkpoint), count(*) FROM am_longterm_history"
+                                   ).fetchone()
+    assert checkpoints is not None and 1 < checkpoints[0] < checkpoints[1] / 2  # mostly deltas
+
+
+def test_problems_name_rows_another_program_broke(store: PostgresStore, pg_url: str) -> None:
+    user = store.user("alice")
+    user.append("s1", "user", "kept")
+    with psycopg.connect(pg_url) as conn:
+        conn.execute("INSERT INTO am_messages (layer_id, message_id, record) SELECT layer_id, NULL, '[1, 2]' "
+                     "FROM am_layers WHERE kind = 'session'")
+    found = user.problems()
+    assert [(p.kind.value, p.line) for p in found] == [("not_an_object", 2)]
+    assert "sessions/s1" in found[0].path and PASSWORD not in found[0].path
+
+
+def test_importing_the_store_does_not_import_the_database_client() -> None:
+    code = "import sys, agentmem_nb.store; print(any(m.startswith('psycopg') for m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+
+
+def test_a_message_with_a_nul_or_a_lone_surrogate_names_its_conversation(store: PostgresStore) -> None:
+    from agentmem_nb.agent import ChatService
+    from agentmem_nb.agent.offline import OfflineChatModel
+
+    service = ChatService(store, model=OfflineChatModel())  # type: ignore[arg-type]  # the contract, not the class
+    result = service.turn("alice", "s1", "nul \x00 and \ud800 here")
+    assert result.error is None and result.title == "nul \ufffd and \ufffd here"
+    user = store.user("alice")
+    assert user.session("s1").messages()[0].content == "nul \x00 and \ud800 here"  # the message itself is exact
+    assert user.conversations.get("s1").title == "nul \ufffd and \ufffd here"  # type: ignore[union-attr]
