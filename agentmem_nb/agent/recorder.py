@@ -77,11 +77,17 @@ class _StreamedToolArguments(BaseCallbackHandler):
     ignore_chain = True  # only model tokens matter here; skip the per-node chain events
     ignore_agent = True
     ignore_retriever = True
+    raise_error = True  # so that a stop request (below) ends the model's stream instead of being logged and dropped
 
     def __init__(self) -> None:
         self.calls: dict[tuple[Any, int], dict[str, str]] = {}
+        self.stop: threading.Event | None = None
 
     def on_llm_new_token(self, token: Any, *, chunk: Any = None, run_id: Any = None, **kwargs: Any) -> None:
+        if self.stop is not None and self.stop.is_set():
+            # Stop while the answer streams in: the model call runs in langgraph's worker thread, and the graph
+            # waits for it before it can close, so end it here, at its next piece, rather than after its last
+            raise TurnCancelled("the rest of the answer")
         message = getattr(chunk, "message", None)
         for piece in getattr(message, "tool_call_chunks", None) or []:
             entry = self.calls.setdefault((run_id, piece.get("index") or 0), {"name": "", "id": "", "args": ""})
@@ -242,6 +248,9 @@ class TurnState:
     steps: list[ModelStep] = field(default_factory=list)
     """Every model call so far, in order."""
     _given: int = 0  # how many messages of the request the previous steps were already given
+
+    def __post_init__(self) -> None:
+        self.streamed.stop = self.stop
 
     def check_deadline(self, what: str) -> None:
         if self.stop.is_set():

@@ -190,10 +190,7 @@ class Turn:
         except DeadlinePassed as exc:
             self.error = self._deadline_error(f"before {exc} could start")
         except TurnCancelled as exc:
-            self.cancelled = True
-            self.error = (f"Stopped on request before {exc} (nothing was saved as a reply; the message you sent "
-                          "stays in the conversation).")
-            self.partial = "".join(self._streamed)
+            self._cancel(str(exc))
         except GraphRecursionError:
             self.error = (f"The agent did not finish within {self.service.max_steps} steps (it kept calling tools); "
                           "ask again more specifically.")
@@ -203,7 +200,17 @@ class Turn:
             else:
                 self.error = _short(describe_model_error(exc, self.service.config))
         finally:
-            stream.close()
+            try:
+                stream.close()
+            except TurnCancelled as exc:  # the model's stream, ended by the stop request as the graph closed
+                if not self.cancelled:
+                    self._cancel(str(exc))
+
+    def _cancel(self, before: str) -> None:
+        self.cancelled = True
+        self.error = (f"Stopped on request before {before} (nothing was saved as a reply; the message you sent "
+                      "stays in the conversation).")
+        self.partial = "".join(self._streamed)
 
     def _deadline_error(self, when: str) -> str:
         limit = self.service.turn_timeout

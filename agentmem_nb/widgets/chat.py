@@ -92,14 +92,30 @@ ChatError = WidgetError
 ``None`` when the service reported a failed turn through ``TurnResult.error`` instead of raising."""
 
 
-def _in_kernel() -> bool:
-    """True inside a Jupyter kernel (where widget messages arrive through the kernel's main thread)."""
+def _kernel() -> Any:
+    """The Jupyter kernel this code runs in, or ``None`` (a script, a test)."""
     try:
         from IPython import get_ipython
     except ImportError:
+        return None
+    return getattr(get_ipython(), "kernel", None)
+
+
+def _in_kernel() -> bool:
+    """True inside a Jupyter kernel (where widget messages arrive through the kernel's main thread)."""
+    return _kernel() is not None
+
+
+def _running_a_cell() -> bool:
+    """True when the code runs for a notebook cell (not for a widget's own callback, nor in a worker thread)."""
+    kernel = _kernel()
+    if kernel is None or threading.current_thread() is not threading.main_thread():
         return False
-    shell = get_ipython()
-    return getattr(shell, "kernel", None) is not None
+    try:
+        parent = kernel.get_parent()
+    except (AttributeError, TypeError):  # an older or a stand-in kernel without get_parent(): assume a callback
+        return False
+    return bool(parent) and parent.get("header", {}).get("msg_type") == "execute_request"
 
 
 class ChatWidget(CallbackErrors, widgets.VBox):
@@ -155,6 +171,7 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         self._live: LiveTurn | None = None
         self._worker: threading.Thread | None = None
         self._busy = False
+        self._displays: list[Any] = []  # IPython display handles of this widget's outputs (see _ipython_display_)
 
         self.banner = widgets.HTML(banner_html(service.offline),
                                    layout=widgets.Layout(display="flex" if service.offline else "none"))
@@ -210,9 +227,9 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         self.history.on_trace(self._guarded("opening the trace", self.open_trace))
         self.earlier_button.on_click(self._guarded("showing earlier messages", lambda _b: self.show_earlier()))
         self.new_button.on_click(self._guarded("starting a conversation", lambda _b: self.new_conversation()))
-        self.conversation_list.observe(self._guarded_change("switch conversation", self._pick_conversation),
+        self.conversation_list.observe(self._guarded_change("opening the conversation", self._pick_conversation),
                                        names="value")
-        self.user_box.observe(self._guarded_change("switch user", self._pick_user), names="value")
+        self.user_box.observe(self._guarded_change("switching to that user", self._pick_user), names="value")
 
         self._open(session_id)
 
@@ -228,6 +245,25 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         bundle: dict[str, Any] = super()._repr_mimebundle_(**kwargs) or {}
         bundle["text/html"] = self.static_html()
         return bundle
+
+    def _ipython_display_(self, **kwargs: Any) -> None:
+        """Display with a display id, so that code in later cells that changes the chat (``send``, ``open_message``,
+        switching) also updates the static copy stored in the notebook: a saved notebook then shows the chat as it
+        ended, not as it was first displayed (empty)."""
+        from IPython.display import display
+
+        handle = display(self._repr_mimebundle_(**kwargs), raw=True, display_id=True)  # type: ignore[no-untyped-call]
+        if handle is not None:
+            self._displays.append(handle)
+
+    def _update_displays(self) -> None:
+        # only for changes made by a cell: re-rendering the output rebuilds the live view (scroll, focus), which
+        # the person using the widget must not see after each of their own turns
+        if not self._displays or not _running_a_cell():
+            return
+        bundle = self._repr_mimebundle_()
+        for handle in self._displays:
+            handle.update(bundle, raw=True)
 
     def static_html(self) -> str:
         """What the chat shows now, as one self-contained HTML fragment (no script; the text escaped as shown)."""
@@ -301,6 +337,7 @@ class ChatWidget(CallbackErrors, widgets.VBox):
             # observers are told last: their errors show under the turn's, their refreshes see all the turn wrote
             if event is not None:
                 self._notify(event)
+            self._update_displays()
 
     def stop(self) -> bool:
         """Ask the running turn to stop (what the Stop button does); False when no turn runs or the service cannot
@@ -338,6 +375,7 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         self._history.focused = int(message_id)
         self._render()
         self.history.reveal(int(message_id))
+        self._update_displays()
 
     def open_trace(self, message_id: int) -> TurnTrace:
         """Show, under the chat, the trace of the turn that wrote message ``message_id`` of the open conversation
@@ -444,6 +482,7 @@ class ChatWidget(CallbackErrors, widgets.VBox):
     def _notify_switch(self, previous_user_id: str, previous_session_id: str) -> None:
         self._notify(ChatEvent("switch", self.user_id, self.session_id, previous_user_id=previous_user_id,
                                previous_session_id=previous_session_id))
+        self._update_displays()
 
     def _run_turn(self, text: str, live: LiveTurn) -> TurnResult:
         # stream_turn is optional: a service that only answers whole turns still works, without live progress
@@ -490,7 +529,8 @@ class ChatWidget(CallbackErrors, widgets.VBox):
     def _submit_from_ui(self, text: str) -> None:
         if not text.strip() or self._busy:  # a blank draft, or a second Enter while a turn runs: nothing to do
             return
-        self.input.value = ""
+        if self.input.value == text:
+            self.input.value = ""  # Send: the browser still shows the text (Enter emptied its box already)
         if not self.run_in_thread:
             self._ui_turn(text)
             return

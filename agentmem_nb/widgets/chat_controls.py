@@ -47,6 +47,8 @@ function render({ model, el }) {
     fit();
   });
   box.addEventListener("keydown", (event) => {
+    // keys typed here are the message's, not JupyterLab's: Shift+Enter would run the cell, Escape leave it
+    event.stopPropagation();
     if (event.key !== "Enter" || event.shiftKey || event.isComposing || event.keyCode === 229) return;
     event.preventDefault();
     const text = box.value;
@@ -59,12 +61,19 @@ function render({ model, el }) {
     model.send({ event: "submit", text: text });
     fit();
   });
-  model.on("change:value", () => {
-    if (box.value !== model.get("value")) { box.value = model.get("value"); fit(); }
-  });
+  // The box is the source of its text: "value" flows to the kernel only. An echo of an older value (the widget
+  // manager sends held-back updates late, and the kernel echoes them) would otherwise wipe what was typed since;
+  // the kernel changes the text with an explicit "set" message instead (ChatInput's value observer).
   model.on("change:disabled", () => { box.disabled = model.get("disabled"); });
   model.on("change:placeholder", () => { box.placeholder = model.get("placeholder"); });
-  model.on("msg:custom", (msg) => { if (msg && msg.do === "focus") box.focus(); });
+  model.on("msg:custom", (msg) => {
+    if (!msg) return;
+    if (msg.do === "focus") box.focus();
+    if (msg.do === "set" && typeof msg.text === "string" && box.value !== msg.text) {
+      box.value = msg.text;
+      fit();
+    }
+  });
   el.classList.add("amn-chat-input-root");
   el.appendChild(box);
   fit();
@@ -80,8 +89,14 @@ function render({ model, el }) {
   el.appendChild(pane);
   let drawn = false;
   let revealed = 0;
+  let pending = null;  // a scroll to apply once the pane has a size (a view is drawn before it is attached)
+  const settle = () => {
+    if (pending && pane.clientHeight > 0) { const scroll = pending; pending = null; scroll(); }
+  };
+  new ResizeObserver(settle).observe(pane);
   const draw = () => {
-    const atBottom = !drawn || pane.scrollHeight - pane.scrollTop - pane.clientHeight < 8;
+    const atBottom = !drawn || pane.clientHeight === 0
+      || pane.scrollHeight - pane.scrollTop - pane.clientHeight < 8;
     let anchor = null, offset = 0;
     if (!atBottom) {  // the reader's place: the first message (partly) in view, and where it stands
       for (const node of pane.querySelectorAll("[data-message-id]")) {
@@ -95,14 +110,18 @@ function render({ model, el }) {
     pane.innerHTML = model.get("value");
     drawn = true;
     const focus = model.get("focus");
+    let target = null;
     if (focus && focus.seq !== revealed) {
       revealed = focus.seq;
-      const node = pane.querySelector(`[data-message-id="${Number(focus.message_id)}"]`);
-      if (node) { pane.scrollTop = node.offsetTop - Math.max(0, (pane.clientHeight - node.offsetHeight) / 2); return; }
+      target = pane.querySelector(`[data-message-id="${Number(focus.message_id)}"]`);
     }
     const again = anchor === null ? null : pane.querySelector(`[data-message-id="${anchor}"]`);
-    if (again) pane.scrollTop = again.offsetTop - offset;
-    else pane.scrollTop = pane.scrollHeight;
+    pending = () => {
+      if (target) pane.scrollTop = target.offsetTop - Math.max(0, (pane.clientHeight - target.offsetHeight) / 2);
+      else if (again) pane.scrollTop = again.offsetTop - offset;
+      else pane.scrollTop = pane.scrollHeight;
+    };
+    settle();
   };
   pane.addEventListener("click", (event) => {
     const link = event.target.closest("[data-trace]");
@@ -130,7 +149,25 @@ class ChatInput(anywidget.AnyWidget):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._submit_callbacks: list[Any] = []
+        self._quiet = False
         self.on_msg(self._on_frontend_msg)
+        self.observe(self._on_value, names="value")
+
+    def _on_value(self, change: dict[str, Any]) -> None:
+        # a change made in Python (not one the browser synced: ipywidgets holds _property_lock for those) is
+        # shown with an explicit message, since the browser ignores "value" coming back (see the JS above)
+        if self._quiet or "value" in self._property_lock:
+            return
+        self.send({"do": "set", "text": change["new"]})
+
+    def clear_quietly(self) -> None:
+        """Empty the value without touching the browser's box (Enter already emptied it there, and the person
+        may have typed the next message since)."""
+        self._quiet = True
+        try:
+            self.value = ""
+        finally:
+            self._quiet = False
 
     def on_submit(self, callback: Any) -> None:
         """Call ``callback(text)`` with the text of each Enter."""
@@ -150,7 +187,11 @@ class ChatInput(anywidget.AnyWidget):
         if isinstance(content, dict) and content.get("event") == "submit":
             text = content.get("text")
             # the box's text as the browser had it when Enter was pressed; an older front end sends none
-            self.submit(text if isinstance(text, str) else None)
+            if isinstance(text, str):
+                self.clear_quietly()
+                self.submit(text)
+            else:
+                self.submit(None)
 
 
 class HistoryView(anywidget.AnyWidget):

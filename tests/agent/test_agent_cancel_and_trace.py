@@ -102,3 +102,34 @@ def test_token_counts_come_from_the_servers_usage(store: MemoryStore) -> None:
         httpd.server_close()
     steps = store.user("alice").log.tail(1)[0].trace["steps"]
     assert steps and all((s["input_tokens"], s["output_tokens"]) == (10, 5) for s in steps)
+
+
+class _Counted(OfflineChatModel):
+    """A long streamed answer that pauses at its third piece until the test opens ``gate``; counts its pieces."""
+
+    gate: Any = None
+    pieces: Any = None
+
+    def respond(self, messages: list[Any]) -> AIMessage:  # type: ignore[override]
+        return AIMessage(content=" ".join(f"word{i}" for i in range(300)))
+
+    def _stream(self, messages: list[Any], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+        for index, piece in enumerate(super()._stream(messages, stop, run_manager, **kwargs)):
+            if index == 2:
+                assert self.gate.wait(10)
+            self.pieces.append(index)
+            yield piece
+
+
+def test_cancel_ends_the_model_call_itself_not_only_the_reading_of_it(store: MemoryStore) -> None:
+    # the model streams in langgraph's worker thread: closing the graph waits for it, so a stop that only stopped
+    # reading would hold the session until the whole answer had been generated
+    gate, pieces = threading.Event(), []
+    svc = ChatService(store, model=_Counted(gate=gate, pieces=pieces))
+    events = svc.stream_turn("alice", "s1", "talk")
+    for event in events:
+        if event.kind == "token" and not gate.is_set():
+            svc.cancel("alice", "s1")
+            gate.set()
+    assert len(pieces) < 10, len(pieces)  # not 300: the model's own loop ended at its next piece
+    assert store.user("alice").log.tail(1)[0].trace["cancelled"] is True

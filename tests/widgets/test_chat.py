@@ -382,8 +382,8 @@ def test_switch_user_opens_that_users_latest_conversation(chat: ChatWidget, stor
 def test_an_invalid_user_is_refused_in_the_widget(chat: ChatWidget) -> None:
     chat.user_box.value = "../etc"
     assert chat.user_id == "alice" and chat.user_box.value == "alice"
-    assert "user_id" in chat.error_area.value and "switch user" in chat.error_area.value
-    assert chat.last_error is not None and chat.last_error.action == "switch user"
+    assert "user_id" in chat.error_area.value and "Error while switching to that user:" in chat.error_area.value
+    assert chat.last_error is not None and chat.last_error.action == "switching to that user"
 
 
 def test_refresh_picks_up_messages_written_elsewhere(chat: ChatWidget, store: MemoryStore) -> None:
