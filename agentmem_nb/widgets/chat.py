@@ -23,10 +23,11 @@ The widget holds no memory of its own: history and tool panels are rebuilt from 
 each assistant line), so reopening a conversation after a kernel restart shows the same panels.
 
 **Stop.** A turn sent from the box runs in a worker thread, so the kernel stays free to hear the Stop button (a
-handler running in the kernel's main thread would block every other widget message until the turn ends). Stop asks
+widget handler that ran the turn itself would hold back every other widget message until the turn ends). Stop asks
 the service to cancel the turn (:meth:`~agentmem_nb.agent.ChatService.cancel`): it ends as cancelled, recorded as
-such, with nothing half-written, and its session is free. :meth:`send` from code runs in the calling thread, as
-before (a notebook cell waits for it; Kernel ▸ Interrupt stops it, recorded as interrupted).
+such, with nothing half-written, and its session is free. Kernel ▸ Interrupt does the same (:class:`_KernelInterrupt`).
+:meth:`send` from code runs in the calling thread, as before (a notebook cell waits for it; Interrupt stops it,
+recorded as interrupted).
 
 >>> # from agentmem_nb.agent import ChatService
 >>> # chat = ChatWidget(ChatService(store), user_id="alice"); chat           # display in a cell
@@ -42,6 +43,7 @@ from __future__ import annotations
 
 import secrets
 import threading
+import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -118,6 +120,48 @@ def _running_a_cell() -> bool:
     return bool(parent) and parent.get("header", {}).get("msg_type") == "execute_request"
 
 
+class _KernelInterrupt:
+    """Kernel ▸ Interrupt for the turns that run in a worker thread: it stops them like the Stop button.
+
+    Jupyter interrupts a kernel with SIGINT, which ipykernel turns into ``KeyboardInterrupt`` in its main thread
+    while that thread handles a message (a cell) and ignores otherwise. A turn started from the chat's box runs in
+    a worker thread (and JupyterLab 4.6 delivers widget events in a kernel *subshell* thread, not the main one), so
+    Interrupt used to reach nobody. A chat created in a cell therefore installs, from the main thread, a handler for
+    the idle times, through the slot where ipykernel keeps the handler it restores after each message
+    (``kernel.saved_sigint_handler``): SIGINT then stops every running chat turn, and does what it did before
+    (nothing, when idle) when none runs. While a cell runs, ipykernel's own handler is in place as usual, so
+    Interrupt still stops the cell (and a turn sent by ``send``). A kernel without that slot keeps its Interrupt.
+    """
+
+    def __init__(self) -> None:
+        self.chats: weakref.WeakSet[ChatWidget] = weakref.WeakSet()
+        self.installed = False
+        self._previous: Any = None
+
+    def install(self) -> None:
+        """Put the handler in ipykernel's slot (only from the main thread, as a cell runs; once per kernel)."""
+        if self.installed or threading.current_thread() is not threading.main_thread():
+            return
+        kernel = _kernel()
+        if kernel is None or not hasattr(kernel, "saved_sigint_handler"):
+            return
+        self._previous = kernel.saved_sigint_handler
+        kernel.saved_sigint_handler = self._on_sigint  # ipykernel restores it when the current message is done
+        self.installed = True
+
+    def watch(self, chat: ChatWidget) -> None:
+        """Let Interrupt stop ``chat``'s turns."""
+        self.chats.add(chat)
+
+    def _on_sigint(self, signum: int, frame: Any) -> None:
+        stopped = [chat.stop() for chat in list(self.chats) if chat.busy]
+        if not any(stopped) and callable(self._previous):  # SIG_IGN / SIG_DFL are not callable: nothing to do
+            self._previous(signum, frame)
+
+
+_INTERRUPT = _KernelInterrupt()
+
+
 class ChatWidget(CallbackErrors, widgets.VBox):
     """A chat box over a :class:`~agentmem_nb.agent.ChatService` and the store it writes to.
 
@@ -172,6 +216,8 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         self._worker: threading.Thread | None = None
         self._busy = False
         self._displays: list[Any] = []  # IPython display handles of this widget's outputs (see _ipython_display_)
+        if self.run_in_thread:
+            _INTERRUPT.install()  # Kernel ▸ Interrupt stops the turns of the worker thread (see _KernelInterrupt)
 
         self.banner = widgets.HTML(banner_html(service.offline),
                                    layout=widgets.Layout(display="flex" if service.offline else "none"))
@@ -536,6 +582,7 @@ class ChatWidget(CallbackErrors, widgets.VBox):
             return
         # mark busy before the thread starts, so a click that arrives before it runs cannot start a second turn
         self._set_busy(True)
+        _INTERRUPT.watch(self)  # Kernel ▸ Interrupt stops it too
         worker = threading.Thread(target=self._ui_turn, args=(text,), name="agentmem-chat-turn", daemon=True)
         self._worker = worker
         worker.start()

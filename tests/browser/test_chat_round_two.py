@@ -219,6 +219,17 @@ def test_the_chat_of_round_two(lab: LabServer, lab_root: Path, page: Any, artifa
     slow_history.locator(".amn-msg-user .amn-trace-link").click()  # the stopped turn's trace says so
     expect(slow_chat.locator(".amn-trace-head")).to_contain_text("stopped")
 
+    # ---- Kernel ▸ Interrupt stops a slow turn the same way
+    slow_box.click()
+    slow_box.type("another long story", delay=5)
+    slow_box.press("Enter")
+    expect(slow_chat.locator(".amn-streaming-text")).to_contain_text("word3")
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Kernel$")).click()
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Interrupt Kernel$")).click()
+    expect(slow_chat.locator(".amn-chat-notice")).to_contain_text("Stopped on request", timeout=5_000)
+    expect(slow_history.locator(".amn-msg-user")).to_have_count(2)
+    expect(slow_history.locator(".amn-msg-assistant")).to_have_count(0)
+
     # ---- "show earlier" keeps the reader's place
     conversations = chat.locator(".amn-chat-conversations select")
     conversations.select_option(label=conversations.locator("option", has_text="A long conversation").text_content())
