@@ -317,7 +317,7 @@ class ChatWidget(CallbackErrors, widgets.VBox):
                   f'{escape(self.session_id)} · {self._history.known_total} messages (a snapshot: run the notebook '
                   "to talk)</p>")
         return (f'<div class="amn-chat amn-chat-static">{STYLE}{header}'
-                f'<div class="amn-history-scroll">{self._history.html()}</div></div>')
+                f'<div class="amn-history-scroll">{self._history.html(links=False)}</div></div>')
 
     @property
     def messages(self) -> tuple[Message, ...]:

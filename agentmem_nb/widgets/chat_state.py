@@ -97,11 +97,12 @@ class ChatHistory:
         following = self.messages[index + 1] if index + 1 < len(self.messages) else None
         return following is None or following.role != "assistant"
 
-    def html(self) -> str:
-        """The shown messages as HTML (each rendered once, then cached)."""
+    def html(self, *, links: bool = True) -> str:
+        """The shown messages as HTML (each rendered once, then cached); ``links=False`` leaves out the "trace"
+        links (a static copy has no kernel to open them)."""
         parts = []
         for index, message in enumerate(self.messages):
-            key = (message.message_id, self.has_trace(index), message.message_id == self.focused)
+            key = (message.message_id, links and self.has_trace(index), message.message_id == self.focused)
             html = self._rendered.get(key)
             if html is None:
                 html = self._rendered[key] = message_html(message, self.store.zone, trace_link=key[1],

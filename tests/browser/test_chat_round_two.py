@@ -288,3 +288,23 @@ def test_the_chat_of_round_two(lab: LabServer, lab_root: Path, page: Any, artifa
     trace.locator(".amn-trace-model summary").first.click()
     trace.screenshot(path=str(DOCS / "trace-dark.png"))
     assert not [e for e in errors if "amn" in e or "agentmem" in e or "anywidget" in e], errors
+
+
+def test_a_saved_notebook_reads_well_before_it_is_run(lab: LabServer, lab_root: Path, page: Any) -> None:
+    """notebooks/01 as stored (executed, with its widget state and static copies): opened, not run, the chat shows
+    the conversation it ended with; the static HTML copy (what GitHub and nbviewer show) holds it too."""
+    from playwright.sync_api import expect
+
+    source = Path(__file__).resolve().parents[2] / "notebooks" / "01_quickstart.ipynb"
+    stored = json.loads(source.read_text(encoding="utf-8"))
+    chat_outputs = [o for c in stored["cells"] for o in c.get("outputs", [])
+                    if "ChatWidget(" in "".join(o.get("data", {}).get("text/plain", ""))]
+    assert chat_outputs and "Lena" in "".join(chat_outputs[0]["data"]["text/html"])
+    (lab_root / "saved.ipynb").write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+    page.goto(f"{lab.url}/lab/tree/saved.ipynb")
+    # an untrusted notebook: JupyterLab shows the static copy (sanitised), which holds the whole conversation
+    shown = page.locator(".jp-OutputArea-output", has_text="My sister Lena lives in Lyon").first
+    expect(shown).to_be_visible(timeout=60_000)
+    expect(shown).to_contain_text("14 messages")
+    expect(page.locator("text=Error displaying widget")).to_have_count(0)
+    assert shown.locator("button").count() == 0  # no dead "trace" links in a snapshot

@@ -160,3 +160,4 @@ def test_the_static_copy_shows_the_conversation(chat: ChatWidget) -> None:
     static = bundle["text/html"]
     assert "I prefer &lt;b&gt;green&lt;/b&gt; tea" in static and "<script" not in static
     assert "2 messages" in static
+    assert "data-trace" not in static and "data-trace" in chat.history.value  # no dead links in a snapshot
