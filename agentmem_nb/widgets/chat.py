@@ -17,7 +17,8 @@ Layout (CSS classes in brackets, the browser test addresses them)::
 The code is split by concern: this class wires controls to actions (the controller and the public API);
 :mod:`~agentmem_nb.widgets.chat_state` holds what is shown (:class:`ChatHistory`, :class:`LiveTurn`);
 :mod:`~agentmem_nb.widgets.chat_view` turns it into HTML; :mod:`~agentmem_nb.widgets.chat_controls` holds the two
-browser-side controls (the message box and the history pane); :mod:`~agentmem_nb.widgets.trace` the turn trace.
+browser-side controls (the message box and the history pane); :mod:`~agentmem_nb.widgets.chat_kernel` the ties to
+the kernel (Interrupt, cells); :mod:`~agentmem_nb.widgets.trace` the turn trace.
 
 The widget holds no memory of its own: history and tool panels are rebuilt from the store (``meta.tool_calls`` of
 each assistant line), so reopening a conversation after a kernel restart shows the same panels.
@@ -25,9 +26,9 @@ each assistant line), so reopening a conversation after a kernel restart shows t
 **Stop.** A turn sent from the box runs in a worker thread, so the kernel stays free to hear the Stop button (a
 widget handler that ran the turn itself would hold back every other widget message until the turn ends). Stop asks
 the service to cancel the turn (:meth:`~agentmem_nb.agent.ChatService.cancel`): it ends as cancelled, recorded as
-such, with nothing half-written, and its session is free. Kernel ▸ Interrupt does the same (:class:`_KernelInterrupt`).
-:meth:`send` from code runs in the calling thread, as before (a notebook cell waits for it; Interrupt stops it,
-recorded as interrupted).
+such, with nothing half-written, and its session is free. Kernel ▸ Interrupt does the same (see
+:mod:`~agentmem_nb.widgets.chat_kernel`). :meth:`send` from code runs in the calling thread, as before (a notebook
+cell waits for it; Interrupt stops it, recorded as interrupted).
 
 >>> # from agentmem_nb.agent import ChatService
 >>> # chat = ChatWidget(ChatService(store), user_id="alice"); chat           # display in a cell
@@ -43,7 +44,6 @@ from __future__ import annotations
 
 import secrets
 import threading
-import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -56,6 +56,7 @@ from agentmem_nb.turns import TurnEvent, TurnResult
 from agentmem_nb.widgets._callbacks import CallbackErrors, WidgetError
 from agentmem_nb.widgets._turns import ChatEvent, TurnCallback, TurnObservers, TurnSubscription, callback_name
 from agentmem_nb.widgets.chat_controls import ChatInput, HistoryView
+from agentmem_nb.widgets.chat_kernel import INTERRUPT, in_kernel, running_a_cell
 from agentmem_nb.widgets.chat_state import ChatHistory, LiveTurn
 from agentmem_nb.widgets.chat_view import (OFFLINE_HINT, STYLE, banner_html, conversation_label, status_html,
                                            tool_panel_html)
@@ -92,74 +93,6 @@ class _Service(Protocol):
 ChatError = WidgetError
 """The chat's name for :class:`~agentmem_nb.widgets._callbacks.WidgetError` (kept for existing code); ``error`` is
 ``None`` when the service reported a failed turn through ``TurnResult.error`` instead of raising."""
-
-
-def _kernel() -> Any:
-    """The Jupyter kernel this code runs in, or ``None`` (a script, a test)."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return None
-    return getattr(get_ipython(), "kernel", None)
-
-
-def _in_kernel() -> bool:
-    """True inside a Jupyter kernel (where widget messages arrive through the kernel's main thread)."""
-    return _kernel() is not None
-
-
-def _running_a_cell() -> bool:
-    """True when the code runs for a notebook cell (not for a widget's own callback, nor in a worker thread)."""
-    kernel = _kernel()
-    if kernel is None or threading.current_thread() is not threading.main_thread():
-        return False
-    try:
-        parent = kernel.get_parent()
-    except (AttributeError, TypeError):  # an older or a stand-in kernel without get_parent(): assume a callback
-        return False
-    return bool(parent) and parent.get("header", {}).get("msg_type") == "execute_request"
-
-
-class _KernelInterrupt:
-    """Kernel ▸ Interrupt for the turns that run in a worker thread: it stops them like the Stop button.
-
-    Jupyter interrupts a kernel with SIGINT, which ipykernel turns into ``KeyboardInterrupt`` in its main thread
-    while that thread handles a message (a cell) and ignores otherwise. A turn started from the chat's box runs in
-    a worker thread (and JupyterLab 4.6 delivers widget events in a kernel *subshell* thread, not the main one), so
-    Interrupt used to reach nobody. A chat created in a cell therefore installs, from the main thread, a handler for
-    the idle times, through the slot where ipykernel keeps the handler it restores after each message
-    (``kernel.saved_sigint_handler``): SIGINT then stops every running chat turn, and does what it did before
-    (nothing, when idle) when none runs. While a cell runs, ipykernel's own handler is in place as usual, so
-    Interrupt still stops the cell (and a turn sent by ``send``). A kernel without that slot keeps its Interrupt.
-    """
-
-    def __init__(self) -> None:
-        self.chats: weakref.WeakSet[ChatWidget] = weakref.WeakSet()
-        self.installed = False
-        self._previous: Any = None
-
-    def install(self) -> None:
-        """Put the handler in ipykernel's slot (only from the main thread, as a cell runs; once per kernel)."""
-        if self.installed or threading.current_thread() is not threading.main_thread():
-            return
-        kernel = _kernel()
-        if kernel is None or not hasattr(kernel, "saved_sigint_handler"):
-            return
-        self._previous = kernel.saved_sigint_handler
-        kernel.saved_sigint_handler = self._on_sigint  # ipykernel restores it when the current message is done
-        self.installed = True
-
-    def watch(self, chat: ChatWidget) -> None:
-        """Let Interrupt stop ``chat``'s turns."""
-        self.chats.add(chat)
-
-    def _on_sigint(self, signum: int, frame: Any) -> None:
-        stopped = [chat.stop() for chat in list(self.chats) if chat.busy]
-        if not any(stopped) and callable(self._previous):  # SIG_IGN / SIG_DFL are not callable: nothing to do
-            self._previous(signum, frame)
-
-
-_INTERRUPT = _KernelInterrupt()
 
 
 class ChatWidget(CallbackErrors, widgets.VBox):
@@ -207,7 +140,7 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         self.store = store
         self.page_size = int(page_size)
         self.stream_interval = float(stream_interval)
-        self.run_in_thread = _in_kernel() if run_in_thread is None else bool(run_in_thread)
+        self.run_in_thread = in_kernel() if run_in_thread is None else bool(run_in_thread)
         self.user_id = check_user_id(user_id)
         self.session_id = ""
         self._init_callbacks()  # errors, error_area, _syncing (set while the widget changes the list/user box)
@@ -217,7 +150,7 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         self._busy = False
         self._displays: list[Any] = []  # IPython display handles of this widget's outputs (see _ipython_display_)
         if self.run_in_thread:
-            _INTERRUPT.install()  # Kernel ▸ Interrupt stops the turns of the worker thread (see _KernelInterrupt)
+            INTERRUPT.install()  # Kernel ▸ Interrupt stops the turns of the worker thread (see _KernelInterrupt)
 
         self.banner = widgets.HTML(banner_html(service.offline),
                                    layout=widgets.Layout(display="flex" if service.offline else "none"))
@@ -260,11 +193,13 @@ class ChatWidget(CallbackErrors, widgets.VBox):
                                layout=widgets.Layout(width="250px", min_width="250px", flex="0 0 250px"))
         main = widgets.VBox(
             [self.banner, self.earlier_button, self.history, self.live, self.error_area,
-             widgets.HBox([self.input, self.send_button, self.stop_button], layout=widgets.Layout(align_items="flex-start")),
+             widgets.HBox([self.input, self.send_button, self.stop_button],
+                          layout=widgets.Layout(align_items="flex-start")),
              self.trace_area],
             layout=widgets.Layout(flex="1 1 auto", width="auto", min_width="0"),
         )
-        super().__init__([widgets.HTML(STYLE), widgets.HBox([sidebar, main], layout=widgets.Layout(flex_flow="row wrap"))])
+        super().__init__([widgets.HTML(STYLE),
+                          widgets.HBox([sidebar, main], layout=widgets.Layout(flex_flow="row wrap"))])
         self.add_class("amn-chat")
 
         self.send_button.on_click(lambda _b: self._submit_from_ui(self.input.value))
@@ -305,7 +240,7 @@ class ChatWidget(CallbackErrors, widgets.VBox):
     def _update_displays(self) -> None:
         # only for changes made by a cell: re-rendering the output rebuilds the live view (scroll, focus), which
         # the person using the widget must not see after each of their own turns
-        if not self._displays or not _running_a_cell():
+        if not self._displays or not running_a_cell():
             return
         bundle = self._repr_mimebundle_()
         for handle in self._displays:
@@ -582,7 +517,7 @@ class ChatWidget(CallbackErrors, widgets.VBox):
             return
         # mark busy before the thread starts, so a click that arrives before it runs cannot start a second turn
         self._set_busy(True)
-        _INTERRUPT.watch(self)  # Kernel ▸ Interrupt stops it too
+        INTERRUPT.watch(self)  # Kernel ▸ Interrupt stops it too
         worker = threading.Thread(target=self._ui_turn, args=(text,), name="agentmem-chat-turn", daemon=True)
         self._worker = worker
         worker.start()

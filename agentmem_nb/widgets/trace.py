@@ -167,7 +167,8 @@ _STYLE = """<style>
   max-width: 100%; box-sizing: border-box; }
 .amn-trace-head { margin-bottom: 4px; }
 .amn-trace-note, .amn-trace-question { margin: 2px 0 6px 0; }
-.amn-trace-label, .amn-trace-role, .amn-trace-when { font-size: 11px; color: var(--jp-ui-font-color1); font-weight: 600; }
+.amn-trace-label, .amn-trace-role, .amn-trace-when { font-size: 11px; color: var(--jp-ui-font-color1);
+  font-weight: 600; }
 .amn-trace-scale { display: flex; justify-content: space-between; margin-left: 30%; margin-right: 14%;
   font-size: 11px; border-bottom: 1px solid var(--jp-border-color2); }
 .amn-trace-row summary { display: flex; align-items: center; gap: 6px; cursor: pointer; padding: 2px 0;
