@@ -159,7 +159,8 @@ class ChatService:
         """Ask the running turn of ``(user_id, session_id)`` to stop; returns False when none is running.
 
         Thread-safe (call it from another thread, or from a widget callback while a stream runs). The turn stops
-        at its next check — before its next model or tool call, or at the next piece of the model's answer — and
+        at its next check — before its next model or tool call, and in a :meth:`stream_turn` also at the next piece
+        of the model's answer (a tool already running, or a server that sends nothing yet, is waited for) — and
         ends like a failed turn: the user's message stays, no assistant message is written, the log line and
         ``TurnResult`` say ``cancelled`` (the streamed text so far goes to the log line only, marked partial), and
         the session is free for the next turn as soon as the call that was running returns.
