@@ -363,7 +363,7 @@ class Recorder(AgentMiddleware[AgentState[Any], TurnState, Any]):
             with model_deadline(record.deadline if record is not None else None):
                 response = handler(request)
         except Exception as exc:
-            if step is not None:
+            if step is not None and not isinstance(exc, TurnCancelled):  # a stop is not the model's error
                 step.error = f"{type(exc).__name__}: {exc}"
             raise
         finally:

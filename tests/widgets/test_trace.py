@@ -136,3 +136,29 @@ def test_a_message_no_turn_wrote_says_so(store: MemoryStore) -> None:
     assert trace.data is None and "No trace" in trace.view.value
     with pytest.raises(TypeError, match="entry_id"):
         TurnTrace(store, user_id="alice", session_id="s1")
+
+
+def test_a_stop_inside_the_model_call_marks_the_step_stopped_not_failed(store: MemoryStore) -> None:
+    import threading
+
+    gate = threading.Event()
+
+    class Paused(OfflineChatModel):
+        def respond(self, messages: list[Any]) -> AIMessage:  # type: ignore[override]
+            return AIMessage(content=" ".join(["word"] * 100))
+
+        def _stream(self, messages: list[Any], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+            for index, piece in enumerate(super()._stream(messages, stop, run_manager, **kwargs)):
+                if index == 2:
+                    assert gate.wait(10)  # the stop arrives while the model is still answering
+                yield piece
+
+    svc = ChatService(store, model=Paused())
+    for event in svc.stream_turn("alice", "s1", "go on"):
+        if event.kind == "token" and not gate.is_set():
+            svc.cancel("alice", "s1")
+            gate.set()
+    data = trace_of(store.user("alice").log.tail(1)[0])
+    step = data.model_steps[0]
+    assert data.status == "cancelled" and step.status == "cancelled"
+    assert step.error is not None and "Stopped on request" in step.error
