@@ -3,7 +3,7 @@ Stop, "show earlier" keeping the reader's place, open_message, a new user, the t
 contrast in JupyterLab Light and Dark (WCAG AA, 4.5:1). Saves docs/chat-dark.png and docs/trace-dark.png.
 
 One JupyterLab for all of it (starting it and a kernel is most of the cost). Run it alone with
-``pytest tests/browser/test_chat_round_two.py``.
+``pytest tests/browser/test_chat_in_lab.py``.
 """
 
 from __future__ import annotations
