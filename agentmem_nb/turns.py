@@ -49,6 +49,9 @@ class TurnResult:
     memory_items: tuple[ItemKey, ...] = ()
     long_term_lines: tuple[str, ...] = ()
     memory_context: str = field(default="", repr=False)
+    cancelled: bool = False
+    """True when the turn was stopped on request (``ChatService.cancel``): ``error`` says so, nothing was saved
+    as a reply."""
 
     @property
     def ok(self) -> bool:

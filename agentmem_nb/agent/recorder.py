@@ -16,6 +16,7 @@ every message of a model request is made valid (U+FFFD) on its way out.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
@@ -34,8 +35,8 @@ from agentmem_nb.agent.tools import TurnScope
 from agentmem_nb.messages import ToolCall
 from agentmem_nb.textutil import displayable
 
-__all__ = ["Recorder", "TurnState", "ToolRun", "ToolFailed", "DeadlinePassed", "MalformedToolCall",
-           "wrong_shape_calls"]
+__all__ = ["Recorder", "TurnState", "ToolRun", "ModelStep", "ToolFailed", "DeadlinePassed", "TurnCancelled",
+           "MalformedToolCall", "wrong_shape_calls", "message_record", "TRACE_TEXT_MAX_CHARS"]
 
 
 class ToolFailed(Exception):
@@ -49,6 +50,11 @@ class ToolFailed(Exception):
 
 class DeadlinePassed(Exception):
     """The turn's deadline passed before a model or tool call could start."""
+
+
+class TurnCancelled(Exception):
+    """The turn was asked to stop (:meth:`~agentmem_nb.agent.ChatService.cancel`) before a model or tool call, or
+    while the model's answer was arriving; the text names what was about to run."""
 
 
 class MalformedToolCall(Exception):
@@ -71,11 +77,17 @@ class _StreamedToolArguments(BaseCallbackHandler):
     ignore_chain = True  # only model tokens matter here; skip the per-node chain events
     ignore_agent = True
     ignore_retriever = True
+    raise_error = True  # so that a stop request (below) ends the model's stream instead of being logged and dropped
 
     def __init__(self) -> None:
         self.calls: dict[tuple[Any, int], dict[str, str]] = {}
+        self.stop: threading.Event | None = None
 
     def on_llm_new_token(self, token: Any, *, chunk: Any = None, run_id: Any = None, **kwargs: Any) -> None:
+        if self.stop is not None and self.stop.is_set():
+            # Stop while the answer streams in: the model call runs in langgraph's worker thread, and the graph
+            # waits for it before it can close, so end it here, at its next piece, rather than after its last
+            raise TurnCancelled("the rest of the answer")
         message = getattr(chunk, "message", None)
         for piece in getattr(message, "tool_call_chunks", None) or []:
             entry = self.calls.setdefault((run_id, piece.get("index") or 0), {"name": "", "id": "", "args": ""})
@@ -154,6 +166,54 @@ class ToolRun:
     output: str | None = None
     status: str = "success"
     error: str | None = None
+    start_ms: float = 0.0
+    """When it started, in milliseconds since the turn's graph call began (:attr:`TurnState.started`)."""
+
+
+@dataclass(slots=True)
+class ModelStep:
+    """One model call of a turn, for its trace: when it started and how long it took (milliseconds, from the start
+    of the turn's graph call), the token counts the server reported (``None``: it reported none), what it was given
+    that the previous step was not (``given``: the first step gets the system message, the history and the user's
+    message; each later one the previous answer and the tool results) and the error that ended it, if any."""
+
+    step: int
+    start_ms: float
+    ms: float = 0.0
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    given: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+
+    def to_record(self) -> dict[str, Any]:
+        """The JSON shape written to the dialogue log (``trace.steps``)."""
+        return {"step": self.step, "start_ms": round(self.start_ms, 3), "ms": round(self.ms, 3),
+                "input_tokens": self.input_tokens, "output_tokens": self.output_tokens, "given": self.given,
+                "error": self.error}
+
+
+TRACE_TEXT_MAX_CHARS = 12_000
+"""Beyond this, a message's text is not copied into the log's trace: its first :data:`TRACE_TEXT_HEAD` characters,
+its length and its sha256 are (a 100 MB memory.md is in every system message; the log names its version in
+``memory_context`` instead of copying it, see ``agent/context.py``)."""
+
+TRACE_TEXT_HEAD = 1000
+
+
+def message_record(message: BaseMessage) -> dict[str, Any]:
+    """A message as the model was given it, as JSON: role, text, and the tool calls or the call it answers."""
+    text = message.text
+    record: dict[str, Any] = {"role": message.type, "content": text}
+    if len(text) > TRACE_TEXT_MAX_CHARS:
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        record.update(content=text[:TRACE_TEXT_HEAD], chars=len(text), sha256=digest)
+    if isinstance(message, AIMessage) and message.tool_calls:
+        record["tool_calls"] = [{"id": c.get("id"), "name": c.get("name"), "args": c.get("args")}
+                                for c in message.tool_calls]
+    if isinstance(message, ToolMessage):
+        record["tool_call_id"] = message.tool_call_id
+        record["name"] = message.name
+    return record
 
 
 @dataclass(slots=True)
@@ -180,10 +240,36 @@ class TurnState:
     streamed: _StreamedToolArguments = field(default_factory=_StreamedToolArguments)
     helpers: set[int] = field(default_factory=set)
     """The session holder's set of threads running a tool of this turn (see ``sessions.Holder.helpers``)."""
+    stop: threading.Event = field(default_factory=threading.Event)
+    """Set to ask the turn to stop (``ChatService.cancel``): checked before every model and tool call and at every
+    event of the graph."""
+    started: float = field(default_factory=time.perf_counter)
+    """``time.perf_counter()`` when the turn's graph call began: the origin of every ``start_ms``."""
+    steps: list[ModelStep] = field(default_factory=list)
+    """Every model call so far, in order."""
+    _given: int = 0  # how many messages of the request the previous steps were already given
+
+    def __post_init__(self) -> None:
+        self.streamed.stop = self.stop
 
     def check_deadline(self, what: str) -> None:
+        if self.stop.is_set():
+            raise TurnCancelled(what)
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise DeadlinePassed(what)
+
+    def since_start(self) -> float:
+        """Milliseconds since :attr:`started`."""
+        return (time.perf_counter() - self.started) * 1000
+
+    def begin_step(self, messages: list[BaseMessage]) -> ModelStep:
+        """Record the start of model call number ``model_calls`` given ``messages`` (the system message first)."""
+        # a request holds every earlier message again: keep only what is new, the trace rebuilds the rest
+        new = messages[1 + self._given:] if self.steps else messages
+        self._given = len(messages) - 1
+        step = ModelStep(step=self.model_calls, start_ms=self.since_start(), given=[message_record(m) for m in new])
+        self.steps.append(step)
+        return step
 
     def deadline_passed(self) -> bool:
         return self.deadline is not None and time.monotonic() > self.deadline
@@ -241,6 +327,15 @@ def _valid_messages(messages: list[BaseMessage]) -> list[BaseMessage]:
     return out
 
 
+def _count_tokens(step: ModelStep, response: Any) -> None:
+    """Put the token counts the server reported (``AIMessage.usage_metadata``) into ``step``; none: left ``None``."""
+    for message in getattr(response, "result", None) or [response]:
+        usage = getattr(message, "usage_metadata", None) if isinstance(message, AIMessage) else None
+        if usage:
+            step.input_tokens = int(usage.get("input_tokens") or 0)
+            step.output_tokens = int(usage.get("output_tokens") or 0)
+
+
 def _state_of(runtime: Any) -> TurnState | None:
     """The turn's state passed with the graph call (``None``: the graph was called outside a turn, e.g. by hand)."""
     context = runtime.context if runtime is not None else None
@@ -257,17 +352,27 @@ class Recorder(AgentMiddleware[AgentState[Any], TurnState, Any]):
         system = record.system_prompt if record is not None else SYSTEM_PROMPT
         request = request.override(system_message=SystemMessage(content=displayable(system)),
                                    messages=_valid_messages(list(request.messages)))
+        step: ModelStep | None = None
         if record is not None:
             record.check_deadline("the model call")
             record.streamed.calls.clear()
             record.model_calls += 1
+            step = record.begin_step([request.system_message, *request.messages])
         started = time.perf_counter()
         try:
             with model_deadline(record.deadline if record is not None else None):
                 response = handler(request)
+        except Exception as exc:
+            if step is not None and not isinstance(exc, TurnCancelled):  # a stop is not the model's error
+                step.error = f"{type(exc).__name__}: {exc}"
+            raise
         finally:
             if record is not None:
                 record.model_ms += (time.perf_counter() - started) * 1000
+            if step is not None:
+                step.ms = (time.perf_counter() - started) * 1000
+        if step is not None:
+            _count_tokens(step, response)
         streamed = list(record.streamed.calls.values()) if record is not None else []
         for message in getattr(response, "result", None) or [response]:
             if isinstance(message, AIMessage):
@@ -293,7 +398,8 @@ class Recorder(AgentMiddleware[AgentState[Any], TurnState, Any]):
         step = record.model_calls if record is not None else 0
         answers: list[BaseMessage] = []
         for offset, (call, error) in enumerate(wrong):
-            run = ToolRun(step=step, position=len(last.tool_calls) + offset, name=str(call.get("name") or "?"))
+            run = ToolRun(step=step, position=len(last.tool_calls) + offset, name=str(call.get("name") or "?"),
+                          start_ms=record.since_start() if record is not None else 0.0)
             message = ToolMessage(content=f"Error: {error}.", tool_call_id=str(call.get("id") or ""), name=run.name,
                                   status="error")
             if record is not None:
@@ -309,6 +415,7 @@ class Recorder(AgentMiddleware[AgentState[Any], TurnState, Any]):
         me = threading.get_ident()
         if record is not None:
             record.check_deadline(f"the tool {run.name}")
+            run.start_ms = record.since_start()
             record.runs[(run.step, run.position)] = run  # known before it ends: a failure keeps its duration
             record.helpers.add(me)  # a tool that starts a turn of this same session must not wait for itself
         started = time.perf_counter()

@@ -155,6 +155,20 @@ class ChatService:
         """
         return self._events(*self._prepare(user_id, session_id, message), stream_tokens=True)
 
+    def cancel(self, user_id: str, session_id: str) -> bool:
+        """Ask the running turn of ``(user_id, session_id)`` to stop; returns False when none is running.
+
+        Thread-safe (call it from another thread, or from a widget callback while a stream runs). The turn stops
+        at its next check — before its next model or tool call, and in a :meth:`stream_turn` also at the next piece
+        of the model's answer (a tool already running, or a server that sends nothing yet, is waited for) — and
+        ends like a failed turn: the user's message stays, no assistant message is written, the log line and
+        ``TurnResult`` say ``cancelled`` (the streamed text so far goes to the log line only, marked partial), and
+        the session is free for the next turn as soon as the call that was running returns.
+
+        >>> # threading.Timer(2.0, svc.cancel, ("alice", sid)).start(); svc.turn("alice", sid, "...").cancelled
+        """
+        return self._sessions.cancel(self.store.user(user_id).user_id, check_session_id(session_id))
+
     def _prepare(self, user_id: str, session_id: str, message: str) -> tuple[UserMemory, str, str]:
         user = self.store.user(user_id)
         session_id = check_session_id(session_id)
@@ -184,7 +198,8 @@ class ChatService:
         holder = self._sessions.claim(slot, user.user_id, session_id, streaming=stream_tokens)
         try:
             agent = self._agent(user, session_id)
-            events = Turn(self, user, session_id, message, agent, holder.helpers).run(stream_tokens=stream_tokens)
+            events = Turn(self, user, session_id, message, agent, holder.helpers,
+                          holder.stop).run(stream_tokens=stream_tokens)
             try:
                 for event in events:
                     holder.running = False  # in the caller's hands until it asks for the next event

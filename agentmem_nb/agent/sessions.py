@@ -39,6 +39,8 @@ class Holder:
     events: int = 0
     helpers: set[int] = field(default_factory=set)
     """Threads running one of its tools now (langgraph runs tools in a pool): the turn's own threads too."""
+    stop: threading.Event = field(default_factory=threading.Event)
+    """Set by :meth:`SessionLocks.cancel`: the turn stops at its next check and is recorded as cancelled."""
 
 
 @dataclass(eq=False, slots=True, weakref_slot=True)
@@ -92,6 +94,16 @@ class SessionLocks:
         holder = Holder(streaming=streaming, thread=me, since=time.monotonic())
         slot.holder = holder
         return holder
+
+    def cancel(self, user_id: str, session_id: str) -> bool:
+        """Ask the turn holding ``(user_id, session_id)`` to stop; False when no turn holds it."""
+        with self._lock:
+            slot = self._slots.get((user_id, session_id))
+        holder = slot.holder if slot is not None else None
+        if holder is None:
+            return False
+        holder.stop.set()
+        return True
 
     @staticmethod
     def release(slot: SessionSlot) -> None:

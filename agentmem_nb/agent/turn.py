@@ -20,6 +20,7 @@ and is cut at 500 characters with its whitespace folded, so the reply stays one 
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any, cast
@@ -33,8 +34,8 @@ from agentmem_nb.agent.config import LLMConfig
 from agentmem_nb.agent.context import TurnContext, build_context, long_term_lines_used
 from agentmem_nb.agent.models import ModelResponseError
 from agentmem_nb.agent.prompt import SYSTEM_PROMPT, system_prompt_for
-from agentmem_nb.agent.recorder import (DeadlinePassed, MalformedToolCall, Recorder, ToolFailed, ToolRun, TurnState,
-                                        wrong_shape_calls)
+from agentmem_nb.agent.recorder import (DeadlinePassed, MalformedToolCall, Recorder, ToolFailed, ToolRun,
+                                        TurnCancelled, TurnState, wrong_shape_calls)
 from agentmem_nb.agent.tools import MemoryTools, TurnScope
 from agentmem_nb.items import ItemKey
 from agentmem_nb.messages import Message, ToolCall
@@ -80,7 +81,7 @@ class Turn:
     """
 
     def __init__(self, service: ChatService, user: UserMemory, session_id: str, message: str,
-                 agent: SessionAgent, helpers: set[int]) -> None:
+                 agent: SessionAgent, helpers: set[int], stop: threading.Event | None = None) -> None:
         self.service = service
         self.user = user
         self.session_id = session_id
@@ -94,6 +95,9 @@ class Turn:
         self.partial = ""  # the text of an answer that did not finish (for the log line only)
         self.rejected: list[ToolCall] = []
         self.helpers = helpers
+        self.stop = stop if stop is not None else threading.Event()  # set by ChatService.cancel
+        self.cancelled = False
+        self._streamed: list[str] = []  # reply pieces since the last finished model answer (kept if stopped)
         self.state: TurnState  # made in run() once the turn's day and user message are known
 
     def _time(self, name: str, since: float) -> float:
@@ -112,7 +116,7 @@ class Turn:
         tick = self._time("persist_user", tick)
         scope = TurnScope(day=day, exclude=frozenset({ItemKey.of(appended.session, "session"),
                                                       ItemKey.of(appended.daily, "daily")}))
-        self.state = TurnState(scope=scope, deadline=deadline, helpers=self.helpers)
+        self.state = TurnState(scope=scope, deadline=deadline, helpers=self.helpers, stop=self.stop)
         # From here on the user message is on disk, so whatever happens the turn must end with its log line and
         # conversations.json update (the finally below): the context is built inside the guarded region too.
         context = TurnContext(history=(), daily=(), long_term="")
@@ -161,11 +165,14 @@ class Turn:
                       self.agent.graph.stream(inputs, config, stream_mode=modes, context=self.state))
         try:
             for mode, data in stream:
+                if self.stop.is_set():  # between two pieces of the graph's work: nothing more is taken from it
+                    raise TurnCancelled("the rest of the answer")
                 if mode == "messages":
                     chunk, meta = data
                     if isinstance(chunk, AIMessageChunk) and meta.get("langgraph_node") == "model":
                         text = chunk.text
                         if text:
+                            self._streamed.append(text)
                             yield TurnEvent("token", text=text)
                     continue
                 for update in (data or {}).values():
@@ -182,6 +189,8 @@ class Turn:
             self.partial = exc.partial
         except DeadlinePassed as exc:
             self.error = self._deadline_error(f"before {exc} could start")
+        except TurnCancelled as exc:
+            self._cancel(str(exc))
         except GraphRecursionError:
             self.error = (f"The agent did not finish within {self.service.max_steps} steps (it kept calling tools); "
                           "ask again more specifically.")
@@ -191,7 +200,17 @@ class Turn:
             else:
                 self.error = _short(describe_model_error(exc, self.service.config))
         finally:
-            stream.close()
+            try:
+                stream.close()
+            except TurnCancelled as exc:  # the model's stream, ended by the stop request as the graph closed
+                if not self.cancelled:
+                    self._cancel(str(exc))
+
+    def _cancel(self, before: str) -> None:
+        self.cancelled = True
+        self.error = (f"Stopped on request before {before} (nothing was saved as a reply; the message you sent "
+                      "stays in the conversation).")
+        self.partial = "".join(self._streamed)
 
     def _deadline_error(self, when: str) -> str:
         limit = self.service.turn_timeout
@@ -201,6 +220,7 @@ class Turn:
     def _observe(self, msg: BaseMessage) -> Iterator[TurnEvent]:
         self.produced.append(msg)
         if isinstance(msg, AIMessage):
+            self._streamed.clear()
             self.step += 1
             issued: list[tuple[object, dict[str, Any], str | None]] = [
                 (call.get("name"), dict(call.get("args") or {}), call.get("id")) for call in msg.tool_calls]
@@ -255,7 +275,8 @@ class Turn:
                 entry_id=0, ts=to_zone(user.store.clock(), user.store.zone), session_id=session_id,
                 user_message=self.message, assistant_reply=logged_reply, memory_context=context.log_text(),
                 tool_calls=trace, timings_ms=dict(self.timings), error=self.error, model=model,
-                assistant_message_id=assistant.message_id if assistant else None))
+                assistant_message_id=assistant.message_id if assistant else None,
+                trace=self._trace_record(appended.session.message_id, t0)))
             tick = self._time("log", tick)
             conversation = user.conversations.touch(session_id, title=title_from(self.message))  # (7)
             tick = self._time("conversations", tick)
@@ -265,7 +286,23 @@ class Turn:
             reply=reply, memory_hits=len(items) + len(lt_lines), title=conversation.title, tool_calls=trace,
             timings_ms=dict(self.timings), error=self.error, user_message=appended.session,
             assistant_message=assistant, user_id=user.user_id, session_id=session_id, model=model,
-            memory_items=items, long_term_lines=lt_lines, memory_context=context.log_text())
+            memory_items=items, long_term_lines=lt_lines, memory_context=context.log_text(),
+            cancelled=self.cancelled)
+
+    def _trace_record(self, user_message_id: int, t0: float) -> dict[str, Any]:
+        """What the trace view needs beyond the log's other fields: the model steps (when, how long, tokens, what
+        each was given), each tool call's start (aligned with ``tool_calls``), and where the graph call began."""
+        runs = self.state.runs
+        secrets = self.service.config.secrets if self.service.config is not None else ()
+        steps = [step.to_record() for step in self.state.steps]
+        for step in steps:  # a model error may quote the key (a 401 body does): the same boundary as self.error
+            if step["error"]:
+                step["error"] = redact(_short(step["error"]), secrets=secrets)
+        return {"user_message_id": user_message_id, "cancelled": self.cancelled,
+                "graph_start_ms": round((self.state.started - t0) * 1000, 3),
+                "steps": steps,
+                "tool_starts": [round(run.start_ms, 3) if (run := runs.get(key)) is not None else None
+                                for key in self.issued] + [None] * len(self.rejected)}
 
 
 def _finished(call: ToolCall, run: ToolRun | None) -> ToolCall:

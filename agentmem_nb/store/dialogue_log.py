@@ -34,6 +34,9 @@ class DialogueEntry:
     error: str | None = None
     model: str = ""
     assistant_message_id: int | None = None
+    trace: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    """The turn's trace as JSON (model steps with their timing, tokens and input; tool start times; whether it was
+    cancelled), read by :mod:`agentmem_nb.widgets.trace_data`; empty for turns written before it existed."""
 
     def to_record(self) -> dict[str, Any]:
         """The on-disk shape (``message_id`` is assigned by the log)."""
@@ -48,6 +51,7 @@ class DialogueEntry:
             "error": self.error,
             "model": self.model,
             "assistant_message_id": self.assistant_message_id,
+            **({"trace": self.trace} if self.trace else {}),
         }
 
 
@@ -102,4 +106,5 @@ def entry_from_record(entry_id: int, rec: dict[str, Any], zone: _dt.tzinfo | Non
         error=error if isinstance(error, str) else None,
         model=str(rec.get("model", "")),
         assistant_message_id=amid if isinstance(amid, int) and not isinstance(amid, bool) else None,
+        trace=trace if isinstance(trace := rec.get("trace"), dict) else {},
     )

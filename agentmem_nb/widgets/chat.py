@@ -1,29 +1,40 @@
-"""``ChatWidget``: talk to the memory agent in a notebook and see which tools it used.
+"""``ChatWidget``: talk to the memory agent in a notebook, see which tools it used, stop a slow turn, open its trace.
 
 Layout (CSS classes in brackets, the browser test addresses them)::
 
     ┌ conversations [amn-chat-conversations] ┐ ┌ offline banner [amn-offline-banner] ───────────────┐
-    │ + New conversation [amn-chat-new]      │ │ history [amn-chat-history]                         │
-    │ user [amn-chat-user]                   │ │   user bubble [amn-msg-user]                       │
-    └────────────────────────────────────────┘ │   assistant bubble [amn-msg-assistant]             │
+    │ + New conversation [amn-chat-new]      │ │ [Show earlier: amn-chat-earlier]                   │
+    │ user [amn-chat-user]                   │ │ history [amn-chat-history]                         │
+    │ status [amn-chat-status]               │ │   user bubble [amn-msg-user]                       │
+    └────────────────────────────────────────┘ │   assistant bubble [amn-msg-assistant] · trace     │
                                                │     <details> tool calls [amn-tool-panel]          │
                                                │ live progress / streamed reply [amn-chat-live]     │
                                                │ errors [amn-chat-error]                            │
-                                               │ [amn-chat-input] [Send: amn-chat-send]             │
+                                               │ [amn-chat-input] [Send: amn-chat-send] [Stop]      │
+                                               │ the trace of a turn [amn-chat-trace]               │
                                                └────────────────────────────────────────────────────┘
 
-The widget holds no memory of its own: history and tool panels are rebuilt from the store (``meta.tool_calls`` of
-each assistant line), so reopening a conversation after a kernel restart shows the same panels. Every piece of text
-that came from a user, a model or a tool goes through :mod:`agentmem_nb.widgets.html` before it becomes HTML.
+The code is split by concern: this class wires controls to actions (the controller and the public API);
+:mod:`~agentmem_nb.widgets.chat_state` holds what is shown (:class:`ChatHistory`, :class:`LiveTurn`);
+:mod:`~agentmem_nb.widgets.chat_view` turns it into HTML; :mod:`~agentmem_nb.widgets.chat_controls` holds the two
+browser-side controls (the message box and the history pane); :mod:`~agentmem_nb.widgets.chat_kernel` the ties to
+the kernel (Interrupt, cells); :mod:`~agentmem_nb.widgets.trace` the turn trace.
 
-Long conversations stay cheap: only the last ``page_size`` messages are rendered (a "show earlier" button pages
-back), the history is one HTML string rather than one widget per message, and each message's HTML is cached so a new
-turn renders only the new messages.
+The widget holds no memory of its own: history and tool panels are rebuilt from the store (``meta.tool_calls`` of
+each assistant line), so reopening a conversation after a kernel restart shows the same panels.
+
+**Stop.** A turn sent from the box runs in a worker thread, so the kernel stays free to hear the Stop button (a
+widget handler that ran the turn itself would hold back every other widget message until the turn ends). Stop asks
+the service to cancel the turn (:meth:`~agentmem_nb.agent.ChatService.cancel`): it ends as cancelled, recorded as
+such, with nothing half-written, and its session is free. Kernel ▸ Interrupt does the same (see
+:mod:`~agentmem_nb.widgets.chat_kernel`). :meth:`send` from code runs in the calling thread, as before (a notebook
+cell waits for it; Interrupt stops it, recorded as interrupted).
 
 >>> # from agentmem_nb.agent import ChatService
 >>> # chat = ChatWidget(ChatService(store), user_id="alice"); chat           # display in a cell
 >>> # result = chat.send("Where did I move last year?")                      # drive it from code
 >>> # handle = chat.on_turn(print)   # called with a ChatEvent after every turn and every switch; handle.close()
+>>> # chat.open_message("s1", 12)    # show message #12 of conversation s1, highlighted
 
 Other widgets follow the chat through :meth:`ChatWidget.on_turn`: ``MemoryInspector(store).follow(chat)`` and
 ``ToolTimeline(store).follow(chat)`` refresh themselves after each turn (see :mod:`agentmem_nb.widgets._follow`).
@@ -31,51 +42,40 @@ Other widgets follow the chat through :meth:`ChatWidget.on_turn`: ``MemoryInspec
 
 from __future__ import annotations
 
-import datetime as _dt
-import time
-from collections.abc import Callable, Iterator
+import secrets
+import threading
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 import ipywidgets as widgets
 
 from agentmem_nb.identifiers import check_session_id, check_user_id
-from agentmem_nb.messages import Message, ToolCall
+from agentmem_nb.messages import Message
 from agentmem_nb.redact import redact
 from agentmem_nb.turns import TurnEvent, TurnResult
 from agentmem_nb.widgets._callbacks import CallbackErrors, WidgetError
-from agentmem_nb.widgets._turns import (
-    ChatEvent,
-    TurnCallback,
-    TurnObservers,
-    TurnSubscription,
-    callback_name,
-)
-from agentmem_nb.widgets.html import displayable, escape, pretty_json, safe_markdown
+from agentmem_nb.widgets._turns import ChatEvent, TurnCallback, TurnObservers, TurnSubscription, callback_name
+from agentmem_nb.widgets.chat_controls import ChatInput, HistoryView
+from agentmem_nb.widgets.chat_kernel import INTERRUPT, in_kernel, running_a_cell
+from agentmem_nb.widgets.chat_state import ChatHistory, LiveTurn
+from agentmem_nb.widgets.chat_view import (OFFLINE_HINT, STYLE, banner_html, conversation_label, status_html,
+                                           tool_panel_html)
+from agentmem_nb.widgets.html import escape
 
 if TYPE_CHECKING:
-    from agentmem_nb.store import MemoryStore, MessageFile
+    from agentmem_nb.store import MemoryStore
+    from agentmem_nb.widgets.trace import TurnTrace
 
-__all__ = ["ChatWidget", "ChatError", "ChatEvent", "TurnSubscription", "OFFLINE_HINT"]
+__all__ = ["ChatWidget", "ChatError", "ChatEvent", "TurnSubscription", "OFFLINE_HINT", "tool_panel_html"]
 
-OFFLINE_HINT = (
-    "Offline model in use: replies come from a deterministic scripted model that still calls the real memory "
-    "tools, so nothing leaves this machine. To talk to a real model, put "
-    "<code>llm: {api_key: …, model: …, base_url: …}</code> in <code>config/llm.yaml</code>, or set "
-    "<code>AGENTMEM_API_KEY</code> (and optionally <code>AGENTMEM_MODEL</code>, <code>AGENTMEM_BASE_URL</code>), "
-    "then restart the kernel."
-)
-"""The banner shown when ``service.offline`` is true (static HTML: no user text in it)."""
-
-_TOOL_OUTPUT_SHOWN = 4000
-"""Characters of a tool output shown in a panel: outputs can be whole windows of a thread, and a 1,000-message
-conversation with several calls per turn would otherwise ship megabytes of HTML. The rest is counted, not hidden
-silently."""
-
-_KNOWN_ROLES = {"user", "assistant", "system", "tool"}
+SEND_ACTION = "sending your message"
+"""How a failed send is named in the error box ("Error while sending your message: ...")."""
 
 
 class _Service(Protocol):
-    """What the widget needs from :class:`agentmem_nb.agent.ChatService` (a fake with these members works too)."""
+    """What the widget needs from :class:`agentmem_nb.agent.ChatService` (a fake with these members works too;
+    ``stream_turn`` and ``cancel`` are optional: without them there is no live progress, without ``cancel`` no
+    Stop)."""
 
     @property
     def offline(self) -> bool: ...
@@ -99,13 +99,18 @@ class ChatWidget(CallbackErrors, widgets.VBox):
     """A chat box over a :class:`~agentmem_nb.agent.ChatService` and the store it writes to.
 
     Args:
-        service: the chat service (``turn``/``stream_turn``/``new_conversation``/``offline``/``model_name``).
+        service: the chat service (``turn``/``stream_turn``/``new_conversation``/``offline``/``model_name``, and
+            ``cancel`` for the Stop button).
         store: the :class:`~agentmem_nb.store.MemoryStore` the service writes to; defaults to ``service.store``.
-        user_id: whose memory to talk to.
-        session_id: the conversation to open; ``None`` opens the user's most recent one (or starts a new one).
+        user_id: whose memory to talk to. A user with no folder yet is shown as new; nothing is written for them
+            until their first message.
+        session_id: the conversation to open; ``None`` opens the user's most recent one (or a new, not yet saved
+            one).
         page_size: how many of the newest messages are rendered; "show earlier" adds another page.
         stream_interval: streamed tokens are pushed to the browser at most this often (seconds); every tool event
             and the end of the turn are always pushed. ``0`` pushes every token (tests).
+        run_in_thread: run turns sent from the box (Enter, Send) in a worker thread, so Stop can be heard while
+            they run; ``None``: when inside a Jupyter kernel. :meth:`send` always runs in the calling thread.
     """
 
     _css_root = "amn-chat-root"
@@ -121,6 +126,7 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         session_id: str | None = None,
         page_size: int = 200,
         stream_interval: float = 0.05,
+        run_in_thread: bool | None = None,
     ) -> None:
         # first: Widget.__del__ calls close(), which needs it, even when a check below rejects the arguments
         self._observers = TurnObservers()
@@ -134,34 +140,38 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         self.store = store
         self.page_size = int(page_size)
         self.stream_interval = float(stream_interval)
+        self.run_in_thread = in_kernel() if run_in_thread is None else bool(run_in_thread)
         self.user_id = check_user_id(user_id)
         self.session_id = ""
         self._init_callbacks()  # errors, error_area, _syncing (set while the widget changes the list/user box)
-        self.render_count = 0
-        """How many messages were rendered to HTML since creation (a cost measure: cached messages do not count)."""
+        self._history = ChatHistory(store, page_size=self.page_size)
+        self._live: LiveTurn | None = None
+        self._worker: threading.Thread | None = None
+        self._busy = False
+        self._displays: list[Any] = []  # IPython display handles of this widget's outputs (see _ipython_display_)
+        if self.run_in_thread:
+            INTERRUPT.install()  # Kernel ▸ Interrupt stops the turns of the worker thread (see _KernelInterrupt)
 
-        self._messages: list[Message] = []  # the rendered tail of the current conversation, oldest first
-        self._known_total = 0  # lines the layer had when _messages was last synced
-        self._shown = self.page_size
-        self._rendered: dict[int, str] = {}  # message_id -> HTML, for the current conversation only
-
-        self.banner = widgets.HTML(layout=widgets.Layout(display="flex" if service.offline else "none"))
-        self.banner.value = (f'<div class="amn-chat-root amn-offline-banner-text">{OFFLINE_HINT}</div>'
-                             if service.offline else "")
+        self.banner = widgets.HTML(banner_html(service.offline),
+                                   layout=widgets.Layout(display="flex" if service.offline else "none"))
         self.banner.add_class("amn-offline-banner")
         self.earlier_button = widgets.Button(description="Show earlier", icon="angle-up",
                                              layout=widgets.Layout(display="none", width="auto"))
         self.earlier_button.add_class("amn-chat-earlier")
-        self.history = widgets.HTML()
+        self.history = HistoryView()
         self.history.add_class("amn-chat-history")
         self.live = widgets.HTML()
         self.live.add_class("amn-chat-live")
-        self.input = widgets.Text(placeholder="Message… (Enter sends)", continuous_update=True,
-                                  layout=widgets.Layout(flex="1 1 auto", width="auto"))
+        self.input = ChatInput(placeholder="Message… (Enter sends, Shift+Enter for a new line)",
+                               layout=widgets.Layout(flex="1 1 auto", width="auto"))
         self.input.add_class("amn-chat-input")
         self.send_button = widgets.Button(description="Send", button_style="primary", icon="paper-plane",
                                           layout=widgets.Layout(width="auto"))
         self.send_button.add_class("amn-chat-send")
+        self.stop_button = widgets.Button(description="Stop", button_style="warning", icon="stop",
+                                          tooltip="stop this turn: nothing is saved as a reply",
+                                          layout=widgets.Layout(width="auto", display="none"))
+        self.stop_button.add_class("amn-chat-stop")
         self.conversation_list = widgets.Select(options=[], rows=10, layout=widgets.Layout(width="auto"))
         self.conversation_list.add_class("amn-chat-conversations")
         self.new_button = widgets.Button(description="New conversation", icon="plus",
@@ -173,54 +183,108 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         self.user_box.add_class("amn-chat-user")
         self.status = widgets.HTML()
         self.status.add_class("amn-chat-status")
-        style = widgets.HTML(_STYLE)
+        self.trace_area = widgets.VBox()
+        self.trace_area.add_class("amn-chat-trace")
+        self.trace: TurnTrace | None = None
+        """The trace last opened from a reply's "trace" link (shown under the chat), or ``None``."""
 
         # a fixed-width column: without flex "0 0" the chat column's flex-grow squeezes it to its minimum
         sidebar = widgets.VBox([self.user_box, self.new_button, self.conversation_list, self.status],
                                layout=widgets.Layout(width="250px", min_width="250px", flex="0 0 250px"))
         main = widgets.VBox(
             [self.banner, self.earlier_button, self.history, self.live, self.error_area,
-             widgets.HBox([self.input, self.send_button])],
-            layout=widgets.Layout(flex="1 1 auto", width="auto"),
+             widgets.HBox([self.input, self.send_button, self.stop_button],
+                          layout=widgets.Layout(align_items="flex-start")),
+             self.trace_area],
+            layout=widgets.Layout(flex="1 1 auto", width="auto", min_width="0"),
         )
-        super().__init__([style, widgets.HBox([sidebar, main])])
+        super().__init__([widgets.HTML(STYLE),
+                          widgets.HBox([sidebar, main], layout=widgets.Layout(flex_flow="row wrap"))])
         self.add_class("amn-chat")
 
-        self.send_button.on_click(self._on_send_click)
-        # Enter: the Text view sends a custom {"event": "submit"} message on Enter (the mechanism behind the
-        # deprecated Text.on_submit). The replacement ipywidgets suggests, continuous_update=False + observe('value'),
-        # also fires when the box merely loses focus — typing, then clicking "New conversation" would post the
-        # draft into the old conversation. So listen for the submit message itself.
-        self.input.on_msg(self._on_input_msg)
-        self.earlier_button.on_click(self._guarded("show earlier", lambda _b: self.show_earlier()))
-        self.new_button.on_click(self._guarded("new conversation", lambda _b: self.new_conversation()))
-        self.conversation_list.observe(self._guarded_change("switch conversation", self._pick_conversation),
+        self.send_button.on_click(lambda _b: self._submit_from_ui(self.input.value))
+        self.input.on_submit(self._submit_from_ui)  # Enter: the exact text that was in the box (chat_controls)
+        self.stop_button.on_click(self._guarded("stopping the turn", lambda _b: self.stop()))
+        self.history.on_trace(self._guarded("opening the trace", self.open_trace))
+        self.earlier_button.on_click(self._guarded("showing earlier messages", lambda _b: self.show_earlier()))
+        self.new_button.on_click(self._guarded("starting a conversation", lambda _b: self.new_conversation()))
+        self.conversation_list.observe(self._guarded_change("opening the conversation", self._pick_conversation),
                                        names="value")
-        self.user_box.observe(self._guarded_change("switch user", self._pick_user), names="value")
+        self.user_box.observe(self._guarded_change("switching to that user", self._pick_user), names="value")
 
         self._open(session_id)
 
     # ------------------------------------------------------------------ public API
 
     def __repr__(self) -> str:
-        count = len(self._layer()) if self.session_id else 0  # no session yet while __init__ runs
+        count = self._history.known_total if self.session_id else 0  # no session yet while __init__ runs
         return f"ChatWidget(user={self.user_id!r}, session={self.session_id!r}, messages={count})"
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        """The live widget, plus a static HTML copy of what it shows (read where no kernel runs: GitHub, nbviewer,
+        a notebook opened before it is run)."""
+        bundle: dict[str, Any] = super()._repr_mimebundle_(**kwargs) or {}
+        bundle["text/html"] = self.static_html()
+        return bundle
+
+    def _ipython_display_(self, **kwargs: Any) -> None:
+        """Display with a display id, so that code in later cells that changes the chat (``send``, ``open_message``,
+        switching) also updates the static copy stored in the notebook: a saved notebook then shows the chat as it
+        ended, not as it was first displayed (empty)."""
+        from IPython.display import display
+
+        handle = display(self._repr_mimebundle_(**kwargs), raw=True, display_id=True)  # type: ignore[no-untyped-call]
+        if handle is not None:
+            self._displays.append(handle)
+
+    def _update_displays(self) -> None:
+        # only for changes made by a cell: re-rendering the output rebuilds the live view (scroll, focus), which
+        # the person using the widget must not see after each of their own turns
+        if not self._displays or not running_a_cell():
+            return
+        bundle = self._repr_mimebundle_()
+        for handle in self._displays:
+            handle.update(bundle, raw=True)
+
+    def static_html(self) -> str:
+        """What the chat shows now, as one self-contained HTML fragment (no script; the text escaped as shown)."""
+        header = (f'<p class="amn-static-note"><b>Chat</b> · user {escape(self.user_id)} · conversation '
+                  f'{escape(self.session_id)} · {self._history.known_total} messages (a snapshot: run the notebook '
+                  "to talk)</p>")
+        return (f'<div class="amn-chat amn-chat-static">{STYLE}{header}'
+                f'<div class="amn-history-scroll">{self._history.html(links=False)}</div></div>')
 
     @property
     def messages(self) -> tuple[Message, ...]:
         """The messages currently rendered (the newest ``page_size``, or more after :meth:`show_earlier`)."""
-        return tuple(self._messages)
+        return tuple(self._history.messages)
 
     @property
     def hidden_count(self) -> int:
         """Older messages of this conversation not rendered yet."""
-        return max(0, self._known_total - len(self._messages))
+        return self._history.hidden_count
+
+    @property
+    def render_count(self) -> int:
+        """How many messages were rendered to HTML since the conversation opened (cached ones do not count)."""
+        return self._history.render_count
+
+    @property
+    def busy(self) -> bool:
+        """True while a turn runs."""
+        return self._busy
+
+    @property
+    def is_new_user(self) -> bool:
+        """True while the user has no folder on disk (nothing is written before their first message)."""
+        return self.user_id not in self.store.users()
 
     def send(self, text: str) -> TurnResult:
         """Send ``text`` as the user, update the widget while the turn runs, and return the ``TurnResult``.
 
         Errors raised by the service are shown in the widget's error area *and* re-raised; a turn that failed inside
-        the service (``result.error``) is shown and returned. Either way the :meth:`on_turn` callbacks run last.
+        the service (``result.error``) is shown and returned; a stopped turn (``result.cancelled``) is shown as
+        stopped. Either way the :meth:`on_turn` callbacks run last.
         """
         text = str(text)
         event: ChatEvent | None = None
@@ -228,6 +292,8 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         try:
             if not text.strip():
                 raise ValueError("cannot send an empty message: type some text first")  # nothing sent, nobody told
+            if self._busy:
+                raise RuntimeError("a turn of this chat is still running: wait for it, or press Stop")
             try:
                 result = self._chat_send(text)
             except Exception as exc:
@@ -236,20 +302,74 @@ class ChatWidget(CallbackErrors, widgets.VBox):
                 raise
             error = result.error
             event = ChatEvent("turn", user_id, session_id, result=result, error=error or "")
-            if error:
+            if result.cancelled:
+                self._show_notice(error or "Stopped on request.")
+            elif error:
                 # the service kept the user's message and logged the failure; its visible reply is not persisted,
                 # so this is the only place the person sees it
                 reply = result.reply
                 shown = f"the turn failed: {error}" + (f" — {reply}" if reply and error not in reply else "")
-                self._show_error("send", None, message=shown)
+                self._show_error(SEND_ACTION, None, message=shown)
             return result
         except Exception as exc:
-            self._show_error("send", exc)
+            self._show_error(SEND_ACTION, exc)
             raise
         finally:
             # observers are told last: their errors show under the turn's, their refreshes see all the turn wrote
             if event is not None:
                 self._notify(event)
+            self._update_displays()
+
+    def stop(self) -> bool:
+        """Ask the running turn to stop (what the Stop button does); False when no turn runs or the service cannot
+        cancel. The turn ends as cancelled: see :meth:`~agentmem_nb.agent.ChatService.cancel`."""
+        cancel = getattr(self.service, "cancel", None)
+        if not self._busy or cancel is None:
+            return False
+        if self._live is not None:
+            self._live.stopping = True
+            self._live.push(force=True)
+        self.stop_button.disabled = True
+        return bool(cancel(self.user_id, self.session_id))
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for a turn sent from the box in the worker thread to end; True if none is running any more."""
+        worker = self._worker
+        if worker is not None:
+            worker.join(timeout)
+            return not worker.is_alive()
+        return True
+
+    def open_message(self, session_id: str, message_id: int) -> None:
+        """Open conversation ``session_id`` of the current user and show message ``message_id`` highlighted in the
+        middle of the history (paging back as far as needed). For the inspector and the timeline: "open in chat".
+
+        Raises:
+            InvalidIdentifier: ``session_id`` is not a valid id.
+            LookupError: the conversation has no message ``message_id`` (the conversation is opened anyway).
+        """
+        self.switch_conversation(session_id)
+        if not self._history.reach(int(message_id)):
+            self._render()
+            raise LookupError(f"conversation {session_id!r} of user {self.user_id!r} has no message "
+                              f"#{message_id}: it has {self._history.known_total} messages")
+        self._history.focused = int(message_id)
+        self._render()
+        self.history.reveal(int(message_id))
+        self._update_displays()
+
+    def open_trace(self, message_id: int) -> TurnTrace:
+        """Show, under the chat, the trace of the turn that wrote message ``message_id`` of the open conversation
+        (its reply, or the user message of a turn that failed); returns the :class:`~agentmem_nb.widgets.trace.
+        TurnTrace`. What the "trace" link of each reply does."""
+        from agentmem_nb.widgets.trace import TurnTrace
+
+        trace = TurnTrace(self.store, user_id=self.user_id, session_id=self.session_id, message_id=message_id)
+        if self.trace is not None:
+            self.trace.close()
+        self.trace = trace
+        self.trace_area.children = (trace,)
+        return trace
 
     def on_turn(self, callback: TurnCallback, *, weak: bool = False) -> TurnSubscription:
         """Call ``callback(event)`` with a :class:`~agentmem_nb.widgets._turns.ChatEvent` after every turn this
@@ -274,18 +394,22 @@ class ChatWidget(CallbackErrors, widgets.VBox):
     def close(self) -> None:
         """Drop every :meth:`on_turn` subscription, then close the widget and its parts."""
         self._observers.clear()
+        trace = getattr(self, "trace", None)  # absent when __init__ refused its arguments
+        if trace is not None:
+            trace.close()
         super().close()
 
     def refresh(self) -> None:
         """Pick up messages and conversations written by someone else (another cell, another process)."""
-        self._sync_history()
+        self._history.sync()
+        self._render()
         self._refresh_conversations()
         self._refresh_users()
 
     def show_earlier(self) -> None:
-        """Render another ``page_size`` older messages."""
-        self._shown += self.page_size
-        self._sync_history(reload=True)
+        """Render another ``page_size`` older messages (the browser keeps the reader's place)."""
+        self._history.show_earlier()
+        self._render()
 
     def switch_conversation(self, session_id: str) -> None:
         """Open another conversation of the current user."""
@@ -304,7 +428,8 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         return session_id
 
     def switch_user(self, user_id: str, session_id: str | None = None) -> None:
-        """Talk as another user: opens ``session_id`` or that user's most recent conversation (a new one if none)."""
+        """Talk as another user: opens ``session_id`` or that user's most recent conversation. A user unknown to
+        the store is shown as new and nothing is written for them until their first message."""
         user_id = check_user_id(user_id)
         before = (self.user_id, self.session_id)
         self.user_id = user_id
@@ -316,14 +441,16 @@ class ChatWidget(CallbackErrors, widgets.VBox):
     def _chat_send(self, text: str) -> TurnResult:
         self.clear_error()
         self._set_busy(True)
-        live = _LiveTurn(text, self._push_live, interval=self.stream_interval)
+        live = self._live = LiveTurn(text, self._push_live, interval=self.stream_interval)
         live.push(force=True)
         try:
             return self._run_turn(text, live)
         finally:
+            self._live = None
             self._set_busy(False)
             self.live.value = ""
-            self._sync_history()
+            self._history.sync()
+            self._render()
             self._refresh_conversations()
 
     def _notify(self, event: ChatEvent) -> None:
@@ -336,8 +463,9 @@ class ChatWidget(CallbackErrors, widgets.VBox):
     def _notify_switch(self, previous_user_id: str, previous_session_id: str) -> None:
         self._notify(ChatEvent("switch", self.user_id, self.session_id, previous_user_id=previous_user_id,
                                previous_session_id=previous_session_id))
+        self._update_displays()
 
-    def _run_turn(self, text: str, live: _LiveTurn) -> TurnResult:
+    def _run_turn(self, text: str, live: LiveTurn) -> TurnResult:
         # stream_turn is optional: a service that only answers whole turns still works, without live progress
         stream = getattr(self.service, "stream_turn", None)
         if stream is None:
@@ -365,17 +493,37 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         self.live.value = html
 
     def _set_busy(self, busy: bool) -> None:
+        self._busy = busy
         self.input.disabled = busy
         self.send_button.disabled = busy
         self.send_button.description = "Thinking…" if busy else "Send"
+        can_stop = busy and getattr(self.service, "cancel", None) is not None
+        self.stop_button.disabled = not can_stop
+        self.stop_button.layout.display = "flex" if can_stop else "none"
+
+    def _show_notice(self, text: str) -> None:
+        self.error_area.value = (f'<div class="{self._css_root} amn-error-box amn-chat-notice"><b>Stopped:</b> '
+                                 f"{escape(text)}</div>")
 
     # ------------------------------------------------------------------ callbacks (errors shown, never lost)
 
-    def _submit_from_ui(self) -> None:
-        text = self.input.value
-        if not text.strip():
+    def _submit_from_ui(self, text: str) -> None:
+        if not text.strip() or self._busy:  # a blank draft, or a second Enter while a turn runs: nothing to do
             return
-        self.input.value = ""
+        if self.input.value == text:
+            self.input.value = ""  # Send: the browser still shows the text (Enter emptied its box already)
+        if not self.run_in_thread:
+            self._ui_turn(text)
+            return
+        # mark busy before the thread starts, so a click that arrives before it runs cannot start a second turn
+        self._set_busy(True)
+        INTERRUPT.watch(self)  # Kernel ▸ Interrupt stops it too
+        worker = threading.Thread(target=self._ui_turn, args=(text,), name="agentmem-chat-turn", daemon=True)
+        self._worker = worker
+        worker.start()
+
+    def _ui_turn(self, text: str) -> None:
+        self._busy = False  # _chat_send sets it again; the UI was marked busy before the thread started
         try:
             self.send(text)
         except Exception:  # noqa: BLE001 - send() has shown it in the error area
@@ -384,13 +532,6 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         finally:
             # the box was disabled during the turn, which drops the browser's focus; give it back for the next line
             self.input.focus()
-
-    def _on_send_click(self, _button: widgets.Button) -> None:
-        self._submit_from_ui()
-
-    def _on_input_msg(self, _widget: widgets.Widget, content: dict[str, Any], _buffers: list[Any]) -> None:
-        if content.get("event") == "submit":
-            self._submit_from_ui()
 
     def _pick_conversation(self, session_id: str | None) -> None:
         if session_id:  # None: nothing is selected, nothing to open
@@ -407,23 +548,20 @@ class ChatWidget(CallbackErrors, widgets.VBox):
 
     # ------------------------------------------------------------------ opening and syncing
 
-    def _layer(self) -> MessageFile:
-        return self.store.user(self.user_id).session(self.session_id)
-
     def _open(self, session_id: str | None) -> None:
         if session_id is None:
-            session_id = self._latest_session() or self.service.new_conversation(self.user_id, title="")
+            # a user's first conversation is saved with its first message, not when it is merely looked at
+            session_id = self._latest_session() or secrets.token_hex(6)
         self.session_id = check_session_id(session_id)
-        self._messages = []
-        self._known_total = 0
-        self._rendered = {}
-        self._shown = self.page_size
         self.live.value = ""
-        self._sync_history(reload=True)
+        self._history.open(self.user_id, self.session_id)
+        self._render()
         self._refresh_conversations()
         self._refresh_users()
 
     def _latest_session(self) -> str | None:
+        if self.is_new_user:
+            return None  # reading an absent user's files would find nothing (and must create nothing)
         mem = self.store.user(self.user_id)
         listed = mem.conversations.list()
         if listed:
@@ -432,55 +570,26 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         ends = [(pair[1].ts, sid) for sid in mem.session_ids() if (pair := mem.session(sid).first_and_last())]
         return max(ends)[1] if ends else None
 
-    def _sync_history(self, *, reload: bool = False) -> None:
-        """Bring ``_messages`` up to date with the file, reading only lines that are new since the last sync."""
-        layer = self._layer()
-        total = len(layer)
-        new = total - self._known_total
-        if reload or new < 0:
-            # a shrunk file (rewritten by hand) or a page change: read the tail afresh
-            self._messages = layer.tail(min(total, self._shown))
-        elif new > 0:
-            self._messages += layer.tail(new)
-            del self._messages[: max(0, len(self._messages) - self._shown)]
-        self._known_total = total
-        self._render_history()
-
-    def _render_history(self) -> None:
-        parts = []
-        for message in self._messages:
-            html = self._rendered.get(message.message_id)
-            if html is None:
-                html = self._rendered[message.message_id] = _message_html(message, self.store.zone)
-                self.render_count += 1
-            parts.append(html)
-        if len(self._rendered) > 2 * len(self._messages) + self.page_size:
-            keep = {m.message_id for m in self._messages}
-            self._rendered = {k: v for k, v in self._rendered.items() if k in keep}
-        if not parts:
-            parts.append('<div class="amn-chat-empty">No messages yet — say something below.</div>')
-        # column-reverse keeps the scroll position pinned to the newest message without any JavaScript
-        self.history.value = ('<div class="amn-chat-root amn-history-scroll"><div class="amn-history-inner">'
-                              + "".join(parts) + "</div></div>")
-        hidden = self.hidden_count
+    def _render(self) -> None:
+        self.history.value = self._history.html()
+        hidden = self._history.hidden_count
         self.earlier_button.layout.display = "flex" if hidden else "none"
         self.earlier_button.description = (f"Show {min(hidden, self.page_size)} earlier ({hidden} hidden)"
                                            if hidden else "Show earlier")
 
     def _refresh_conversations(self) -> None:
-        listed = self.store.user(self.user_id).conversations.list()
-        options = [(_conversation_label(c.title, c.session_id, c.updated_at, self.store.zone), c.session_id)
+        new_user = self.is_new_user
+        listed = [] if new_user else self.store.user(self.user_id).conversations.list()
+        options = [(conversation_label(c.title, c.session_id, c.updated_at, self.store.zone), c.session_id)
                    for c in listed]
         if self.session_id not in {c.session_id for c in listed}:
-            options.insert(0, (_conversation_label("", self.session_id, None, self.store.zone), self.session_id))
+            options.insert(0, (conversation_label("", self.session_id, None, self.store.zone), self.session_id))
         with self._quiet():
             if list(self.conversation_list.options) != options:
                 self.conversation_list.options = options
             self.conversation_list.value = self.session_id
-        model = self.service.model_name
-        self.status.value = (f'<div class="amn-chat-root amn-status-text">{escape(self.user_id)} · '
-                             f'{escape(self.session_id)} · {len(self._layer())} messages'
-                             + (f" · model {escape(model)}" if model else "") + "</div>")
+        self.status.value = status_html(self.user_id, self.session_id, self._history.known_total,
+                                        self.service.model_name, new_user=new_user)
 
     def _refresh_users(self) -> None:
         users = self.store.users()
@@ -493,175 +602,3 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         with self._quiet():
             if getattr(control, name) != (tuple(value) if isinstance(value, list) else value):
                 setattr(control, name, value)
-
-
-class _LiveTurn:
-    """The in-progress turn: the user's message, tool progress lines and the streamed reply so far."""
-
-    def __init__(self, text: str, push: Callable[[str], None], *, interval: float) -> None:
-        self.text = text
-        self.tools: list[tuple[str, ToolCall | None, str]] = []  # (state, call, error text)
-        self.reply = ""
-        self.notes: list[str] = []
-        self._push = push
-        self._interval = interval
-        self._last_push = 0.0
-
-    def apply(self, event: TurnEvent) -> None:
-        kind, call, text = event.kind, event.tool_call, event.text
-        if kind == "token":
-            first = not self.reply
-            self.reply += text
-            self.push(force=first)  # the first piece always shows: the reply has started
-            return
-        if kind == "tool_started":
-            self.tools.append(("running", call, ""))
-        elif kind == "tool_finished":
-            self._finish(call, text)
-        elif kind == "error":
-            self.notes.append(text or "error")
-        self.push(force=True)
-
-    def _finish(self, call: ToolCall | None, text: str) -> None:
-        # match the running entry by call id (two calls of the same tool can run in one turn), then by name
-        for i, (state, running, _) in enumerate(self.tools):
-            if state != "running" or running is None or call is None:
-                continue
-            if (call.id and running.id == call.id) or (not call.id and running.name == call.name):
-                self.tools[i] = ("done", call, text)
-                return
-        self.tools.append(("done", call, text))
-
-    def push(self, *, force: bool = False) -> None:
-        now = time.monotonic()
-        if not force and now - self._last_push < self._interval:
-            return
-        self._last_push = now
-        self._push(self.html())
-
-    def html(self) -> str:
-        parts = [f'<div class="amn-msg amn-msg-user amn-msg-pending"><div class="amn-msg-meta">user · sending</div>'
-                 f'<div class="amn-msg-body">{escape(self.text)}</div></div>']
-        lines = []
-        for state, call, _ in self.tools:
-            name = escape(call.name) if call is not None else "tool"
-            args = escape(_compact_json(call.input)) if call is not None else ""
-            if state == "running":
-                lines.append(f'<li class="amn-tool-progress amn-tool-running">⏳ {name} <code>{args}</code></li>')
-            else:
-                status = call.status if call is not None and call.status in ("success", "error") else "success"
-                mark = "✓" if status == "success" else "✗"
-                took = _duration(call.duration_ms if call is not None else None)
-                size = f"{len(call.output)} chars" if call is not None else ""
-                lines.append(f'<li class="amn-tool-progress amn-tool-{status}">{mark} {name} <code>{args}</code>'
-                             f' → {size}{took}</li>')
-        for note in self.notes:
-            lines.append(f'<li class="amn-tool-progress amn-tool-error">✗ {escape(note)}</li>')
-        body = (f'<div class="amn-msg-body amn-streaming-text">{escape(self.reply)}</div>' if self.reply
-                else '<div class="amn-msg-body amn-thinking">thinking…</div>')
-        parts.append('<div class="amn-msg amn-msg-assistant amn-msg-pending"><div class="amn-msg-meta">assistant · '
-                     'working</div>' + (f'<ul class="amn-tool-progress-list">{"".join(lines)}</ul>' if lines else "")
-                     + body + "</div>")
-        return '<div class="amn-chat-root">' + "".join(parts) + "</div>"
-
-
-# ---------------------------------------------------------------------- rendering helpers (pure functions)
-
-
-def _message_html(message: Message, zone: _dt.tzinfo | None) -> str:
-    """One message as HTML: escaped user text, sanitised Markdown for the assistant, and its tool-call panel."""
-    role = message.role if message.role in _KNOWN_ROLES else "other"
-    when = _local(message.ts, zone).strftime("%Y-%m-%d %H:%M")
-    if role == "assistant":
-        body = safe_markdown(message.content)
-    else:
-        body = escape(message.content)
-    calls = message.tool_calls if role == "assistant" else ()
-    return (f'<div class="amn-msg amn-msg-{role}" data-message-id="{message.message_id}">'
-            f'<div class="amn-msg-meta">{escape(message.role)} · #{message.message_id} · {when}</div>'
-            f'<div class="amn-msg-body">{body}</div>{tool_panel_html(calls)}</div>')
-
-
-def tool_panel_html(calls: tuple[ToolCall, ...] | list[ToolCall]) -> str:
-    """A collapsed ``<details class="amn-tool-panel">`` listing each call's name, status, input and output."""
-    if not calls:
-        return ""
-    names = ", ".join(escape(call.name) for call in calls)
-    items = []
-    for call in calls:
-        status = call.status if call.status in ("success", "error") else "success"
-        output = call.output
-        cut = ""
-        if len(output) > _TOOL_OUTPUT_SHOWN:
-            cut = f"\n… ({len(output) - _TOOL_OUTPUT_SHOWN} more characters not shown)"
-            output = output[:_TOOL_OUTPUT_SHOWN]
-        items.append(
-            f'<div class="amn-tool-call amn-tool-{status}">'
-            f'<div class="amn-tool-name">{escape(call.name)} <span class="amn-tool-status">{status}'
-            f'{_duration(call.duration_ms)}</span></div>'
-            f'<div class="amn-tool-label">input</div><pre class="amn-tool-input">{pretty_json(call.input)}</pre>'
-            f'<div class="amn-tool-label">output</div><pre class="amn-tool-output">{escape(output)}{escape(cut)}</pre>'
-            "</div>"
-        )
-    plural = "s" if len(calls) != 1 else ""
-    return (f'<details class="amn-tool-panel"><summary>{len(calls)} tool call{plural}: {names}</summary>'
-            + "".join(items) + "</details>")
-
-
-def _conversation_label(title: str, session_id: str, updated: _dt.datetime | None, zone: _dt.tzinfo | None) -> str:
-    # Select options are plain text (never HTML), so the title needs no escaping here, only to be sendable
-    # the time first: a narrow list cuts the end of a label, and the time is what tells look-alike titles apart
-    name = displayable(" ".join(title.split())) or f"(untitled {session_id})"
-    when = _local(updated, zone).strftime("%m-%d %H:%M") if updated is not None else "new"
-    return f"{when} · {name}"
-
-
-def _local(moment: _dt.datetime, zone: _dt.tzinfo | None) -> _dt.datetime:
-    return moment.astimezone(zone) if zone is not None else moment.astimezone()
-
-
-def _duration(ms: float | None) -> str:
-    return f" · {ms:.0f} ms" if ms is not None else ""
-
-
-def _compact_json(value: Any) -> str:
-    import json
-
-    try:
-        text = json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= 120 else text[:119] + "…"
-
-
-_STYLE = """<style>
-.amn-chat .amn-chat-root { line-height: 1.45; white-space: normal; }
-.amn-chat .amn-history-scroll { max-height: 460px; overflow-y: auto; display: flex; flex-direction: column-reverse;
-  border: 1px solid var(--jp-border-color2, #ddd); border-radius: 4px; padding: 4px 6px; }
-.amn-chat .amn-msg { margin: 6px 0; padding: 6px 10px; border-radius: 8px; max-width: 92%; overflow-wrap: anywhere; }
-.amn-chat .amn-msg-user { background: var(--jp-brand-color3, #dbeafe); margin-left: auto; width: fit-content; }
-.amn-chat .amn-msg-user .amn-msg-body { white-space: pre-wrap; }
-.amn-chat .amn-msg-assistant { background: var(--jp-layout-color2, #f3f4f6); }
-.amn-chat .amn-msg-other, .amn-chat .amn-msg-system, .amn-chat .amn-msg-tool { background: #fafafa; font-size: 90%; }
-.amn-chat .amn-msg-pending { opacity: 0.85; border: 1px dashed var(--jp-border-color1, #bbb); }
-.amn-chat .amn-msg-meta { font-size: 11px; color: var(--jp-ui-font-color2, #6b7280); }
-.amn-chat .amn-msg-body p { margin: 2px 0; }
-.amn-chat .amn-streaming-text { white-space: pre-wrap; }
-.amn-chat .amn-tool-panel { margin-top: 4px; font-size: 12px; }
-.amn-chat .amn-tool-panel summary { cursor: pointer; color: var(--jp-ui-font-color2, #4b5563); }
-.amn-chat .amn-tool-call { border-left: 3px solid #10b981; padding-left: 6px; margin: 4px 0; }
-.amn-chat .amn-tool-call.amn-tool-error { border-left-color: #ef4444; }
-.amn-chat .amn-tool-name { font-weight: 600; }
-.amn-chat .amn-tool-status { font-weight: normal; color: var(--jp-ui-font-color2, #6b7280); }
-.amn-chat .amn-tool-label { font-size: 11px; color: var(--jp-ui-font-color2, #6b7280); }
-.amn-chat .amn-tool-panel pre { margin: 0 0 4px 0; max-height: 180px; overflow: auto; white-space: pre-wrap;
-  background: var(--jp-layout-color1, #fff); border: 1px solid var(--jp-border-color2, #e5e7eb); padding: 3px; }
-.amn-chat .amn-tool-progress-list { margin: 2px 0; padding-left: 18px; font-size: 12px; }
-.amn-chat .amn-offline-banner-text { background: #fff7d6; border: 1px solid #f2d675; border-radius: 4px;
-  padding: 6px 10px; font-size: 12px; }
-.amn-chat .amn-error-box { color: #991b1b; background: #fef2f2; border: 1px solid #fecaca; border-radius: 4px;
-  padding: 6px 10px; font-size: 12px; }
-.amn-chat .amn-error-box pre { white-space: pre-wrap; max-height: 200px; overflow: auto; }
-.amn-chat .amn-status-text { font-size: 11px; color: var(--jp-ui-font-color2, #6b7280); }
-.amn-chat .amn-chat-empty { color: var(--jp-ui-font-color2, #6b7280); padding: 8px; }
-</style>"""

@@ -63,7 +63,7 @@ def test_widgets_work_in_jupyterlab(lab: LabServer, lab_root: Path, page: Any, a
 
     # ---- a question the agent answers from memory, with its tool calls in the collapsible panel
     _record_live_updates(page)
-    box = chat.locator(".amn-chat-input input")
+    box = chat.locator(".amn-chat-input textarea")  # a textarea since issue 19 (multi-line messages)
     box.fill("Where did I move?")
     box.press("Enter")
     assistant = history.locator(".amn-msg-assistant")

@@ -367,9 +367,13 @@ def test_switch_user_opens_that_users_latest_conversation(chat: ChatWidget, stor
     assert "bob speaks" in chat.history.value and "alice speaks" not in chat.history.value
     assert set(chat.user_box.options) == {"alice", "bob"}
 
-    chat.user_box.value = "carol"  # typed into the user box: a new user gets a new conversation
-    assert chat.user_id == "carol" and chat.messages == ()
+    chat.user_box.value = "carol"  # typed into the user box: a new user, nothing on disk until the first message
+    assert chat.user_id == "carol" and chat.messages == () and chat.is_new_user
+    assert not (store.root / "carol").exists()
+    assert "new user" in chat.status.value
+    chat.send("carol speaks")
     assert store.user("carol").conversations.list()[0].session_id == chat.session_id
+    assert "new user" not in chat.status.value
 
     chat.user_box.value = "alice"
     assert (chat.user_id, chat.session_id) == ("alice", "s1")
@@ -378,8 +382,8 @@ def test_switch_user_opens_that_users_latest_conversation(chat: ChatWidget, stor
 def test_an_invalid_user_is_refused_in_the_widget(chat: ChatWidget) -> None:
     chat.user_box.value = "../etc"
     assert chat.user_id == "alice" and chat.user_box.value == "alice"
-    assert "user_id" in chat.error_area.value and "switch user" in chat.error_area.value
-    assert chat.last_error is not None and chat.last_error.action == "switch user"
+    assert "user_id" in chat.error_area.value and "Error while switching to that user:" in chat.error_area.value
+    assert chat.last_error is not None and chat.last_error.action == "switching to that user"
 
 
 def test_refresh_picks_up_messages_written_elsewhere(chat: ChatWidget, store: MemoryStore) -> None:
@@ -394,6 +398,8 @@ def test_refresh_picks_up_messages_written_elsewhere(chat: ChatWidget, store: Me
 
 def test_default_session_is_the_newest_thread_or_a_new_one(store: MemoryStore, service: CountingService) -> None:
     fresh = ChatWidget(service, store, user_id="dora")
+    assert not (store.root / "dora").exists()  # a new conversation of a new user: saved with its first message
+    fresh.send("hello")
     assert store.user("dora").conversations.get(fresh.session_id) is not None
     # threads on disk without a conversation index: the one spoken in last opens
     eve = store.user("eve")
@@ -571,9 +577,9 @@ def test_constructor_arguments_are_checked(store: MemoryStore, service: Counting
 def test_a_turn_whose_display_raised_frees_its_session_at_once(store: MemoryStore, monkeypatch: Any) -> None:
     """Showing an event failed mid-stream: the stream is closed then and there (recorded as an abandoned turn), so
     the kept error — whose traceback holds the stream's frames — does not keep the session busy."""
-    from agentmem_nb.widgets import chat as chat_module
+    from agentmem_nb.widgets.chat_state import LiveTurn
 
-    original = chat_module._LiveTurn.apply
+    original = LiveTurn.apply
     failures = []
 
     def apply_once_broken(self: Any, event: Any) -> None:
@@ -582,7 +588,7 @@ def test_a_turn_whose_display_raised_frees_its_session_at_once(store: MemoryStor
             raise ValueError("display broke")
         original(self, event)
 
-    monkeypatch.setattr(chat_module._LiveTurn, "apply", apply_once_broken)
+    monkeypatch.setattr(LiveTurn, "apply", apply_once_broken)
     chat = ChatWidget(real_service(store), user_id="alice", session_id="s1", stream_interval=0)
     chat.send(MOVED)
     with pytest.raises(ValueError, match="display broke"):

@@ -235,7 +235,7 @@ def test_a_callback_error_is_shown_under_the_failed_turn_not_instead_of_it(store
     shown = chat.error_area.value
     assert "model is down" in shown and "ZeroDivisionError" in shown
     assert shown.index("model is down") < shown.index("ZeroDivisionError")
-    assert chat.errors[0].action == "send"
+    assert chat.errors[0].action == "sending your message"
 
 
 def test_on_turn_rejects_what_it_cannot_call_or_hold(chat: ChatWidget) -> None:

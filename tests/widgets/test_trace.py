@@ -1,0 +1,164 @@
+"""TurnTrace and its data: spans with real times from the dialogue log, the messages each model step was given,
+token counts when the server reports usage, errors in place, old log lines, and escaping."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage
+
+from agentmem_nb import MemoryStore
+from agentmem_nb.agent import ChatService, OfflineChatModel
+from agentmem_nb.store import DialogueEntry
+from agentmem_nb.testing import fake_openai as fake
+from agentmem_nb.widgets.trace import TurnTrace
+from agentmem_nb.widgets.trace_data import find_entry, messages_given, trace_of
+
+
+@pytest.fixture
+def svc(store: MemoryStore) -> ChatService:
+    return ChatService(store, model=OfflineChatModel())
+
+
+def _two_turns(svc: ChatService) -> Any:
+    svc.turn("alice", "s1", "I moved to Lyon in 2024.")
+    return svc.turn("alice", "s1", "Where did I move?")
+
+
+def test_the_waterfall_has_each_phase_step_and_tool_in_time_order(svc: ChatService, store: MemoryStore) -> None:
+    result = _two_turns(svc)
+    trace = TurnTrace(store, user_id="alice", session_id="s1", message_id=result.assistant_message.message_id)
+    data = trace.data
+    assert data is not None and data.timed and data.status == "ok"
+    kinds = [(s.kind, s.label) for s in data.spans]
+    models = [label for kind, label in kinds if kind == "model"]
+    tools = [label for kind, label in kinds if kind == "tool"]
+    assert models == ["model step 1", "model step 2", "model step 3"]
+    assert tools == ["search_session", "get_session_window"]
+    starts = [s.start_ms for s in data.spans]
+    assert starts == sorted(starts)
+    # model step 1 < search_session < model step 2 < get_session_window < model step 3, none overlapping
+    order = [s for s in data.spans if s.kind in ("model", "tool")]
+    assert [s.label for s in order] == ["model step 1", "search_session", "model step 2", "get_session_window",
+                                        "model step 3"]
+    for before, after in zip(order, order[1:], strict=False):
+        assert before.end_ms <= after.start_ms + 0.01
+    assert data.spans[-1].end_ms <= data.total_ms + 0.01
+    # the tool span carries its real duration from the trace of the reply
+    assert next(s for s in order if s.kind == "tool").ms == result.tool_calls[0].duration_ms
+    html = trace.view.value
+    assert html.count('class="amn-trace-row ') == len(data.spans)
+    assert "search_session" in html and "Where did I move?" in html
+
+
+def test_each_step_shows_every_message_it_was_given(svc: ChatService, store: MemoryStore) -> None:
+    result = _two_turns(svc)
+    data = trace_of(find_entry(store, "alice", session_id="s1", message_id=result.assistant_message.message_id))
+    last = messages_given(data, 3)
+    roles = [m.role for m in last]
+    assert roles[0] == "system" and roles[-4:] == ["ai", "tool", "ai", "tool"]
+    assert "human" in roles and last[roles.index("human", len(roles) - 5)].content == "Where did I move?"
+    assert last[-4].tool_calls[0]["name"] == "search_session"
+    assert "I moved to Lyon" in last[-3].content  # the search result the model read
+    html = TurnTrace(store, user_id="alice", entry_id=data.entry.entry_id).view.value
+    assert f"the {len(last)} messages this step was given (2 new since the step before)" in html
+
+
+def test_a_failed_turn_shows_its_error_in_place(store: MemoryStore) -> None:
+    class Down(OfflineChatModel):
+        def respond(self, messages: list[Any]) -> AIMessage:  # type: ignore[override]
+            raise ConnectionError("the <model> is down")
+
+    result = ChatService(store, model=Down()).turn("alice", "s1", "hello?")
+    trace = TurnTrace(store, user_id="alice", session_id="s1", message_id=result.user_message.message_id)
+    assert trace.data is not None and trace.data.status == "error"
+    step = trace.data.model_steps[0]
+    assert step.status == "error" and "the <model> is down" in (step.error or "")
+    assert "the &lt;model&gt; is down" in trace.view.value and "<model>" not in trace.view.value
+    assert 'amn-trace-row amn-trace-model amn-trace-error' in trace.view.value
+
+
+def test_a_stopped_turn_is_marked_stopped(store: MemoryStore) -> None:
+    class Long(OfflineChatModel):
+        def respond(self, messages: list[Any]) -> AIMessage:  # type: ignore[override]
+            return AIMessage(content=" ".join(["word"] * 100))
+
+    svc = ChatService(store, model=Long())
+    events = svc.stream_turn("alice", "s1", "go on")
+    for event in events:
+        if event.kind == "token":
+            svc.cancel("alice", "s1")
+    entry = store.user("alice").log.tail(1)[0]
+    trace = TurnTrace(store, user_id="alice", entry_id=entry.entry_id)
+    assert trace.data is not None and trace.data.status == "cancelled"
+    assert "■ stopped" in trace.view.value and ">stopped</span>" in trace.view.value
+
+
+def test_token_counts_from_the_server_are_shown(store: MemoryStore) -> None:
+    server = fake.FakeOpenAI(policy=fake.memory_policy("Lyon"))
+    httpd = fake.start(server)
+    try:
+        svc = ChatService(store, config=fake.real_config(server))
+        svc.turn("alice", "s1", "I moved to Lyon.")
+        result = svc.turn("alice", "s1", "Where is Lyon?")
+    finally:
+        server.stop.set()
+        httpd.shutdown()
+        httpd.server_close()
+    trace = TurnTrace(store, user_id="alice", session_id="s1", message_id=result.assistant_message.message_id)
+    assert trace.data is not None
+    steps = len(trace.data.model_steps)
+    assert steps >= 2 and (trace.data.input_tokens, trace.data.output_tokens) == (10 * steps, 5 * steps)
+    assert f"tokens {10 * steps} in / {5 * steps} out" in trace.view.value
+    assert "10 in / 5 out" in trace.view.value
+
+
+def test_a_log_line_from_before_the_trace_lays_tools_out_from_their_durations(svc: ChatService,
+                                                                              store: MemoryStore) -> None:
+    _two_turns(svc)
+    entry = store.user("alice").log.tail(1)[0]
+    old = DialogueEntry(entry.entry_id, entry.ts, entry.session_id, entry.user_message, entry.assistant_reply,
+                        entry.memory_context, entry.tool_calls, entry.timings_ms, entry.error, entry.model,
+                        entry.assistant_message_id)  # no trace: what older versions wrote
+    data = trace_of(old)
+    assert not data.timed and not data.model_steps
+    tools = [s for s in data.spans if s.kind == "tool"]
+    assert tools[1].start_ms == pytest.approx(tools[0].end_ms)
+    from agentmem_nb.widgets.trace import trace_html
+
+    assert "logged before step timings were recorded" in trace_html(data)
+
+
+def test_a_message_no_turn_wrote_says_so(store: MemoryStore) -> None:
+    store.user("alice").append("s1", "assistant", "written by hand")
+    trace = TurnTrace(store, user_id="alice", session_id="s1", message_id=1)
+    assert trace.data is None and "No trace" in trace.view.value
+    with pytest.raises(TypeError, match="entry_id"):
+        TurnTrace(store, user_id="alice", session_id="s1")
+
+
+def test_a_stop_inside_the_model_call_marks_the_step_stopped_not_failed(store: MemoryStore) -> None:
+    import threading
+
+    gate = threading.Event()
+
+    class Paused(OfflineChatModel):
+        def respond(self, messages: list[Any]) -> AIMessage:  # type: ignore[override]
+            return AIMessage(content=" ".join(["word"] * 100))
+
+        def _stream(self, messages: list[Any], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+            for index, piece in enumerate(super()._stream(messages, stop, run_manager, **kwargs)):
+                if index == 2:
+                    assert gate.wait(10)  # the stop arrives while the model is still answering
+                yield piece
+
+    svc = ChatService(store, model=Paused())
+    for event in svc.stream_turn("alice", "s1", "go on"):
+        if event.kind == "token" and not gate.is_set():
+            svc.cancel("alice", "s1")
+            gate.set()
+    data = trace_of(store.user("alice").log.tail(1)[0])
+    step = data.model_steps[0]
+    assert data.status == "cancelled" and step.status == "cancelled"
+    assert step.error is not None and "Stopped on request" in step.error
