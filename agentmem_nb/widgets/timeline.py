@@ -27,6 +27,7 @@ Driven from code::
     timeline.select(0)                 # show the first one in full
     timeline.zoom("2026-04-08 10:00:00", "2026-04-08 10:00:02"); timeline.reset_zoom()
     timeline.on_open_message(chat.open_message); timeline.open_call(0)
+    timeline.show_trace(0)             # the waterfall of the turn that made call 0 (also the "Trace" button)
     timeline.follow(chat)              # refresh after each of the chat's turns (filters and chosen call kept)
 """
 
@@ -52,6 +53,7 @@ from agentmem_nb.widgets._open import OpenMessage, OpensMessages
 from agentmem_nb.widgets._rows import find_row, row_identity
 from agentmem_nb.widgets._tables import TABLE_STYLE, new_table, show_rows
 from agentmem_nb.widgets._timeline_draw import call_spans, duration_text, timeline_svg, tool_colours
+from agentmem_nb.widgets.trace import TurnTrace
 from agentmem_nb.widgets.html import displayable, escape, pretty_json
 
 if TYPE_CHECKING:
@@ -189,6 +191,12 @@ class ToolTimeline(OpensMessages, FollowsChat, widgets.VBox):
         self.open_button = widgets.Button(description="Open in chat", icon="comments", disabled=True,
                                           layout=widgets.Layout(width="auto"))
         self.open_button.add_class("amn-timeline-open")
+        self.trace_button = widgets.Button(description="Trace", icon="stream", disabled=True,
+                                           tooltip="the waterfall of the turn that made this call",
+                                           layout=widgets.Layout(width="auto"))
+        self.trace_button.add_class("amn-timeline-trace")
+        self.trace_area = widgets.VBox()
+        """Holds the :class:`~agentmem_nb.widgets.trace.TurnTrace` opened by :meth:`show_trace`."""
         self.call_picker = widgets.Dropdown(description="Call", options=[], layout=widgets.Layout(width="auto"),
                                             style={"description_width": "36px"})
         self.call_picker.add_class("amn-timeline-pick")
@@ -208,8 +216,10 @@ class ToolTimeline(OpensMessages, FollowsChat, widgets.VBox):
             self.chart,
             widgets.HBox([self.zoom_reset, self.zoom_note], layout=widgets.Layout(flex_flow="row wrap")),
             self.table,
-            widgets.HBox([self.call_picker, self.open_button], layout=widgets.Layout(flex_flow="row wrap")),
+            widgets.HBox([self.call_picker, self.open_button, self.trace_button],
+                         layout=widgets.Layout(flex_flow="row wrap")),
             self.detail,
+            self.trace_area,
             self.error_area,
         ])
         self.add_class("amn-timeline")
@@ -225,6 +235,7 @@ class ToolTimeline(OpensMessages, FollowsChat, widgets.VBox):
         self.clear_button.on_click(self._guarded("clear filters", lambda _b: self.clear_filters()))
         self.zoom_reset.on_click(self._guarded("reset zoom", lambda _b: self.reset_zoom()))
         self.open_button.on_click(self._guarded("open in chat", lambda _b: self.open_call()))
+        self.trace_button.on_click(self._guarded("show the trace", lambda _b: self.show_trace()))
         self.chart.observe(self._guarded_change("resize", lambda _w: self._render_chart()), names="width")
         self.chart.observe(self._guarded_change("choose call", self._mark_clicked), names="clicked")
         self.chart.observe(self._guarded_change("zoom", self._brushed), names="brush")
@@ -343,6 +354,24 @@ class ToolTimeline(OpensMessages, FollowsChat, widgets.VBox):
         self._open_message(session, message)
         assert session is not None and message is not None  # _open_message raised otherwise
         return session, message
+
+    def show_trace(self, index: int | None = None) -> TurnTrace:
+        """Show (below the call's details) the trace of the turn that made call ``index`` (default: the selected
+        call): its model steps and tool calls as spans with their durations. Returns the trace widget."""
+        position = self.selected if index is None else index
+        if position is None:
+            raise IndexError("no call selected: click a mark or a row first, or pass the call's index")
+        row = self.select(position) if index is not None else self.frame.iloc[position]
+        assert self.user_id is not None  # a selected call belongs to the shown user
+        if self.source == "log":  # the call's row names its dialogue-log line
+            trace = TurnTrace(self.store, user_id=self.user_id, entry_id=int(row["turn"]))
+        else:  # thread files: the assistant message that carries the call
+            if pd.isna(row["session_id"]) or pd.isna(row["message_id"]):
+                raise LookupError(f"call #{position} names no message, so no turn can be found for it")
+            trace = TurnTrace(self.store, user_id=self.user_id, session_id=str(row["session_id"]),
+                              message_id=int(row["message_id"]))
+        self.trace_area.children = (trace,)
+        return trace
 
     @property
     def busy(self) -> str:
@@ -463,6 +492,8 @@ class ToolTimeline(OpensMessages, FollowsChat, widgets.VBox):
 
     def _render_detail(self) -> None:
         self.open_button.disabled = self.selected is None or self.selected >= len(self.frame)
+        self.trace_button.disabled = self.open_button.disabled
+        self.trace_area.children = ()  # a trace belongs to the call it was opened for
         if self.selected is None or self.selected >= len(self.frame):
             self.detail.value = ""
             return

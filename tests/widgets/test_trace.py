@@ -162,3 +162,29 @@ def test_a_stop_inside_the_model_call_marks_the_step_stopped_not_failed(store: M
     step = data.model_steps[0]
     assert data.status == "cancelled" and step.status == "cancelled"
     assert step.error is not None and "Stopped on request" in step.error
+
+
+@pytest.mark.parametrize("source", ["log", "sessions"])
+def test_the_timeline_opens_the_trace_of_the_turn_that_made_a_call(svc: ChatService, store: MemoryStore,
+                                                                   source: str) -> None:
+    from agentmem_nb.widgets.timeline import ToolTimeline
+
+    first = _two_turns(svc)
+    second = svc.turn("alice", "s1", "Where did I move again?")
+    assert first.tool_calls and second.tool_calls and second.assistant_message is not None
+    timeline = ToolTimeline(store, user_id="alice", source=source)  # type: ignore[arg-type]
+    assert timeline.trace_button.disabled  # nothing selected yet
+    last = len(timeline.frame) - 1  # a call of the last turn
+    trace = timeline.show_trace(last)
+    assert trace.data is not None
+    assert trace.data.entry.assistant_message_id == second.assistant_message.message_id
+    assert [s.tool.name for s in trace.data.spans if s.kind == "tool" and s.tool] == \
+        [c.name for c in second.tool_calls]
+    assert timeline.trace_area.children == (trace,)
+    timeline.select(0)  # another call: the trace shown belonged to the one before
+    assert timeline.trace_area.children == ()
+    timeline.trace_button.click()
+    shown = timeline.trace_area.children[0]
+    assert isinstance(shown, TurnTrace) and shown.data is not None
+    assert first.assistant_message is not None
+    assert shown.data.entry.assistant_message_id == first.assistant_message.message_id  # call 0's own turn
