@@ -19,6 +19,7 @@ from agentmem_nb.messages import Message, ToolCall
 from agentmem_nb.store._fs import check_file, list_folder
 from agentmem_nb.store.conversations import Conversations
 from agentmem_nb.store.dialogue_log import DialogueLog
+from agentmem_nb.store.facts import FactsLayer
 from agentmem_nb.store.folder_check import check_user_folder
 from agentmem_nb.store.layer import MAX_SEARCH_LIMIT, Appended, MessageFile, Window
 from agentmem_nb.store.longterm import LongTermMemory
@@ -52,6 +53,8 @@ class UserMemory:
                                            rebuild_source=self._session_summaries)
         self.log = DialogueLog(self.directory / "logs" / "llm_dialogue.jsonl", zone=store.zone,
                                durability=store.durability, base=store.root)
+        self.facts = FactsLayer(self.directory, clock=store.clock, zone=store.zone, durability=store.durability,
+                                base=store.root, policy=store.fact_policy)
 
     def __repr__(self) -> str:
         return f"UserMemory(user_id={self.user_id!r}, directory={str(self.directory)!r})"
@@ -179,6 +182,7 @@ class UserMemory:
         found += _gathered(self.long_term.path, self.long_term.problems)
         found += _gathered(self.long_term.path, self._check_long_term)
         found += _gathered(self.conversations.path, self.conversations.problems)
+        found += _gathered(self.facts.path, self.facts.problems)
         found += check_user_folder(self.directory, base=self.store.root)
         seen: set[object] = set()
         unique = []
