@@ -111,9 +111,10 @@ _BOUNDARY = re.compile(
     r"\bin (?:january|february|march|april|may|june|july|august|september|october|november|december|spring|summer|"
     r"fall|autumn|winter|the (?:spring|summer|fall|autumn|winter))\b|\bfor (?:the|a|an|my|his|her|our|work|school|"
     r"college|university|good)\b|\bon (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|the \d)|"
-    r"\bafter\b|\bbefore\b|\buntil\b|\band (?:he|she|they|it|you|then|also|so)\b|$)", re.I)
+    r"\bafter\b|\bbefore\b|\buntil\b|\byesterday\b|\btoday\b|\btonight\b|\bthis (?:morning|afternoon|evening)\b|"
+    r"\blast night\b|\bthe other day\b|\band (?:he|she|they|it|you|then|also|so)\b|$)", re.I)
 _PRONOUNS = {"it", "that", "this", "them", "him", "her", "you", "those", "these", "one", "so", "there", "here",
-             "everything", "anything", "something", "nothing", "things", "stuff", "us", "me", "myself", "what",
+             "everything", "anything", "something", "nothing", "yourself", "myself", "himself", "herself", "things", "stuff", "us", "me", "myself", "what",
              "too", "much", "a lot", "lots", "very much", "the idea", "the most", "that one", "all", "both"}
 _JOB = (r"(?P<v>(?:[a-z-]+\s+){0,2}(?:[a-z-]+(?:er|or|ist|ian|ant|ent|eer|ect|ef|ic|ologist)|nurse|doctor|chef|cook|"
         r"lawyer|pilot|student|vet|tutor|coach|clerk|judge|barista|cop|soldier|monk|model|intern|nanny|maid|"
@@ -277,8 +278,8 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
         return "other", "", names
     if re.match(r"^(?:call me|you can call me|people call me|everyone calls me|friends call me)\b", clause, re.I):
         return "user", "go by " + re.sub(r"^.*?call(?:s)? me\s+", "", clause, flags=re.I), names
-    if _OTHER_SUBJECT.match(clause):
-        return "other", "", names
+    if _OTHER_SUBJECT.match(clause) and not (clause[:1].isupper() and _predicates(clause, "user")):
+        return "other", "", names  # (a capitalised predicate opening the message is the speaker's: "Moved to …")
     return None, clause, names
 
 
@@ -332,6 +333,10 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
         if sentence.rstrip().endswith("?"):
             continue
         body = sentence.rstrip(" .!;")
+        greeting = re.match(r"^(?:hi|hey|hello|hiya|yo|howdy)\b[\s,!.]*(?:there[\s,!.]*)?I am (?P<name>[A-Za-z][\w'-]*)$", body, re.I)
+        if greeting:  # "hey im alex": a greeting then a lone word is a name, whatever its case
+            out.append(Statement("user", "name", greeting.group("name")))
+            continue
         label = re.match(r"^(?P<label>[\w' ]{1,25}):\s+", body)
         if label and not re.match(r"^(?:name|birthday|age|job)$", label.group("label"), re.I):
             body = body[label.end():] if not _CORRECTION.fullmatch(label.group("label") + ":") else body
@@ -343,6 +348,8 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             if marker and marker.end() > 0:
                 correction = True
                 body = body[marker.end():]
+            else:  # an interjection of any spelling before a comma: "Ugh, …", "Welp! …"
+                body = re.sub(r"^(?!(?:I|my|we|he|she|they|it|you)\b)[A-Za-z]+[,!]+\s+", "", body, flags=re.I)
             if body == before:
                 break
         if not body or _QUESTION_START.match(body):
@@ -408,9 +415,11 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None) ->
         found += names
         matched = matched or bool(names)
         if who is None:
-            if subject is None or subject == "other":
+            if subject == "other":
                 continue
-            who = subject
+            # A clause with no subject continues the one before; opening a message, it is the speaker's own
+            # ("Moved back to Leeds last week!"), as chat drops the "I".
+            who = subject or "user"
         subject = who
         if who == "other":
             continue
