@@ -246,7 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
     # Subcommands that live beside the parts they drive (chat/seed with the agent, eval with retrieval, bench in
     # the benchmarks folder of a source checkout); each is listed only where its module is importable.
     _find_checkout_benchmarks()
-    for module in ("agentmem_nb.cli.chat", "agentmem_nb.cli.lab", "agentmem_nb.evaluation.retrieval", "benchmarks"):
+    for module in ("agentmem_nb.cli.chat", "agentmem_nb.cli.lab", "agentmem_nb.cli.facts", "agentmem_nb.evaluation.retrieval",
+                   "benchmarks"):
         add = _optional(module)
         if add is not None:
             add(sub)
