@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
+from agentmem_nb.errors import InvalidArgument
 from agentmem_nb.facts.chinese import RELATIONS_ZH
 from agentmem_nb.retrieval.bm25 import CorpusStats, TermIndex, explain_terms, score_query
 from agentmem_nb.retrieval.tokenize import Tokenizer
@@ -70,12 +71,11 @@ class SelectedFact:
 
 
 class _UserIndex:
-    __slots__ = ("index", "fact_ids", "seen")
+    __slots__ = ("index", "fact_ids")
 
     def __init__(self) -> None:
         self.index = TermIndex()
-        self.fact_ids: list[int] = []
-        self.seen: set[int] = set()
+        self.fact_ids: list[int] = []  # position in the index -> fact id
 
 
 class FactRanker:
@@ -99,13 +99,10 @@ class FactRanker:
         active facts and open conflicts that match the question, best first."""
         if budget <= 0:
             return ()
-        every = facts.all()
-        by_id = {f.fact_id: f for f in every}
         chosen: list[SelectedFact] = []
-        for attribute in PROFILE_ATTRIBUTES:
-            for fact in every:
-                if (fact.subject == USER and fact.attribute == attribute and fact.status == "active"
-                        and len(chosen) < min(profile, budget)):
+        for attribute in PROFILE_ATTRIBUTES:  # one key look-up each: the cost does not grow with the facts
+            for fact in facts.get(USER, attribute):
+                if len(chosen) < min(profile, budget):
                     chosen.append(SelectedFact(fact, "profile"))
         taken = {s.fact.fact_id for s in chosen}
         terms = self.tokenizer.terms(question)
@@ -113,18 +110,21 @@ class FactRanker:
             return tuple(chosen)
         with self._lock:
             state = self._indexes.setdefault(str(facts.path), _UserIndex())
-            for fact in every:  # only facts recorded since the last question are new here
-                if fact.fact_id not in state.seen:
-                    state.seen.add(fact.fact_id)
-                    state.fact_ids.append(fact.fact_id)
-                    state.index.add(self.tokenizer.terms(self._text(fact)))
+            if len(state.fact_ids) > len(facts):  # the file was replaced by a shorter one: index it again
+                state = self._indexes[str(facts.path)] = _UserIndex()
+            for fact in facts.recorded(len(state.fact_ids)):  # only the facts recorded since the last question
+                state.fact_ids.append(fact.fact_id)
+                state.index.add(self.tokenizer.terms(self._text(fact)))
             weights = {t: 1.0 for t in terms}
             stats = CorpusStats.of([state.index], terms)
             scores = score_query(state.index, weights, stats)
             ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
             for position, score in ranked:
-                found = by_id.get(state.fact_ids[position])
-                if found is None or found.fact_id in taken or found.status not in ("active", "conflict"):
+                try:
+                    found = facts.fact(state.fact_ids[position])  # its status now
+                except InvalidArgument:  # the file was replaced meanwhile: the next question re-indexes
+                    continue
+                if found.fact_id in taken or found.status not in ("active", "conflict"):
                     continue
                 matched = tuple(t for t, v in explain_terms(state.index, position, weights, stats).items() if v > 0)
                 chosen.append(SelectedFact(found, "relevant", score, matched))

@@ -197,6 +197,7 @@ class _View:
     def __init__(self) -> None:
         self.folded = 0  # events folded
         self.facts: dict[int, Fact] = {}
+        self.order: list[int] = []  # fact ids in the order recorded (append-only)
         self.by_key: dict[FactKey, list[int]] = {}
         self.event_keys: set[str] = set()
         self.sources: set[tuple[str, int]] = set()
@@ -284,6 +285,13 @@ class FactsLayer:
         if found is None:
             raise InvalidArgument(f"no fact {fact_id!r} in {self.path}: list them with facts.all()")
         return found
+
+    def recorded(self, start: int = 0) -> list[Fact]:
+        """The facts recorded after the first ``start`` (in recorded order, as they are now): a reader that keeps
+        its own count reads only what is new (see :class:`~agentmem_nb.facts.rank.FactRanker`)."""
+        with self._lock:
+            view = self._fresh()
+            return [view.facts[i] for i in view.order[start:]]
 
     def events(self) -> list[FactEvent]:
         """Every readable event, oldest first."""
@@ -426,6 +434,7 @@ class FactsLayer:
             self._end(view, record.get("ends"), fact.valid_from, str(record.get("ended_by") or "change"))
             if record.get("effect") in ("active", "conflict"):
                 view.facts[event_id] = fact
+                view.order.append(event_id)
                 view.by_key.setdefault(fact.key, []).append(event_id)
             if isinstance(record.get("event_key"), str):
                 view.event_keys.add(record["event_key"])
