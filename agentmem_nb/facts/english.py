@@ -111,7 +111,8 @@ _BOUNDARY = re.compile(
     r"\bin (?:january|february|march|april|may|june|july|august|september|october|november|december|spring|summer|"
     r"fall|autumn|winter|the (?:spring|summer|fall|autumn|winter))\b|\bfor (?:the|a|an|my|his|her|our|work|school|"
     r"college|university|good)\b|\bon (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|the \d)|"
-    r"\bafter\b|\bbefore\b|\buntil\b|\byesterday\b|\btoday\b|\btonight\b|\bthis (?:morning|afternoon|evening)\b|"
+    r"\bfor\s+(?:[a-z]+\s+){0,2}(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|several|"
+    r"many)\s+(?:years?|months?|weeks?|days?|decades?)\b|\bafter\b|\bbefore\b|\buntil\b|\byesterday\b|\btoday\b|\btonight\b|\bthis (?:morning|afternoon|evening)\b|"
     r"\blast night\b|\bthe other day\b|\band (?:he|she|they|it|you|then|also|so)\b|$)", re.I)
 _PRONOUNS = {"it", "that", "this", "them", "him", "her", "you", "those", "these", "one", "so", "there", "here",
              "everything", "anything", "something", "nothing", "yourself", "myself", "himself", "herself", "things", "stuff", "us", "me", "myself", "what",
@@ -203,13 +204,14 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         r"relocate|relocates)\s+(?:back\s+)?(?:here\s+)?to\s+(?P<v>.+)"),
     ("lives_in", "set", r"^(?:live|lives|living|am living|is living|are living|reside|resides|am residing|"
                         r"am based|is based|are based|stay|stays|am staying|is staying|have lived|has lived|"
-                        r"have been living|has been living|settled down|settled)\s+(?:in|at|near|on)\s+(?P<v>.+)"),
+                        r"have been living|has been living|been living|been based|settled down|settled)\s+"
+                        r"(?:in|at|near|on)\s+(?P<v>.+)"),
     ("lives_in", "set", r"^(?:home|place) is in\s+(?P<v>.+)"),
     ("works_at", "end", r"^(?:quit|left|resigned from|was laid off from|got laid off from|got fired from|"
                         r"was fired from|retired from)\s+(?:my\s+(?:job|position|role)\s+(?:at|with)\s+)?(?P<v>.+)"),
     ("works_at", "end", r"^(?:quit|lost) (?:my|his|her) job\b(?P<v>)"),
     ("works_at", "set", r"^(?:work|works|am working|is working|are working|have worked|has worked|have been "
-                        r"working|has been working)\s+(?:at|for)\s+(?P<v>.+)"),
+                        r"working|has been working|been working)\s+(?:at|for)\s+(?P<v>.+)"),
     ("works_at", "set", r"^(?:have\s+|has\s+)?(?:just\s+)?(?:joined|started (?:working )?at|got a job (?:at|with)|"
                         r"got hired (?:at|by)|was hired (?:at|by)|am employed (?:at|by)|is employed (?:at|by)|"
                         r"switched to|moved to (?:a job at|working at)|took a job at|accepted a job at|"
@@ -234,6 +236,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
                      r"(?:fan of|into|crazy about|obsessed with|passionate about|keen on|mad about|"
                      r"a sucker for|hooked on|addicted to)\s+(?P<v>.+)"),
     ("likes", "add", r"^(?:got|have gotten|have become|became) (?:really\s+)?into\s+(?P<v>.+)"),
+    ("likes", "add", r"^(?:a\s+)?(?:big|huge|massive|great)\s+fan of\s+(?P<v>.+)"),
     ("likes", "add", r"^(?:favou?rite|fav|fave) (?:[\w-]+\s+){0,2}(?:is|are)\s+(?P<v>.+)"),
     ("likes", "add", r"^hobb(?:y is|ies are)\s+(?P<v>.+)"),
 ]
@@ -298,7 +301,8 @@ def _predicates(rest: str, subject: str) -> list[Statement]:
             continue
         if attribute == "lives_in" and op == "end" and not value and "left" in rest[:5].lower():
             continue
-        if attribute == "job" and (employer := re.match(r"^\s*(?:at|for|with)\s+(?P<v>[A-Z].*)", rest[found.end():])):
+        employer = re.search(r"(?:^|\s)(?:at|for|with)\s+(?P<v>[A-Z].*)", raw + rest[found.end():])
+        if attribute == "job" and employer:  # "a pharmacist at Walgreens": the employer too
             at = _clean_value(employer.group("v"), "works_at")
             return [Statement(subject, "job", value, op)] + ([Statement(subject, "works_at", at, op)]
                                                              if _value_ok(at) else [])
@@ -357,7 +361,7 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
         certain = True
         if _HEDGE.search(body):
             certain = False
-            body = _HEDGE.sub("", body).strip()
+            body = re.sub(r"(?:\s*,\s*)+", ", ", _HEDGE.sub(", ", body)).strip(" ,")  # the hedge leaves a clause edge
         body = _SPEAKER_PREFIX.sub("", body)
         if _HYPOTHETICAL.search(body):
             continue
