@@ -45,6 +45,10 @@ class TurnContext:
     """The number of the last recorded change of ``memory.md`` when it was read (``None``: not known)."""
     facts: tuple[SelectedFact, ...] = ()
     """Structured facts chosen for this question (the profile, then the relevant ones), each with why."""
+    instructions: str = ""
+    """The agent's standing instructions for this user (``instructions.md``, procedural memory)."""
+    instructions_version: int | None = None
+    """Its version when it was read."""
 
     def history_messages(self) -> list[HumanMessage | AIMessage]:
         """The history as chat messages (only user and assistant turns; other roles are not replayed)."""
@@ -65,6 +69,8 @@ class TurnContext:
             parts += ["[SESSION]", *(f"{m.role}: {m.content}" for m in self.history)]
         if self.daily:
             parts += ["[DAILY]", *(f"{m.role}: {m.content}" for m in self.daily)]
+        if self.instructions.strip():
+            parts += ["[INSTRUCTIONS]", f"(instructions.md version {self.instructions_version})"]
         if self.facts:
             parts += ["[FACTS]", *(f"{s.line()} <- {s.why()}" for s in self.facts)]
         long_term = self.long_term.strip()
@@ -88,9 +94,11 @@ def build_context(
     daily_limit: int = 0,
     facts: FactRanker | None = None,
     fact_budget: int = 0,
+    procedural: bool = False,
 ) -> TurnContext:
     """Assemble the context for the turn whose user message was just written as ``current``; with a ``facts``
-    ranker and ``fact_budget > 0``, up to that many structured facts chosen for the question.
+    ranker and ``fact_budget > 0``, up to that many structured facts chosen for the question; with ``procedural``,
+    the standing instructions (``instructions.md``).
 
     Cost does not depend on the length of the session or day files: both are read from their tails.
     """
@@ -104,8 +112,10 @@ def build_context(
     # so the log line can refer to a large memory.md by version instead of copying it.
     long_term = user.long_term.current()
     chosen = facts.select(user.facts, current.session.content, budget=fact_budget) if facts and fact_budget > 0 else ()
+    instructions = user.instructions.current() if procedural else None
     return TurnContext(history=history, daily=daily, long_term=long_term.text, long_term_version=long_term.version,
-                       facts=chosen)
+                       facts=chosen, instructions=instructions.text if instructions else "",
+                       instructions_version=instructions.version if instructions else None)
 
 
 DAILY_SCAN_MAX = 2000

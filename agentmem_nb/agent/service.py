@@ -10,6 +10,7 @@ This file holds the API only; each concern behind it has its own module:
 ``agent/context.py``        what the model is told before the turn (recent rounds, today, long-term memory, facts)
 ``agent/facts_queue.py``    facts extracted from each user message after the reply, through a durable queue
 ``agent/facts_tools.py``    the ``recall_facts`` tool
+``agent/procedural.py``     standing instructions (procedural memory) and the ``propose_instruction`` tool
 ==========================  ==============================================================================
 
 The service caches one agent graph per ``(user, session)`` (at most :data:`MAX_CACHED_GRAPHS`, least recently used
@@ -68,6 +69,8 @@ class ChatService:
         fact_extractor: what extracts them (default: the offline :class:`~agentmem_nb.facts.OfflineExtractor`; see
             ``agentmem_nb.agent.facts_model`` for the model's structured output).
         fact_budget: at most this many facts in a turn's context (a small profile, then the relevant ones; 0: none).
+        procedural: compose the user's standing instructions (``instructions.md``) into the system prompt and offer
+            the ``propose_instruction`` tool (see :mod:`agentmem_nb.agent.procedural`).
 
     >>> # svc = ChatService(MemoryStore("memory"))
     >>> # sid = svc.new_conversation("alice"); svc.turn("alice", sid, "I prefer green tea").reply
@@ -87,6 +90,7 @@ class ChatService:
         facts: FactMode = "background",
         fact_extractor: Extractor | None = None,
         fact_budget: int = 12,
+        procedural: bool = True,
     ) -> None:
         if model is None:
             config = config if config is not None else load_config()
@@ -104,6 +108,7 @@ class ChatService:
         self._lock = threading.Lock()  # guards _agents
         self._sessions = SessionLocks(lock_timeout=None)
         self.lock_timeout = lock_timeout
+        self.procedural = bool(procedural)
         self.fact_ranker = FactRanker()
         self.fact_budget = max(0, int(fact_budget)) if facts != "off" else 0
         self.facts = FactWriter(fact_extractor or OfflineExtractor(), mode=facts,
@@ -195,7 +200,7 @@ class ChatService:
                 self._agents.move_to_end(key)
                 return agent
             agent = SessionAgent(user, session_id, self.model, self.retriever,
-                                 self.fact_ranker if self.facts.mode != "off" else None)
+                                 self.fact_ranker if self.facts.mode != "off" else None, self.procedural)
             self.graphs_built += 1
             self._agents[key] = agent
             while len(self._agents) > MAX_CACHED_GRAPHS:

@@ -32,6 +32,7 @@ from langgraph.errors import GraphRecursionError
 from agentmem_nb.agent.config import LLMConfig
 from agentmem_nb.agent.context import TurnContext, build_context, long_term_lines_used
 from agentmem_nb.agent.facts_tools import recall_facts_tool
+from agentmem_nb.agent.procedural import propose_instruction_tool
 from agentmem_nb.agent.models import ModelResponseError
 from agentmem_nb.agent.prompt import SYSTEM_PROMPT, system_prompt_for
 from agentmem_nb.agent.recorder import (DeadlinePassed, MalformedToolCall, Recorder, ToolFailed, ToolRun, TurnState,
@@ -65,9 +66,10 @@ class SessionAgent:
     lets one turn at a time use it."""
 
     def __init__(self, user: UserMemory, session_id: str, model: BaseChatModel, retriever: Retriever,
-                 facts: FactRanker | None = None) -> None:
+                 facts: FactRanker | None = None, procedural: bool = False) -> None:
         self.tools = MemoryTools(user, session_id, retriever=retriever)
-        tools = [*self.tools.tools, recall_facts_tool(user, facts)] if facts is not None else self.tools.tools
+        tools = [*self.tools.tools, *([recall_facts_tool(user, facts)] if facts is not None else []),
+                 *([propose_instruction_tool(user)] if procedural else [])]
         self.graph = create_agent(model, tools, system_prompt=SYSTEM_PROMPT, middleware=[Recorder()],
                                   context_schema=TurnState)
 
@@ -125,7 +127,7 @@ class Turn:
             try:
                 context = build_context(user, session_id, appended, recent_rounds=svc.recent_rounds,  # (2)
                                         daily_limit=svc.daily_limit, facts=svc.fact_ranker,
-                                        fact_budget=svc.fact_budget)
+                                        fact_budget=svc.fact_budget, procedural=svc.procedural)
             except Exception as exc:  # a store file that cannot be read (e.g. edited in place while we run)
                 self.error = _short(f"The agent could not read the memory for this turn: {type(exc).__name__}: "
                                     f"{exc} (run `agentmem-nb problems` to check the user's files).")

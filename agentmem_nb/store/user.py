@@ -49,6 +49,10 @@ class UserMemory:
         self._layers_lock = threading.Lock()
         fsync = store.durability == "fsync"
         self.long_term = LongTermMemory(self.directory, clock=store.clock, zone=store.zone, durability=store.durability)
+        self.instructions = LongTermMemory(self.directory, clock=store.clock, zone=store.zone,
+                                           durability=store.durability, name="instructions.md")
+        """Procedural memory: the agent's standing instructions for this user, versioned like ``memory.md``
+        (history, restore) and composed into the system prompt."""
         self.conversations = Conversations(self.directory, clock=store.clock, zone=store.zone, fsync=fsync,
                                            rebuild_source=self._session_summaries)
         self.log = DialogueLog(self.directory / "logs" / "llm_dialogue.jsonl", zone=store.zone,
@@ -183,6 +187,7 @@ class UserMemory:
         found += _gathered(self.long_term.path, self._check_long_term)
         found += _gathered(self.conversations.path, self.conversations.problems)
         found += _gathered(self.facts.path, self.facts.problems)
+        found += _gathered(self.instructions.path, self.instructions.problems)
         found += check_user_folder(self.directory, base=self.store.root)
         seen: set[object] = set()
         unique = []
