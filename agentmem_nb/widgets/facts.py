@@ -1,5 +1,6 @@
-"""``FactsWidget``: a user's facts in a notebook — the current ones, one key's history as a timeline, and the
-conflicts held for review with buttons to accept or reject each.
+"""``FactsWidget``: a user's facts in a notebook — the current ones, one key's history as a timeline, the conflicts
+held for review with buttons to accept or reject each, and the source message of any fact with the messages around
+it (its window), one click away.
 
 State and data only: the rows come from :func:`agentmem_nb.frames.facts` and the decisions go to the store
 (``user.facts.resolve``, itself an event), every text reaches HTML through :func:`~agentmem_nb.widgets.html.escape`,
@@ -54,8 +55,12 @@ class FactsWidget(CallbackErrors, widgets.VBox):
         self.key_picker = widgets.Dropdown(description="history of", options=[])
         self.timeline = widgets.HTML()
         self.conflict_box = widgets.VBox()
+        self.source_picker = widgets.Dropdown(description="source of", options=[])
+        self.source = widgets.HTML()
         self.key_picker.observe(self._guarded_change("showing a key", self.show_key), names="value")
+        self.source_picker.observe(self._guarded_change("opening a source", self.show_source), names="value")
         self.children = [widgets.HTML("<b>Current facts</b>"), self.current, self.key_picker, self.timeline,
+                         self.source_picker, self.source,
                          widgets.HTML("<b>Conflicts held for review</b>"), self.conflict_box, self.error_area]
         self.refresh()
 
@@ -75,11 +80,34 @@ class FactsWidget(CallbackErrors, widgets.VBox):
             selected = self.key_picker.value
             self.key_picker.options = keys
             self.key_picker.value = selected if selected in keys else (keys[0] if keys else None)
+            chosen = self.source_picker.value
+            choices = [(f"#{f.fact_id} {f.describe()} [{f.status}]", f.fact_id) for f in self.user.facts.all()]
+            self.source_picker.options = choices
+            self.source_picker.value = chosen if chosen in {i for _, i in choices} else None
         if self.key_picker.value:
             self.show_key(self.key_picker.value)
         else:
             self.timeline.value = ""
         self._draw_conflicts()
+
+    def show_source(self, fact_id: int | None, *, around: int = 2) -> None:
+        """Show the message fact ``fact_id`` came from with ``around`` messages each side (its window), the
+        source message marked."""
+        if fact_id is None:
+            self.source.value = ""
+            return
+        fact = self.user.facts.fact(fact_id)
+        if fact.source is None:
+            self.source.value = f"<i>{escape(fact.describe())} has no source message</i>"
+            return
+        window = self.user.session_window(fact.source.session_id, fact.source.message_id, around, around)
+        if not window.messages:
+            self.source.value = f"<i>{escape(window.reason)}</i>"
+            return
+        lines = [(f"<b>{escape(m.anchor_line())}</b>" if m.message_id == window.anchor_id else escape(m.anchor_line()))
+                 for m in window.messages]
+        self.source.value = (f"<div class='{self._css_root}'>{escape(str(fact.source))}:<br>" + "<br>".join(lines)
+                             + "</div>")
 
     def show_key(self, key: str | None) -> None:
         """Show the timeline of ``key`` (``"subject.attribute"``)."""

@@ -43,3 +43,18 @@ def test_a_failing_button_shows_its_error_in_the_widget(store: MemoryStore) -> N
     stale.children[1].click()
     assert widget.last_error is not None and "not a conflict" in widget.last_error.message
     assert "not a conflict" in widget.error_area.value
+
+
+def test_a_facts_source_window_is_one_pick_away(store: MemoryStore) -> None:
+    user = store.user("alice")
+    for text in ["hello", "I live in <Paris>", "nice", "ok"]:
+        user.append("s1", "user", text)
+    user.facts.record([Statement("user", "lives_in", "<Paris>")], source=FactSource("s1", 2))
+    user.facts.record([Statement("user", "likes", "tea", "add")])  # no source
+    widget = FactsWidget(user)
+    widget.source_picker.value = 1
+    shown = widget.source.value
+    assert "<b>#2 [" in shown and "&lt;Paris&gt;" in shown and "<Paris>" not in shown
+    assert "#1 [" in shown and "#4 [" in shown
+    widget.source_picker.value = 2
+    assert "has no source message" in widget.source.value and widget.errors == []
