@@ -38,7 +38,7 @@ _REL = "|".join(sorted((re.escape(r) for r in RELATIONS_ZH), key=len, reverse=Tr
 _QUOTED = re.compile(r"“[^”]*”|「[^」]*」|\"[^\"]*\"|『[^』]*』")
 _SENTENCES = re.compile(r"[。！!？?；;\n…]+")
 _CLAUSES = re.compile(r"[，,：:]|但是|不过|可是|而且|并且|然后|所以|因为")
-_QUESTION = re.compile(r"[？?]|吗$|吗[呀啊]?$|呢$|什么|哪里|哪儿|哪个|哪家|哪|谁|多少|怎么|为什么|为啥|是不是|有没有|"
+_QUESTION = re.compile(r"[？?]|吗$|吗[呀啊]?$|呢$|什么|哪里|哪儿|哪个|哪家|哪|谁|多少|(?<!不)怎么|为什么|为啥|是不是|有没有|"
                        r"(?<!不)对不对$|是否|几岁|几月|几号|吗")
 _HYPOTHETICAL = re.compile(r"如果|要是|假如|假设|万一|的话|打算|计划|准备|想要|想去|想搬|想换|想在|想当|想做|想学|考虑|"
                            r"希望|梦想|将来|(?:^|[，,])以后|未来|明年|下个月|下月|下周|下星期|下半年|可能会|也许会|或许会|会搬|要搬|"
@@ -55,11 +55,11 @@ _LEADING = re.compile(r"^(?:嗯|哦|噢|啊|哈哈|呵呵|对了|对(?=[，,])|�
                       r"今年|去年|前年|上个月|上周|前段时间|前阵子|刚刚|刚才|顺便说一下|顺便说|顺便|话说|跟你说|"
                       r"告诉你|说实话|老实说|其实吧|总之|反正|所以|从小|小时候|这几年|近几年|这些年|平时|一直以来|"
                       r"自从\S{1,6}以后|自从\S{1,6}|\d{4}年|年初|年底|年中|月初|月底|"
-                      r"[^，,。我]{1,10}?(?:以后|之后|以来|的时候)(?=我)|就)+[，,、\s]*")
+                      r"[^，,。我]{1,10}?(?:以后|之后|以来|的时候)(?=我)|从[^，,。我]{1,8}?(?:开始|起)|就)+[，,、\s]*")
 _ADVERBS = re.compile(r"^(?:(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=入职|搬|去|来|开始|加入|跳槽|离职|"
                       r"辞职|在|就|被|又)|也|都|还|一直|现在|目前|已经|刚|刚刚|真的|真|非常|特别|很|超|挺|比较|就|又|才|本来|终于|"
                       r"最近|其实|确实|当然|同时|主要|平时|一般|经常|总是|特|蛮|还是|依然|仍然|照样|今年|去年|"
-                      r"自己|本人|个人|从小就|一向|向来|全家|一家人|一家|俩|一起|都|最)+")
+                      r"自己|本人|个人|从小就|一向|向来|全家|一家人|一家|俩|一起|都|更加|更|有点儿|有点|有些|蛮|最)+")
 _END = re.compile(r"不再|再也不|已经不|早就不|现在不|不怎么|没再")
 _PAST = re.compile(r"^(?:以前|过去|曾经|原来|之前|从前|早年)")
 _TAIL = re.compile(r"(?:就行|就好|就可以|就成|了|啦|呢|啊|呀|哦|喔|哈|吧|的|嘛|噢|咯|喽|哟|呗|一下|而已|罢了|这样|这个|那种|之类|等等|"
@@ -160,6 +160,9 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
             names.append(Statement(relation, "name", apposition.group("name")))
             rest = rest[apposition.end():]
         return relation, rest, names
+    both = re.match(r"^我(?:和|跟|与)[^，,。]{1,6}?(?=都|也|一起)(?P<rest>.*)$", clause)
+    if both:  # "我和我老公都讨厌冷天": what both say is the speaker's too
+        return "user", both.group("rest"), names
     found = re.match(r"^(?:我们|咱们|我|本人|咱)(?P<rest>.*)$", clause)
     if found:
         return "user", found.group("rest"), names
@@ -284,9 +287,9 @@ def _sentence_statements(body: str) -> list[Statement] | None:
         found += names
         matched = matched or bool(names)
         if who is None:
-            if subject is None or subject == "other":
+            if subject == "other":
                 continue
-            who = subject
+            who = subject or "user"  # Chinese drops the subject: an opening clause without one is the speaker's
         subject = who
         if who == "other":
             continue

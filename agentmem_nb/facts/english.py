@@ -74,7 +74,9 @@ _SPEAKER_PREFIX = re.compile(r"^(?:as I (?:said|mentioned|told you)|like I said|
                              r"just so you know|for the record|fyi|fun fact|by the way|btw|to be honest|tbh|"
                              r"honestly|anyway|anyhow|well|so|oh|ah|um|uh|hmm|yeah|yes|yep|ok|okay|alright|hi|hello|"
                              r"hey|also|plus|and|but|now|nowadays|these days|currently|lately|recently|today|"
-                             r"at the moment|right now|since (?:last \w+|\d{4})|last (?:year|month|week|summer|spring|"
+                             r"at the moment|right now|since (?:last \w+|\d{4}|january|february|march|april|may|june|july|august|"
+                             r"september|october|november|december|then|\w+ \d{4})|in (?:january|february|march|april|"
+                             r"june|july|august|september|october|november|december)|last (?:year|month|week|summer|spring|"
                              r"fall|autumn|winter)|this (?:year|month|week)|(?:a|one|two|three|few|couple of) "
                              r"(?:years?|months?|weeks?|days?) ago|(?:a |one |two |three |a few |a couple of |several |some )(?:years?|months?|weeks?|days?) ago|in (?:19|20)\d\d|oh and|oh by the way|"
                              r"you know|guess what|so yeah|haha|lol)\b[,:!.\s-]*", re.I)
@@ -111,7 +113,7 @@ _BOUNDARY = re.compile(
     r"\bin (?:january|february|march|april|may|june|july|august|september|october|november|december|spring|summer|"
     r"fall|autumn|winter|the (?:spring|summer|fall|autumn|winter))\b|\bfor (?:the|a|an|my|his|her|our|work|school|"
     r"college|university|good)\b|\bon (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|the \d)|"
-    r"\bfor\s+(?:[a-z]+\s+){0,2}(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|several|"
+    r"\bover\b|\brather than\b|\binstead of\b|\bfor\s+(?:[a-z]+\s+){0,2}(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|several|"
     r"many)\s+(?:years?|months?|weeks?|days?|decades?)\b|\bafter\b|\bbefore\b|\buntil\b|\byesterday\b|\btoday\b|\btonight\b|\bthis (?:morning|afternoon|evening)\b|"
     r"\blast night\b|\bthe other day\b|\band (?:he|she|they|it|you|then|also|so)\b|$)", re.I)
 _PRONOUNS = {"it", "that", "this", "them", "him", "her", "you", "those", "these", "one", "so", "there", "here",
@@ -129,7 +131,8 @@ _JOB = (r"(?P<v>(?:[a-z-]+\s+){0,2}(?:[a-z-]+(?:er|or|ist|ian|ant|ent|eer|ect|ef
 _NON_JOBS = {"vegetarian", "vegan", "christian", "american", "italian", "indian", "australian", "canadian",
              "russian", "brazilian", "introvert", "extrovert", "only child", "adult", "early riser", "night owl",
              "big fan", "fan", "huge fan", "beginner", "member", "parent", "resident", "citizen", "owner",
-             "smoker", "non-smoker", "allergic", "lover", "fan of", "morning person", "night person", "twin"}
+             "smoker", "non-smoker", "allergic", "person", "bit", "lot", "little", "mom", "dad", "mother", "father",
+             "parent", "wife", "husband", "guy", "girl", "boy", "man", "woman", "kid", "leo", "virgo", "foodie", "lover", "fan of", "morning person", "night person", "twin"}
 _NATIONALITY_HINT = re.compile(r"(?:an|ese|ish|i|ic)$")
 
 
@@ -160,8 +163,12 @@ def _clean_value(raw: str, attribute: str) -> str:
         value = re.split(r"\s+(?:in|at|for|with|from|by)\s+", value)[0]
     if attribute in ("lives_in", "works_in", "hometown", "works_at"):
         value = re.sub(r"^(?:the city of|the town of)\s+", "", value, flags=re.I)
+        country = re.match(re.escape(value) + r",\s*(?P<c>[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*)?)\s*$", raw.strip(" .!"))
+        if attribute != "works_at" and country:  # "Nairobi, Kenya": a place with its country
+            value = f"{value}, {country.group('c')}"
     if attribute == "birthday":
-        value = normalise_date(value)
+        whole = normalise_date(raw)  # "the 4th of July, 1990": the date may run past a comma
+        value = whole if re.fullmatch(r"(?:\d{4}-)?\d\d-\d\d", whole) else normalise_date(value)
     if attribute in ("works_at", "lives_in", "name") and (called := re.search(r"\b(?:called|named)\s+(.+)$", value)):
         value = called.group(1)
     if attribute == "name":
@@ -204,9 +211,10 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         r"relocate|relocates)\s+(?:back\s+)?(?:here\s+)?to\s+(?P<v>.+)"),
     ("lives_in", "set", r"^(?:live|lives|living|am living|is living|are living|reside|resides|am residing|"
                         r"am based|is based|are based|stay|stays|am staying|is staying|have lived|has lived|"
-                        r"have been living|has been living|been living|been based|settled down|settled)\s+"
+                        r"have been living|has been living|been living|been based|settled down|settled|residing|"
+                        r"currently residing|based)\s+"
                         r"(?:in|at|near|on)\s+(?P<v>.+)"),
-    ("lives_in", "set", r"^(?:home|place) is in\s+(?P<v>.+)"),
+    ("lives_in", "set", r"^(?:home|place)(?: for (?:me|us))? is\s+(?:in\s+)?(?P<v>.+)"),
     ("works_at", "end", r"^(?:quit|left|resigned from|was laid off from|got laid off from|got fired from|"
                         r"was fired from|retired from)\s+(?:my\s+(?:job|position|role)\s+(?:at|with)\s+)?(?P<v>.+)"),
     ("works_at", "end", r"^(?:quit|lost) (?:my|his|her) job\b(?P<v>)"),
@@ -221,12 +229,13 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("allergic_to", "add", r"^(?:am|is|are)\s+allergic to\s+(?P<v>.+)"),
     ("job", "set", r"^(?:work|works|am working|is working)\s+as\s+(?:an?\s+)?(?P<v>.+)"),
     ("job", "set", r"^(?:job|profession|occupation) is\s+(?:being\s+)?(?:an?\s+)?(?P<v>.+)"),
-    ("job", "set", r"^(?:am|is|are)\s+(?:now\s+)?(?:an?\s+)?" + _JOB),
+    ("job", "set", r"^(?:am|is|are)\s+(?:now\s+)?(?:an?\s+)" + _JOB),
+    ("job", "set", r"^(?:am|is|are)\s+(?:now\s+)?an?\s+(?P<v>(?:[a-z-]+\s+){0,2}[a-z-]+)$"),
     ("dislikes", "add", r"^(?:do not|does not|did not|never) (?:really\s+)?(?:like|love|enjoy|care for|fancy|eat|"
                         r"drink)\s+(?P<v>.+)"),
     ("dislikes", "add", r"^(?:dislike|dislikes|hate|hates|detest|detests|loathe|loathes|despise|despises|"
                         r"cannot stand|can't stand|could not stand|avoid|avoids)\s+(?P<v>.+)"),
-    ("dislikes", "add", r"^(?:am|is|are) not (?:a\s+|really\s+|much of a\s+|a big\s+)*(?:fan of|into|keen on|"
+    ("dislikes", "add", r"^(?:(?:am|is|are)\s+)?not (?:a\s+|really\s+|much of a\s+|a big\s+)*(?:fan of|into|keen on|"
                         r"fond of|crazy about)\s+(?P<v>.+)"),
     ("dislikes", "add", r"^least favou?rite (?:[\w-]+\s+){0,2}is\s+(?P<v>.+)"),
     ("likes", "add", r"^(?:like|likes|liked|love|loves|enjoy|enjoys|adore|adores|prefer|prefers|dig|digs|fancy|"
@@ -334,7 +343,11 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
     conversation spoke about last, which a bare correction ("actually, it's Lyon") refers to."""
     out: list[Statement] = []
     for sentence in _sentences(_normalise(text)):
-        if sentence.rstrip().endswith("?"):
+        tag = re.search(r",\s*(?:remember|right|you know|ok|okay|eh|yeah|correct|didn't I|don't I|isn't it|no|"
+                        r"remember that|as you know)\s*\?+\s*$", sentence, re.I)
+        if tag:  # "I live in Madrid, remember?": a statement with a question tag
+            sentence = sentence[: tag.start()]
+        elif sentence.rstrip().endswith("?"):
             continue
         body = sentence.rstrip(" .!;")
         greeting = re.match(r"^(?:hi|hey|hello|hiya|yo|howdy)\b[\s,!.]*(?:there[\s,!.]*)?I am (?P<name>[A-Za-z][\w'-]*)$", body, re.I)
