@@ -56,7 +56,7 @@ _LEADING = re.compile(r"^(?:嗯|哦|噢|啊|哈哈|呵呵|对了|对(?=[，,])|�
                       r"告诉你|说实话|老实说|其实吧|总之|反正|所以|从小|小时候|这几年|近几年|这些年|平时|一直以来|"
                       r"自从\S{1,6}以后|自从\S{1,6}|\d{4}年|年初|年底|年中|月初|月底|"
                       r"[^，,。我]{1,10}?(?:以后|之后|以来|的时候)(?=我)|从[^，,。我]{1,8}?(?:开始|起)|就)+[，,、\s]*")
-_ADVERBS = re.compile(r"^(?:(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=入职|搬|去|来|开始|加入|跳槽|离职|"
+_ADVERBS = re.compile(r"^(?:(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=入职|搬|去|来|开始|加入|跳槽|离|"
                       r"辞职|在|就|被|又)|也|都|还|一直|现在|目前|已经|刚|刚刚|真的|真|非常|特别|很|超|挺|比较|就|又|才|本来|终于|"
                       r"最近|其实|确实|当然|同时|主要|平时|一般|经常|总是|特|蛮|还是|依然|仍然|照样|今年|去年|"
                       r"自己|本人|个人|从小就|一向|向来|全家|一家人|一家|俩|一起|都|更加|更|有点儿|有点|有些|蛮|最)+")
@@ -92,7 +92,8 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("works_at", "end", r"^(?:从)?(?P<v>[^，,。]*?)(?:离职|辞职|辞掉了?工作|被裁|被开除|退休)了?"),
     ("works_at", "end", r"^被(?P<v>[^，,。]+?)(?:裁员|裁掉|裁|开除|辞退|解雇|炒鱿鱼)了?"),
     ("works_at", "end", r"^(?:辞职|离职|退休|失业|辞掉了工作|丢了工作|被裁员?)了?(?P<v>)"),
-    ("works_at", "set", r"^(?:在|于)(?P<v>[^，,。]+?)(?:工作|上班|任职|就职|实习|打工|当\S+|做\S+|上学|读书)"),
+    ("works_at", "set", r"^(?:在|于)(?P<v>[^，,。]+?)(?:工作|上班|任职|就职|实习|打工|当\S+|做\S+)"),
+    ("left", "end", r"^(?:离开了?|离开)(?P<v>[^，,。]+)"),
     ("works_at", "set", r"^(?:就职于|任职于|供职于|受雇于|入职了?|跳槽到了?|跳槽去了?|加盟了?|进了)(?P<v>.+)"),
     ("works_at", "set", r"^(?:去了?|到了?)(?P<v>[^，,。]+?)(?:工作|上班)"),
     ("works_at", "set", r"^(?:的)?(?:公司|单位|东家)是(?P<v>.+)"),
@@ -121,6 +122,8 @@ def _clean(raw: str, attribute: str) -> str:
         value = _TAIL.sub("", value).strip() if attribute not in ("job",) else re.sub(
             r"(?:了|啦|呢|啊|呀|哦|吧|嘛)+$", "", value)
     value = re.sub(r"^(?:了|在|是|于)", "", value) if attribute not in ("birthday", "age") else value
+    if attribute in ("lives_in", "works_at", "hometown") and (called := re.search(r"叫(?P<x>[^的，,。]{1,10})的", value)):
+        value = called.group("x")  # "一个叫丽江的小城": the name
     if attribute == "birthday":
         value = normalise_date(value)
     if attribute == "age":
@@ -183,6 +186,8 @@ def _predicates(rest: str, subject: str) -> list[Statement]:
         if found is None:
             continue
         value = _clean(found.group("v") or "", attribute)
+        if attribute == "left":  # "我离开了苹果": end whichever of works_at / lives_in has that value
+            return [Statement(subject, a, value, "end") for a in ("works_at", "lives_in")] if _ok(value) else []
         if attribute in ACCUMULATING:
             return [Statement(subject, attribute, v, op) for v in _values(value) if _ok(v)]
         if op == "end":
@@ -263,8 +268,7 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
             if correction and (last := (out[-1].key if out else last_key)) is not None:
                 value = _bare_value(body, last.attribute)
                 if value:
-                    out.append(Statement(last.subject, last.attribute, value,
-                                         "add" if last.attribute in ACCUMULATING else "correct", certain))
+                    out.append(Statement(last.subject, last.attribute, value, "correct", certain))
             continue
         if correction:
             found = [Statement(s.subject, s.attribute, s.value, "correct", s.certain) if s.op == "set" else s

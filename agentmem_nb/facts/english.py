@@ -79,7 +79,7 @@ _SPEAKER_PREFIX = re.compile(r"^(?:as I (?:said|mentioned|told you)|like I said|
                              r"june|july|august|september|october|november|december)|last (?:year|month|week|summer|spring|"
                              r"fall|autumn|winter)|this (?:year|month|week)|(?:a|one|two|three|few|couple of) "
                              r"(?:years?|months?|weeks?|days?) ago|(?:a |one |two |three |a few |a couple of |several |some )(?:years?|months?|weeks?|days?) ago|in (?:19|20)\d\d|oh and|oh by the way|"
-                             r"you know|guess what|so yeah|haha|lol)\b[,:!.\s-]*", re.I)
+                             r"you know|guess what|so yeah|haha|lol|please|pls|plz)\b[,:!.\s-]*", re.I)
 _HEDGE = re.compile(r"\b(?:I think|I guess|I believe|I suppose|I reckon|probably|maybe|perhaps|possibly|"
                     r"not (?:\d+% |totally |entirely |completely |quite |really |so |too )?sure|if I remember "
                     r"(?:correctly|right)|iirc|I am not certain|might be|may be|could be|I feel like|kind of think|"
@@ -206,7 +206,8 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("age", "set", r"^(?:just\s+)?turned\s+(?P<v>\d{1,3})\b"),
     ("age", "set", r"^age is\s+(?P<v>\d{1,3})\b"),
     ("lives_in", "end", r"^(?:have\s+|has\s+)?mov(?:ed|e|es)\s+(?:out of|away from)\s+(?P<v>.+)"),
-    ("lives_in", "end", r"^left\s+(?P<v>[A-Z].+)"),
+    ("left", "end", r"^(?:have\s+|has\s+)?(?:just\s+)?left\s+(?:my\s+(?:job|position|role)\s+(?:at|with)\s+)?"
+                    r"(?P<v>[A-Z].+)"),
     ("lives_in", "set", r"^(?:have\s+|has\s+)?(?:just\s+|recently\s+|finally\s+|now\s+)?(?:mov(?:ed|e|es)|relocated|"
                         r"relocate|relocates)\s+(?:back\s+)?(?:here\s+)?to\s+(?P<v>.+)"),
     ("lives_in", "set", r"^(?:live|lives|living|am living|is living|are living|reside|resides|am residing|"
@@ -215,7 +216,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         r"currently residing|based)\s+"
                         r"(?:in|at|near|on)\s+(?P<v>.+)"),
     ("lives_in", "set", r"^(?:home|place)(?: for (?:me|us))? is\s+(?:in\s+)?(?P<v>.+)"),
-    ("works_at", "end", r"^(?:quit|left|resigned from|was laid off from|got laid off from|got fired from|"
+    ("works_at", "end", r"^(?:quit|resigned from|was laid off from|got laid off from|got fired from|"
                         r"was fired from|retired from)\s+(?:my\s+(?:job|position|role)\s+(?:at|with)\s+)?(?P<v>.+)"),
     ("works_at", "end", r"^(?:quit|lost) (?:my|his|her) job\b(?P<v>)"),
     ("works_at", "set", r"^(?:work|works|am working|is working|are working|have worked|has worked|have been "
@@ -315,6 +316,8 @@ def _predicates(rest: str, subject: str) -> list[Statement]:
             at = _clean_value(employer.group("v"), "works_at")
             return [Statement(subject, "job", value, op)] + ([Statement(subject, "works_at", at, op)]
                                                              if _value_ok(at) else [])
+        if attribute == "left":  # "I left Apple" / "I left Paris": end whichever of the two has that value
+            return [Statement(subject, a, value, "end") for a in ("works_at", "lives_in")] if _value_ok(value) else []
         if attribute in ACCUMULATING:
             values = [v for v in _split_values(value) if _value_ok(v)]
             return [Statement(subject, attribute, v, op) for v in values]
@@ -388,8 +391,7 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             if correction and (last := _last_key(out, last_key)) is not None:
                 value = _bare_value(re.split(r",\s*", body)[-1], last.attribute)
                 if value:
-                    out.append(Statement(last.subject, last.attribute, value,
-                                         "add" if last.attribute in ACCUMULATING else "correct", certain))
+                    out.append(Statement(last.subject, last.attribute, value, "correct", certain))
             continue
         if _REPORTED.search(body) and not found:
             continue

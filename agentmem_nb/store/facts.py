@@ -410,6 +410,10 @@ class FactsLayer:
             return None  # already known
         if any(normalise_value(f.value) == value for f in pending) and statement.op != "correct":
             return None  # already waiting for review
+        if key.attribute in ACCUMULATING and statement.op == "correct":
+            # "no wait, it's green": the value said last was wrong; it makes way for this one
+            latest = max(active, key=lambda f: f.fact_id, default=None)
+            return {"effect": "active", "ends": [latest.fact_id] if latest else [], "ended_by": "correction"}
         if key.attribute in ACCUMULATING:
             opposite = OPPOSITES.get(key.attribute)
             ends = [i for i in view.by_key.get(FactKey(key.subject, opposite), []) if view.facts[i].status == "active"

@@ -161,3 +161,12 @@ def test_concurrent_writers_never_leave_two_active_values(tmp_path: Path) -> Non
     facts = MemoryStore(tmp_path).user("u").facts
     assert len(facts.get("user", "lives_in")) == 1 and len(facts.all()) == 300
     assert sum(f.status == "superseded" for f in facts.all()) == 299
+
+
+def test_a_correction_of_an_accumulating_value_replaces_the_last_one(store: MemoryStore) -> None:
+    facts = store.user("alice").facts
+    facts.record([Statement("user", "likes", "tea", "add")], source=_src(1))
+    facts.record([Statement("user", "likes", "blue", "add")], source=_src(2))
+    facts.record([Statement("user", "likes", "green", "correct")], source=_src(3))
+    assert [f.value for f in facts.get("user", "likes")] == ["tea", "green"]
+    assert [f.ended_by for f in facts.history("user", "likes") if f.value == "blue"] == ["correction"]
