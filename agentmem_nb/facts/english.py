@@ -79,7 +79,7 @@ _SPEAKER_PREFIX = re.compile(r"^(?:as I (?:said|mentioned|told you)|like I said|
                              r"june|july|august|september|october|november|december)|last (?:year|month|week|summer|spring|"
                              r"fall|autumn|winter)|this (?:year|month|week)|(?:a|one|two|three|few|couple of) "
                              r"(?:years?|months?|weeks?|days?) ago|(?:a |one |two |three |a few |a couple of |several |some )(?:years?|months?|weeks?|days?) ago|in (?:19|20)\d\d|oh and|oh by the way|"
-                             r"you know|guess what|so yeah|haha|lol|please|pls|plz)\b[,:!.\s-]*", re.I)
+                             r"you know|guess what|so yeah|haha|lol|please|pls|plz|(?-i:(?!actually)[a-z]+ly)|(?-i:(?!Actually)[A-Z][a-z]+ly)(?=,|\s+I\b))\b[,:!.\s-]*", re.I)
 _HEDGE = re.compile(r"\b(?:I think|I guess|I believe|I suppose|I reckon|probably|maybe|perhaps|possibly|"
                     r"not (?:\d+% |totally |entirely |completely |quite |really |so |too )?sure|if I remember "
                     r"(?:correctly|right)|iirc|I am not certain|might be|may be|could be|I feel like|kind of think|"
@@ -88,7 +88,7 @@ _CORRECTION = re.compile(r"^(?:actually|oh,? actually|sorry|oops|correction|wait
                          r"scratch that|my bad|my mistake|let me correct (?:that|myself)|to correct myself|"
                          r"I misspoke|I was wrong|I got that wrong|that was wrong|rather|or rather|"
                          r"to be (?:precise|exact)|hold on)\b[,:!.\s-]*", re.I)
-_NOT_SUFFIX = re.compile(r",?\s+(?:and\s+)?not\s+(?:in\s+|at\s+|for\s+)?(?P<old>[^,.;!?]+?)\s*(?:[,.;!?]|$)", re.I)
+_NOT_SUFFIX = re.compile(r"(?:,\s*(?:and\s+)?|\s+and\s+)not\s+(?:in\s+|at\s+|for\s+)?(?P<old>[^,.;!?]+?)\s*(?:[,.;!?]|$)", re.I)
 _END_MARKERS = re.compile(r"\b(?:any ?more|any longer|no more)\b", re.I)
 _NO_LONGER = re.compile(r"\b(?:no longer|not \w+ing\b any ?more)\b", re.I)
 _ADVERBS = re.compile(r"^(?:(?:really|totally|absolutely|just|also|still|currently|now|recently|actually|finally|"
@@ -153,9 +153,13 @@ def _normalise(text: str) -> str:
 
 
 def _clean_value(raw: str, attribute: str) -> str:
+    if attribute in ACCUMULATING:  # "hiking, camping, and fishing": a list's commas are not its end
+        listed = re.match(r"^[^,.;!?]+(?:,\s*[^,.;!?]+)+?,?\s+(?:and|or)\s+[^,.;!?]+", raw)
+        if listed:
+            raw = re.sub(r",\s*(?:and\s+|or\s+)?", " and ", listed.group(0))
     cut = _BOUNDARY.search(raw)
     value = raw[: cut.start()] if cut else raw
-    value = value.strip(" \t'\"-—:")
+    value = re.sub(r"[^\w)'’.]+$", "", value.strip(" \t'\"-—:"))  # a trailing emoji or symbol
     if attribute in ("likes", "dislikes", "allergic_to", "hobby"):
         value = re.sub(r"^to\s+", "", value)  # "I like to cook": the activity
     if attribute in ("job",):
@@ -215,15 +219,17 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         r"have been living|has been living|been living|been based|settled down|settled|residing|"
                         r"currently residing|based)\s+"
                         r"(?:in|at|near|on)\s+(?P<v>.+)"),
-    ("lives_in", "set", r"^(?:home|place)(?: for (?:me|us))? is\s+(?:in\s+)?(?P<v>.+)"),
+    ("lives_in", "set", r"^(?:home|place|apartment|flat|house|condo)(?: for (?:me|us))? is\s+(?:in\s+)?(?P<v>.+)"),
     ("works_at", "end", r"^(?:quit|resigned from|was laid off from|got laid off from|got fired from|"
                         r"was fired from|retired from)\s+(?:my\s+(?:job|position|role)\s+(?:at|with)\s+)?(?P<v>.+)"),
     ("works_at", "end", r"^(?:quit|lost) (?:my|his|her) job\b(?P<v>)"),
     ("works_at", "set", r"^(?:work|works|am working|is working|are working|have worked|has worked|have been "
-                        r"working|has been working|been working)\s+(?:at|for)\s+(?P<v>.+)"),
+                        r"working|has been working|been working)(?:\s+(?:remotely|full-time|full time|part-time|"
+                        r"part time|from home))?\s+(?:at|for)\s+(?P<v>.+)"),
     ("works_at", "set", r"^(?:have\s+|has\s+)?(?:just\s+)?(?:joined|started (?:working )?at|got a job (?:at|with)|"
                         r"got hired (?:at|by)|was hired (?:at|by)|am employed (?:at|by)|is employed (?:at|by)|"
                         r"switched to|moved to (?:a job at|working at)|took a job at|accepted a job at|"
+                        r"(?:started|got|landed|took|accepted|found) an? (?:new )?(?:job|position|role) (?:at|with)|"
                         r"am interning at|intern at)\s+(?P<v>.+)"),
     ("works_at", "set", r"^(?:job|employer|company) is\s+(?:at\s+)?(?P<v>[A-Z].+)"),
     ("works_in", "set", r"^(?:work|works|am working|is working)\s+in\s+(?P<v>.+)"),
@@ -251,7 +257,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("likes", "add", r"^hobb(?:y is|ies are)\s+(?P<v>.+)"),
 ]
 _PREDICATES = [(attribute, op, re.compile(pattern, re.I)) for attribute, op, pattern in _RULES]
-_ATTRIBUTE_NOUNS = re.compile(r"^(?:name|birthday|bday|birth date|date of birth|birthdate|hometown|home town|age|"
+_ATTRIBUTE_NOUNS = re.compile(r"^(?:apartment|flat|house|condo|name|birthday|bday|birth date|date of birth|birthdate|hometown|home town|age|"
                               r"job|profession|occupation|employer|company|favou?rite|fav|fave|least favou?rite|"
                               r"hobby|hobbies|home|place)\b", re.I)
 _NOUN_IS = re.compile(r"\b(name|birthday|bday|hometown|job|age|favou?rite \w+|fave \w+|company|employer)'s\b",
