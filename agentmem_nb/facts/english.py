@@ -219,6 +219,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         r"have been living|has been living|been living|been based|settled down|settled|residing|"
                         r"currently residing|based)\s+"
                         r"(?:in|at|near|on)\s+(?P<v>.+)"),
+    ("lives_in", "set", r"^(?:(?:am|is|are)\s+)?based out of\s+(?P<v>.+)"),
     ("lives_in", "set", r"^(?:home|place|apartment|flat|house|condo)(?: for (?:me|us))? is\s+(?:in\s+)?(?P<v>.+)"),
     ("works_at", "end", r"^(?:quit|resigned from|was laid off from|got laid off from|got fired from|"
                         r"was fired from|retired from)\s+(?:my\s+(?:job|position|role)\s+(?:at|with)\s+)?(?P<v>.+)"),
