@@ -31,7 +31,7 @@ from agentmem_nb.facts import Extractor, record_message
 from agentmem_nb.redact import redact
 from agentmem_nb.store import JsonlFile, UserMemory
 from agentmem_nb.store.facts import FactSource
-from agentmem_nb.timeutil import format_ts, to_zone
+from agentmem_nb.timeutil import format_ts, system_clock, to_zone
 
 __all__ = ["FactWriter", "FactMode", "FactJob", "queue_file"]
 
@@ -184,8 +184,12 @@ class FactWriter:
         try:
             message = user.session(job.session_id).get(job.message_id)
             if message is not None and message.role == "user":
+                # The wall clock, not the store's: a demo's stepping clock shared with the turns must not be advanced
+                # from this thread at moments that depend on scheduling (the next messages' times would change).
+                recorded = system_clock() if self.mode == "background" else None
                 record_message(user.facts, self.extractor, message.content,
-                               source=FactSource(job.session_id, job.message_id), valid_from=message.ts)
+                               source=FactSource(job.session_id, job.message_id), valid_from=message.ts,
+                               recorded_at=recorded)
         except Exception as exc:  # any failure of one extraction (model call, bad answer, a refused file): recorded
             line = self._describe(exc)
             with self._cond:

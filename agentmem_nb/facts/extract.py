@@ -79,10 +79,11 @@ def last_key_of(facts: FactsLayer, source: FactSource) -> FactKey | None:
 
 
 def record_message(facts: FactsLayer, extractor: Extractor, text: str, *, source: FactSource,
-                   valid_from: _dt.datetime | None = None) -> list[Fact]:
+                   valid_from: _dt.datetime | None = None, recorded_at: _dt.datetime | None = None) -> list[Fact]:
     """Extract the statements of one message and record them as events from ``source`` (idempotent: a message
     already recorded adds nothing). Returns the facts that changed."""
     statements = extractor.extract(text, last_key=last_key_of(facts, source))
     if not statements:
         return []
-    return facts.record(statements, source=source, extracted_by=extractor.name, valid_from=valid_from)
+    return facts.record(statements, source=source, extracted_by=extractor.name, valid_from=valid_from,
+                        recorded_at=recorded_at)

@@ -325,10 +325,11 @@ class FactsLayer:
     # ------------------------------------------------------------------ writing
 
     def record(self, statements: Iterable[Statement], *, source: FactSource | None = None,
-               extracted_by: str = "user", valid_from: _dt.datetime | None = None) -> list[Fact]:
+               extracted_by: str = "user", valid_from: _dt.datetime | None = None,
+               recorded_at: _dt.datetime | None = None) -> list[Fact]:
         """Apply what an extractor read in one message; returns the facts it asserted (new active or conflict
         facts, and those it ended). ``valid_from`` is when the statements became true (default: now; pass the
-        message's time).
+        message's time). ``recorded_at`` is the events' ``ts`` (default: the store's clock).
 
         A statement already recorded from the same ``source`` is skipped (replays are idempotent); a value the key
         already has changes nothing."""
@@ -336,6 +337,7 @@ class FactsLayer:
         for each in statements:
             _check_statement(each)
         moment = to_zone(valid_from, self._zone) if valid_from is not None else self._now()
+        stamp = format_ts(to_zone(recorded_at, self._zone)) if recorded_at is not None else None
         changed: list[Fact] = []
         with directory_lock(self.directory, base=self._base), self._lock:
             for each in statements:
@@ -349,7 +351,7 @@ class FactsLayer:
                 record.update(event="assert", subject=each.key.subject, attribute=each.key.attribute,
                               value=_clean(each.value), op=each.op, certain=each.certain,
                               source=source.to_dict() if source else None, valid_from=format_ts(moment),
-                              extracted_by=extracted_by, ts=format_ts(self._now()))
+                              extracted_by=extracted_by, ts=stamp or format_ts(self._now()))
                 if event_key is not None:
                     record["event_key"] = event_key
                 written = self._file.append(record)

@@ -146,3 +146,33 @@ def test_a_failed_model_extraction_is_recorded_and_the_next_one_works(store: Mem
     assert [f.value for f in user.facts.active()] == ["tea"]
     events = [r["event"] for _, r in queue_file(user).iter_records()]
     assert events == ["queued", "failed", "queued", "done"]
+
+
+class CountingClock:
+    """A fixed-step clock that counts its calls."""
+
+    def __init__(self) -> None:
+        import datetime as dt
+
+        self.now = dt.datetime(2026, 4, 8, 9, 0, tzinfo=dt.timezone.utc)
+        self.step = dt.timedelta(seconds=7)
+        self.calls = 0
+
+    def __call__(self):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        self.now += self.step
+        return self.now
+
+
+def test_the_background_worker_never_advances_the_store_clock(tmp_path: Path) -> None:
+    counts = {}
+    for mode in ("off", "background"):
+        clock = CountingClock()
+        svc = ChatService(MemoryStore(tmp_path / mode, clock=clock), model=OfflineChatModel(), facts=mode,
+                          procedural=False)
+        sid = svc.new_conversation("u")
+        svc.turn("u", sid, "I live in Paris and I love jazz.")
+        assert svc.drain(timeout=30)
+        counts[mode] = clock.calls
+    # one call more: the queued line's time, taken on the turn's own thread (so a demo's times stay stable)
+    assert counts["background"] == counts["off"] + 1
