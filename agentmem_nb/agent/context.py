@@ -112,7 +112,8 @@ def build_context(
     # so the log line can refer to a large memory.md by version instead of copying it.
     long_term = user.long_term.current()
     chosen = facts.select(user.facts, current.session.content, budget=fact_budget) if facts and fact_budget > 0 else ()
-    instructions = user.instructions.current() if procedural else None
+    # No instructions file (the common case) costs one stat, not the lock and the history check of current().
+    instructions = user.instructions.current() if procedural and user.instructions.path.exists() else None
     return TurnContext(history=history, daily=daily, long_term=long_term.text, long_term_version=long_term.version,
                        facts=chosen, instructions=instructions.text if instructions else "",
                        instructions_version=instructions.version if instructions else None)

@@ -80,6 +80,7 @@ class FactWriter:
         self._resumed: set[str] = set()
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._turns = 0  # turns running in the service: the worker waits for them (it would slow them down)
 
     def __repr__(self) -> str:
         return f"FactWriter(extractor={self.extractor.name!r}, mode={self.mode!r}, pending={self.pending})"
@@ -150,6 +151,18 @@ class FactWriter:
                 self._thread.start()
             self._cond.notify_all()
 
+    def turn_started(self) -> None:
+        """A turn of the service began: extraction pauses between jobs until no turn runs, so the background work
+        never competes with a turn for the interpreter (measured: +0.3 ms on a 3 ms turn when it did)."""
+        with self._cond:
+            self._turns += 1
+
+    def turn_finished(self) -> None:
+        """A turn of the service ended (see :meth:`turn_started`)."""
+        with self._cond:
+            self._turns = max(0, self._turns - 1)
+            self._cond.notify_all()
+
     def drain(self, timeout: float | None = None) -> bool:
         """Wait until every queued message is written; ``False`` if ``timeout`` seconds passed first."""
         with self._cond:
@@ -166,7 +179,7 @@ class FactWriter:
     def _work(self) -> None:
         while True:
             with self._cond:
-                self._cond.wait_for(lambda: self._pending or self._closed)
+                self._cond.wait_for(lambda: (self._pending and not self._turns) or self._closed)
                 if not self._pending:
                     return
                 user, job = self._pending.pop(0)

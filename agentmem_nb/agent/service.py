@@ -211,6 +211,7 @@ class ChatService:
         slot = self._sessions.slot(user.user_id, session_id)  # a local: keeps the slot alive while the turn needs it
         # Turns of one session run one at a time (they share the session's agent and its files).
         holder = self._sessions.claim(slot, user.user_id, session_id, streaming=stream_tokens)
+        self.facts.turn_started()  # background extraction waits while turns run
         try:
             agent = self._agent(user, session_id)
             events = Turn(self, user, session_id, message, agent, holder.helpers).run(stream_tokens=stream_tokens)
@@ -229,4 +230,5 @@ class ChatService:
                 # with its log line, *before* the session is free for the next turn.
                 events.close()
         finally:
+            self.facts.turn_finished()
             self._sessions.release(slot)

@@ -265,6 +265,17 @@ class FactsLayer:
             view = self._fresh()
             return [view.facts[i] for i in view.by_key.get(key, []) if view.facts[i].status == "active"]
 
+    def get_many(self, subject: str, attributes: Sequence[str]) -> list[Fact]:
+        """The active values of several attributes of one subject, in the order of ``attributes`` (one read of the
+        file's tail for all of them: the context's profile asks for five)."""
+        with self._lock:
+            view = self._fresh()
+            out: list[Fact] = []
+            for attribute in attributes:
+                key = fact_key(subject, attribute)
+                out += [view.facts[i] for i in view.by_key.get(key, []) if view.facts[i].status == "active"]
+            return out
+
     def history(self, subject: str, attribute: str) -> list[Fact]:
         """Every value one key ever had, as a timeline: oldest ``valid_from`` first (ties in recorded order)."""
         key = fact_key(subject, attribute)

@@ -176,3 +176,34 @@ def test_the_background_worker_never_advances_the_store_clock(tmp_path: Path) ->
         counts[mode] = clock.calls
     # one call more: the queued line's time, taken on the turn's own thread (so a demo's times stay stable)
     assert counts["background"] == counts["off"] + 1
+
+
+def test_background_extraction_waits_while_a_turn_runs(store: MemoryStore) -> None:
+    import threading
+
+    from agentmem_nb.agent.facts_queue import FactWriter
+
+    entered, gate, calls = threading.Event(), threading.Event(), []
+
+    class Gated:
+        name = "gated"
+
+        def extract(self, text: str, *, last_key: object = None) -> list[object]:
+            calls.append(text)
+            if text == "first":
+                entered.set()
+                gate.wait()
+            return []
+
+    user = store.user("u")
+    first, second = (user.append("s1", "user", text).session.message_id for text in ("first", "second"))
+    writer = FactWriter(Gated())  # type: ignore[arg-type]
+    writer.submit(user, "s1", first)
+    assert entered.wait(30)  # the worker is inside the first extraction
+    writer.turn_started()
+    writer.submit(user, "s1", second)
+    gate.set()
+    assert not writer.drain(timeout=2), "the second extraction must wait for the running turn"
+    assert calls == ["first"]
+    writer.turn_finished()
+    assert writer.drain(timeout=30) and calls == ["first", "second"]
