@@ -41,7 +41,7 @@ _CLAUSES = re.compile(r"[，,：:]|但是|不过|可是|而且|并且|然后|所
 _QUESTION = re.compile(r"[？?]|吗$|吗[呀啊]?$|呢$|(?<!没)(?<!没有)什么|哪里|哪儿|哪个|哪家|哪|谁|多少|(?<!不)怎么|为什么|为啥|是不是|有没有|"
                        r"(?<!不)对不对$|是否|几岁|几月|几号|吗")
 _HYPOTHETICAL = re.compile(r"如果|要是|假如|假设|万一|的话|打算|计划|准备|想要|想去|想搬|想换|想在|想当|想做|想学|考虑|"
-                           r"希望|梦想|将来|(?:^|[，,])以后|未来|明年|下个月|下月|下周|下星期|下半年|可能会|也许会|或许会|会搬|要搬|"
+                           r"希望|梦想|将来|(?:^|[，,]|我|我们|咱们)以后|未来|明年|下个月|下月|下周|下星期|下半年|可能会|也许会|或许会|会搬|要搬|"
                            r"要去|将要|将会|即将|快要|想象|假装|但愿|要是能|不如|建议|应该去|该去|会不会|说不定会")
 _SAY = re.compile(r"说|讲|告诉|提到|声称|表示")
 _SAY_COMPOUND = re.compile(r"说(?:错|实话|真的|来|起来|白了|过|一下|明)|(?:老实|话|比如|就是|总的来|怎么|小|传|解|演|"
@@ -56,7 +56,7 @@ _LEADING = re.compile(r"^(?:这段时间|这阵子|这些天|这几天|严格来
                       r"告诉你|说实话|老实说|其实吧|总之|反正|所以|从小|小时候|这几年|近几年|这些年|平时|一直以来|"
                       r"自从\S{1,6}以后|自从\S{1,6}|\d{4}年|年初|年底|年中|月初|月底|"
                       r"[^，,。我]{1,10}?(?:以后|之后|以来|的时候)(?=我)|从[^，,。我]{1,8}?(?:开始|起)|就)+[，,、\s]*")
-_ADVERBS = re.compile(r"^(?:这段时间|这阵子|(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=入职|搬|去|来|开始|加入|跳槽|离|"
+_ADVERBS = re.compile(r"^(?:[^，,。以之]{1,6}?(?:以后|之后|后)(?=搬|去|来|在|住|开始|就)|这段时间|这阵子|(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=入职|搬|去|来|开始|加入|跳槽|离|"
                       r"辞职|在|就|被|又)|也|都|还|一直|现在|目前|已经|刚|刚刚|真的|真|非常|特别|很|超|挺|比较|就|又|才|本来|终于|"
                       r"最近|其实|确实|当然|同时|主要|平时|一般|经常|总是|特|蛮|还是|依然|仍然|照样|今年|去年|"
                       r"自己|本人|个人|从小就|一向|向来|全家|一家人|一家|俩|一起|都|更加|更|有点儿|有点|有些|蛮|最)+")
@@ -82,7 +82,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("hometown", "set", r"^(?:是)?(?:在)?(?P<v>[^，,。]{1,8}?)(?:土生土长|长大)的?$"),
     ("hometown", "set", r"^(?:来自|出生于|出生在|生在)(?P<v>.+)"),
     ("hometown", "set", r"^(?:算是|算|是)(?P<v>[^，,。]{1,6}?)人$"),
-    ("hometown", "set", r"^(?:是)?从(?P<v>.+?)来的$"),
+    ("hometown", "set", r"^(?:是)?从(?P<v>[^搬]+?)来的$"),  # not "从X搬过来的": moved from X
     ("age", "set", r"^(?:今年|已经|都|快|刚满|满|刚|快要)?(?P<v>\d{1,3}|[一二两三四五六七八九十百]{1,4})(?:周)?岁"),
     ("age", "set", r"^(?:的)?年龄是(?P<v>\d{1,3}|[一二两三四五六七八九十百]{1,4})"),
     ("lives_in", "set", r"^(?:搬到了?|搬去了?|搬家到了?|搬回了?|搬来了?|搬进了?|迁到了?|移居到?|移民到?|定居到?)(?P<v>.+)"),
@@ -159,6 +159,8 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
         # An appositive name: "我妹妹小美住在上海" — a few characters before a predicate word.
         apposition = re.match(r"^(?P<name>[\u4e00-\u9fff]{1,3}?|[A-Z][a-zA-Z]+)(?=(?:也|现在|目前|已经|一直|还)?"
                               r"(?:住|在|喜欢|爱|是|叫|搬|今年|讨厌|不喜欢|的生日|生日|从事|当|做|对))", rest)
+        if apposition and re.search(r"(?:后|前|时|里|中|上|下|都|也|就|又|刚|才)$", apposition.group("name")):
+            apposition = None  # "我爸退休后搬到了海南": a time clause, not a name
         if apposition and not re.match(r"^(?:也|现在|目前|已经|一直|还|最|很|就|都|不|又|刚|住|在|喜|爱|是|叫|搬|今|去|"
                                        r"明|前|上|昨|对|从|做|当|的|没|特|超|真|挺|比|曾|以|过|和|跟)", rest):
             names.append(Statement(relation, "name", apposition.group("name")))
@@ -264,10 +266,10 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         if re.match(r"^(?:不是|并不是)(?P<old>[^，,]+)[，,](?:而)?是(?P<new>.+)$", body):
             correction = True
             body = re.sub(r"^(?:不是|并不是)[^，,]+[，,](?:而)?", "", body)
-        found = _sentence_statements(body)
+        found = _sentence_statements(body, _relative_before(out, last_key))
         if found is None:
-            if correction and (last := (out[-1].key if out else last_key)) is not None:
-                value = _bare_value(body, last.attribute)
+            if (correction or not certain) and (last := (out[-1].key if out else last_key)) is not None:
+                value = _bare_value(re.split(r"[，,]", body)[-1], last.attribute)
                 if value:
                     out.append(Statement(last.subject, last.attribute, value, "correct", certain))
             continue
@@ -280,7 +282,17 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
     return out
 
 
-def _sentence_statements(body: str) -> list[Statement] | None:
+def _relative_before(out: list[Statement], last_key: FactKey | None) -> str | None:
+    """The relation spoken about last in this message, else in the conversation (what 他/她 refers to)."""
+    for statement in reversed(out):
+        if statement.key.subject != "user":
+            return statement.key.subject
+    if out:
+        return None
+    return last_key.subject if last_key is not None and last_key.subject != "user" else None
+
+
+def _sentence_statements(body: str, relative: str | None = None) -> list[Statement] | None:
     found: list[Statement] = []
     matched = False
     subject: str | None = None
@@ -291,6 +303,10 @@ def _sentence_statements(body: str) -> list[Statement] | None:
         who, rest, names = _subject(clause)
         found += names
         matched = matched or bool(names)
+        spoken_of = next((s.key.subject for s in reversed(found) if s.key.subject != "user"), relative)
+        pronoun = re.match(r"^(?:他|她)(?!们)(?P<rest>.*)$", clause)
+        if pronoun and spoken_of is not None:  # "我姐姐是护士。——不对，她其实是医生": 她 is the sister
+            who, rest = spoken_of, _LEADING.sub("", pronoun.group("rest"))
         if who is None:
             if subject == "other":
                 continue

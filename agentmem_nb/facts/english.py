@@ -96,7 +96,7 @@ _ADVERBS = re.compile(r"^(?:(?:really|totally|absolutely|just|also|still|current
                       r"(?:do|does|did)(?=\s+(?!not\b))|mostly|usually|always|totally|so|too|even|already|officially|happily|"
                       r"quite|very much|very|deeply|secretly|absolutely|literally|again|both|all)\s+)+", re.I)
 _CLAUSE_SPLIT = re.compile(
-    r"\s*;\s*|,?\s+(?:but|while|whereas|although|though)\s+|,?\s+and\s+(?=(?:I|we|my|now|also|then|currently|"
+    r"\s*;\s*|,?\s+(?:but|while|whereas|although|though)\s+|,?\s+and\s+(?=(?:I|we|my|he|she|now|also|then|currently|"
     r"since|recently|live|lives|work|works|moved|move|like|likes|love|loves|hate|hates|am|is|have|has|just|"
     r"do|does|no longer|enjoy|enjoys|dislike|dislikes|prefer|prefers|joined|got)\b)|,\s+(?=(?:I|my|we|now|but|these days|currently|today|since then)\b)")
 _BOUNDARY = re.compile(
@@ -395,7 +395,7 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             body = body[: not_old.start()]
         found = _statements_of(body, out, last_key)
         if found is None:
-            if correction and (last := _last_key(out, last_key)) is not None:
+            if (correction or not certain) and (last := _last_key(out, last_key)) is not None:
                 value = _bare_value(re.split(r",\s*", body)[-1], last.attribute)
                 if value:
                     out.append(Statement(last.subject, last.attribute, value, "correct", certain))
@@ -428,6 +428,16 @@ def _bare_value(body: str, attribute: str) -> str:
     return value if _value_ok(value) else ""
 
 
+def _last_relative(found: list[Statement], out: list[Statement], last_key: FactKey | None) -> str | None:
+    """The relation spoken about last (this sentence, then this message, then the conversation), or ``None``."""
+    for statement in reversed(found + out):
+        if statement.key.subject != "user":
+            return statement.key.subject
+    if out:
+        return None
+    return last_key.subject if last_key is not None and last_key.subject != "user" else None
+
+
 def _statements_of(body: str, out: list[Statement], last_key: FactKey | None) -> list[Statement] | None:
     """The statements of one sentence, or ``None`` when it has no subject and predicate of ours at all."""
     found: list[Statement] = []
@@ -440,6 +450,11 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None) ->
         who, rest, names = _subject(clause)
         found += names
         matched = matched or bool(names)
+        pronoun = re.match(r"^(?:he|she)\b\s*(?P<rest>.*)$", clause, re.I)
+        relative = _last_relative(found, out, last_key)
+        if pronoun and relative is not None and not _REPORTED.search(body):
+            # "My sister is a nurse. — Sorry, she's a doctor": he/she is the person of ours spoken about last
+            who, rest = relative, pronoun.group("rest")
         if who is None:
             if subject == "other":
                 continue

@@ -81,3 +81,27 @@ def test_dates_are_one_value_however_said(text: str, value: str) -> None:
 
 def test_a_message_in_both_languages_is_read_whole() -> None:
     assert [(a, v) for _, a, v, _, _ in _read("I moved to Lyon. 我喜欢茶。")] == [("lives_in", "Lyon"), ("likes", "茶")]
+
+
+@pytest.mark.parametrize(("text", "last", "expected"), [
+    ("Sorry, she's a doctor actually.", FactKey("sister", "job"), ("sister", "job", "doctor", "correct", True)),
+    ("不对，她其实是医生。", FactKey("sister", "job"), ("sister", "job", "医生", "correct", True)),
+])
+def test_he_or_she_is_the_relative_spoken_about_last(text: str, last: FactKey,
+                                                     expected: tuple[str, str, str, str, bool]) -> None:
+    assert _read(text, last) == [expected]
+
+
+@pytest.mark.parametrize("last", [None, FactKey("colleague", "name")])
+def test_she_in_reported_speech_gives_nothing(last: FactKey | None) -> None:
+    assert _read("My coworker said she lives in Brooklyn.", last) == []
+
+
+def test_he_with_no_relative_spoken_about_gives_nothing() -> None:
+    assert _read("He lives in Rome.", FactKey("user", "lives_in")) == [] and _read("他住在罗马。") == []
+
+
+@pytest.mark.parametrize(("text", "expected"), [("我爸退休后搬到了海南。", [("father", "lives_in", "海南", "set", True)]),
+                                                ("我以后搬到上海。", [])])
+def test_a_time_clause_is_past_but_later_is_a_plan(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
