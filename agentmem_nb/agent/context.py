@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from langchain_core.messages import AIMessage, HumanMessage
 
 from agentmem_nb.agent._text import content_tokens
+from agentmem_nb.facts.rank import FactRanker, SelectedFact
+from agentmem_nb.store.contract import KeepsFacts
 from agentmem_nb.messages import Message
 from agentmem_nb.store import Appended, UserMemory
 
@@ -42,6 +44,12 @@ class TurnContext:
     """The whole of ``memory.md``."""
     long_term_version: int | None = None
     """The number of the last recorded change of ``memory.md`` when it was read (``None``: not known)."""
+    facts: tuple[SelectedFact, ...] = ()
+    """Structured facts chosen for this question (the profile, then the relevant ones), each with why."""
+    instructions: str = ""
+    """The agent's standing instructions for this user (``instructions.md``, procedural memory)."""
+    instructions_version: int | None = None
+    """Its version when it was read."""
 
     def history_messages(self) -> list[HumanMessage | AIMessage]:
         """The history as chat messages (only user and assistant turns; other roles are not replayed)."""
@@ -62,6 +70,10 @@ class TurnContext:
             parts += ["[SESSION]", *(f"{m.role}: {m.content}" for m in self.history)]
         if self.daily:
             parts += ["[DAILY]", *(f"{m.role}: {m.content}" for m in self.daily)]
+        if self.instructions.strip():
+            parts += ["[INSTRUCTIONS]", f"(instructions.md version {self.instructions_version})"]
+        if self.facts:
+            parts += ["[FACTS]", *(f"{s.line()} <- {s.why()}" for s in self.facts)]
         long_term = self.long_term.strip()
         if long_term:
             parts += ["[LONG_TERM]", long_term if len(long_term) <= LOG_LONG_TERM_MAX_CHARS else self._long_term_ref()]
@@ -81,8 +93,13 @@ def build_context(
     *,
     recent_rounds: int = 3,
     daily_limit: int = 0,
+    facts: FactRanker | None = None,
+    fact_budget: int = 0,
+    procedural: bool = False,
 ) -> TurnContext:
-    """Assemble the context for the turn whose user message was just written as ``current``.
+    """Assemble the context for the turn whose user message was just written as ``current``; with a ``facts``
+    ranker and ``fact_budget > 0``, up to that many structured facts chosen for the question; with ``procedural``,
+    the standing instructions (``instructions.md``).
 
     Cost does not depend on the length of the session or day files: both are read from their tails.
     """
@@ -95,7 +112,14 @@ def build_context(
     # The text and the version that names it, read together under the lock (a change made by hand is recorded first),
     # so the log line can refer to a large memory.md by version instead of copying it.
     long_term = user.long_term.current()
-    return TurnContext(history=history, daily=daily, long_term=long_term.text, long_term_version=long_term.version)
+    keeps = isinstance(user, KeepsFacts)  # a backend without structured memory: none in the context
+    chosen = (facts.select(user.facts, current.session.content, budget=fact_budget)
+              if facts and fact_budget > 0 and keeps else ())
+    # No instructions file (the common case) costs one stat, not the lock and the history check of current().
+    instructions = user.instructions.current() if procedural and keeps and user.instructions.path.exists() else None
+    return TurnContext(history=history, daily=daily, long_term=long_term.text, long_term_version=long_term.version,
+                       facts=chosen, instructions=instructions.text if instructions else "",
+                       instructions_version=instructions.version if instructions else None)
 
 
 DAILY_SCAN_MAX = 2000

@@ -49,9 +49,17 @@ def system_prompt_for(context: TurnContext, *, now: _dt.datetime | None = None) 
     parts = [SYSTEM_PROMPT]
     if now is not None:
         parts.append(f"Current time: {now.strftime('%Y-%m-%d %H:%M %A')} (UTC{now.strftime('%z')}).")
+    standing = context.instructions.strip()
+    if standing:  # procedural memory: how to work with this user, refined over time (propose_instruction)
+        parts.append("Standing instructions for this user (follow them unless the user says otherwise now):\n"
+                     f"<standing_instructions>\n{standing}\n</standing_instructions>")
     body = context.long_term.strip()
     if body:  # an empty section is left out (as the original demo did); the rules above say what memory.md is
         parts.append(f"Long-term memory (memory.md):\n{LONG_TERM_OPEN}\n{body}\n{LONG_TERM_CLOSE}")
+    if context.facts:
+        lines = "\n".join(f"- {selected.line()}" for selected in context.facts)
+        parts.append("Known facts about the user and their people (structured memory, with the message each came "
+                     "from; recall_facts finds more and their history):\n<facts>\n" + lines + "\n</facts>")
     if context.daily:
         parts.append("Earlier today in other conversations (daily log, oldest first):\n<daily>\n"
                      f"{render_lines(context.daily, with_day=True)}\n</daily>")

@@ -7,7 +7,10 @@ This file holds the API only; each concern behind it has its own module:
 ``agent/recorder.py``       the middleware that records every model and tool call into the turn's state
 ``agent/sessions.py``       one turn at a time per session: slots, locks, :class:`SessionBusy`
 ``agent/tools.py``          the six memory tools bound to one session
-``agent/context.py``        what the model is told before the turn (recent rounds, today, long-term memory)
+``agent/context.py``        what the model is told before the turn (recent rounds, today, long-term memory, facts)
+``agent/facts_queue.py``    facts extracted from each user message after the reply, through a durable queue
+``agent/facts_tools.py``    the ``recall_facts`` tool
+``agent/procedural.py``     standing instructions (procedural memory) and the ``propose_instruction`` tool
 ==========================  ==============================================================================
 
 The service caches one agent graph per ``(user, session)`` (at most :data:`MAX_CACHED_GRAPHS`, least recently used
@@ -27,11 +30,14 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from agentmem_nb.agent.config import LLMConfig, load_config
+from agentmem_nb.agent.facts_queue import FactMode, FactWriter
 from agentmem_nb.agent.models import make_chat_model, model_name_of
 from agentmem_nb.agent.offline import OfflineChatModel
 from agentmem_nb.agent.sessions import DEFAULT_LOCK_TIMEOUT, SessionBusy, SessionLocks
 from agentmem_nb.agent.turn import SessionAgent, Turn, describe_model_error, title_from
 from agentmem_nb.errors import InvalidArgument
+from agentmem_nb.facts import Extractor, OfflineExtractor
+from agentmem_nb.facts.rank import FactRanker
 from agentmem_nb.identifiers import check_session_id
 from agentmem_nb.retrieval import Retriever
 from agentmem_nb.store import MemoryStore, UserMemory
@@ -57,6 +63,16 @@ class ChatService:
             unfinished) before raising :class:`SessionBusy`; ``None`` waits as long as it takes.
         retriever: what the search tools search with (default: a :class:`~agentmem_nb.retrieval.Retriever` with the
             default configuration), handed to every session's :class:`~agentmem_nb.agent.tools.MemoryTools`.
+        facts: when facts are extracted from each user message: ``"background"`` (default: after the reply, through
+            a durable queue; :meth:`drain` waits for it), ``"hot"`` (before the turn returns) or ``"off"`` (the agent
+            without structured facts: none extracted, none in the context, no ``recall_facts`` tool). A store whose
+            users keep no facts (:class:`~agentmem_nb.store.contract.KeepsFacts`: the PostgreSQL backend, for now)
+            runs as ``"off"``, and without standing instructions.
+        fact_extractor: what extracts them (default: the offline :class:`~agentmem_nb.facts.OfflineExtractor`; see
+            ``agentmem_nb.agent.facts_model`` for the model's structured output).
+        fact_budget: at most this many facts in a turn's context (a small profile, then the relevant ones; 0: none).
+        procedural: compose the user's standing instructions (``instructions.md``) into the system prompt and offer
+            the ``propose_instruction`` tool (see :mod:`agentmem_nb.agent.procedural`).
 
     >>> # svc = ChatService(MemoryStore("memory"))
     >>> # sid = svc.new_conversation("alice"); svc.turn("alice", sid, "I prefer green tea").reply
@@ -73,6 +89,10 @@ class ChatService:
         max_steps: int = 24,
         lock_timeout: float | None = DEFAULT_LOCK_TIMEOUT,
         retriever: Retriever | None = None,
+        facts: FactMode = "background",
+        fact_extractor: Extractor | None = None,
+        fact_budget: int = 12,
+        procedural: bool = True,
     ) -> None:
         if model is None:
             config = config if config is not None else load_config()
@@ -90,6 +110,12 @@ class ChatService:
         self._lock = threading.Lock()  # guards _agents
         self._sessions = SessionLocks(lock_timeout=None)
         self.lock_timeout = lock_timeout
+        self.procedural = bool(procedural)
+        self.fact_ranker = FactRanker()
+        self.fact_budget = max(0, int(fact_budget)) if facts != "off" else 0
+        self.facts = FactWriter(fact_extractor or OfflineExtractor(), mode=facts,
+                                describe_error=lambda exc: describe_model_error(exc, self.config))
+        """Extracts facts from each user message (see :mod:`agentmem_nb.agent.facts_queue`)."""
         self.graphs_built = 0
         """How many agent graphs this service has built (one per session it served, barring cache eviction)."""
 
@@ -125,6 +151,10 @@ class ChatService:
     def graph(self, user_id: str, session_id: str) -> Any:
         """The compiled agent graph of one session (built on first use, then cached)."""
         return self._agent(self.store.user(user_id), check_session_id(session_id)).graph
+
+    def drain(self, timeout: float | None = None) -> bool:
+        """Wait until every queued fact extraction is written (``False`` if ``timeout`` seconds passed first)."""
+        return self.facts.drain(timeout)
 
     # ------------------------------------------------------------------ turns
 
@@ -185,7 +215,8 @@ class ChatService:
             if agent is not None:
                 self._agents.move_to_end(key)
                 return agent
-            agent = SessionAgent(user, session_id, self.model, self.retriever)
+            agent = SessionAgent(user, session_id, self.model, self.retriever,
+                                 self.fact_ranker if self.facts.mode != "off" else None, self.procedural)
             self.graphs_built += 1
             self._agents[key] = agent
             while len(self._agents) > MAX_CACHED_GRAPHS:
@@ -196,12 +227,16 @@ class ChatService:
         slot = self._sessions.slot(user.user_id, session_id)  # a local: keeps the slot alive while the turn needs it
         # Turns of one session run one at a time (they share the session's agent and its files).
         holder = self._sessions.claim(slot, user.user_id, session_id, streaming=stream_tokens)
+        self.facts.turn_started()  # background extraction waits while turns run
         try:
             agent = self._agent(user, session_id)
             events = Turn(self, user, session_id, message, agent, holder.helpers,
                           holder.stop).run(stream_tokens=stream_tokens)
             try:
                 for event in events:
+                    if event.result is not None and event.result.user_message is not None:
+                        # Facts of the user message: queued (or, hot, written) before the result is handed out.
+                        self.facts.submit(user, session_id, event.result.user_message.message_id)
                     holder.running = False  # in the caller's hands until it asks for the next event
                     holder.events += 1
                     yield event
@@ -212,4 +247,5 @@ class ChatService:
                 # with its log line, *before* the session is free for the next turn.
                 events.close()
         finally:
+            self.facts.turn_finished()
             self._sessions.release(slot)

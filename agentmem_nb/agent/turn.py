@@ -32,11 +32,15 @@ from langgraph.errors import GraphRecursionError
 
 from agentmem_nb.agent.config import LLMConfig
 from agentmem_nb.agent.context import TurnContext, build_context, long_term_lines_used
+from agentmem_nb.agent.facts_tools import recall_facts_tool
+from agentmem_nb.agent.procedural import propose_instruction_tool
 from agentmem_nb.agent.models import ModelResponseError
 from agentmem_nb.agent.prompt import SYSTEM_PROMPT, system_prompt_for
 from agentmem_nb.agent.recorder import (DeadlinePassed, MalformedToolCall, Recorder, ToolFailed, ToolRun,
                                         TurnCancelled, TurnState, wrong_shape_calls)
 from agentmem_nb.agent.tools import MemoryTools, TurnScope
+from agentmem_nb.facts.rank import FactRanker
+from agentmem_nb.store.contract import KeepsFacts
 from agentmem_nb.items import ItemKey
 from agentmem_nb.messages import Message, ToolCall
 from agentmem_nb.redact import redact
@@ -63,9 +67,13 @@ class SessionAgent:
     (each turn passes its :class:`~agentmem_nb.agent.recorder.TurnState` with the call), and its session's slot
     lets one turn at a time use it."""
 
-    def __init__(self, user: UserMemory, session_id: str, model: BaseChatModel, retriever: Retriever) -> None:
+    def __init__(self, user: UserMemory, session_id: str, model: BaseChatModel, retriever: Retriever,
+                 facts: FactRanker | None = None, procedural: bool = False) -> None:
         self.tools = MemoryTools(user, session_id, retriever=retriever)
-        self.graph = create_agent(model, self.tools.tools, system_prompt=SYSTEM_PROMPT, middleware=[Recorder()],
+        keeps = isinstance(user, KeepsFacts)  # a backend without structured memory: the agent runs without it
+        tools = [*self.tools.tools, *([recall_facts_tool(user, facts)] if facts is not None and keeps else []),
+                 *([propose_instruction_tool(user)] if procedural and keeps else [])]
+        self.graph = create_agent(model, tools, system_prompt=SYSTEM_PROMPT, middleware=[Recorder()],
                                   context_schema=TurnState)
 
 
@@ -124,7 +132,8 @@ class Turn:
         try:
             try:
                 context = build_context(user, session_id, appended, recent_rounds=svc.recent_rounds,  # (2)
-                                        daily_limit=svc.daily_limit)
+                                        daily_limit=svc.daily_limit, facts=svc.fact_ranker,
+                                        fact_budget=svc.fact_budget, procedural=svc.procedural)
             except Exception as exc:  # a store file that cannot be read (e.g. edited in place while we run)
                 self.error = _short(f"The agent could not read the memory for this turn: {type(exc).__name__}: "
                                     f"{exc} (run `agentmem-nb problems` to check the user's files).")

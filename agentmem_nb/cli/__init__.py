@@ -257,7 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     # the benchmarks folder of a source checkout); each is listed only where its module is importable.
     _find_checkout_benchmarks()
     for module in ("agentmem_nb.cli.chat", "agentmem_nb.cli.lab", "agentmem_nb.cli.serve", "agentmem_nb.cli.db",
-                   "agentmem_nb.evaluation.retrieval", "benchmarks"):
+                   "agentmem_nb.cli.facts", "agentmem_nb.evaluation.retrieval", "benchmarks"):
         add = _optional(module)
         if add is not None:
             add(sub)

@@ -305,7 +305,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
     Returns the ``eval`` parser, whose own subparsers other evaluations can join.
     """
-    evaluation = subparsers.add_parser("eval", help="measure the memory's retrieval on a benchmark")
+    evaluation = subparsers.add_parser("eval", help="measure the memory's retrieval (locomo) and fact extraction (facts)")
     commands = evaluation.add_subparsers(dest="eval_command", metavar="BENCHMARK", required=True)
     parser = commands.add_parser(
         "locomo",
@@ -314,6 +314,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     _arguments(parser)
     parser.set_defaults(func=run)
+    from agentmem_nb.evaluation.facts import add_parser as add_facts  # `eval facts` joins `eval locomo`
+
+    add_facts(commands)
     return evaluation
 
 

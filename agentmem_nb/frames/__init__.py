@@ -12,6 +12,7 @@
     frames.tool_calls(mem, tools=["search_session"], keyword="job", start="2026-04-08")
     frames.long_term(mem), frames.long_term_history(mem), frames.conversations(mem)
     frames.dialogue_log(mem), frames.problems(mem)
+    frames.facts(mem), frames.facts(mem, current=True), frames.facts(mem, key="user.lives_in")
 
 Datetime columns are timezone-aware, in the store's zone (the machine's local zone when the store has none). Text
 columns have pandas' ``"str"`` dtype; one that holds a lone surrogate (a JSON escape such as ``\\ud800`` the store kept)
@@ -39,6 +40,7 @@ from agentmem_nb.frames.documents import (
     long_term_history,
     problems,
 )
+from agentmem_nb.frames.facts import FACT_COLUMNS, facts, facts_frame
 from agentmem_nb.frames.follow import LayerFollower
 from agentmem_nb.frames.messages import (
     MESSAGE_COLUMNS,
@@ -54,6 +56,9 @@ from agentmem_nb.frames.messages import (
 from agentmem_nb.frames.tools import TOOL_COLUMNS, ToolSource, filter_tool_calls, input_text, tool_calls
 
 __all__ = [
+    "facts",
+    "facts_frame",
+    "FACT_COLUMNS",
     "session_messages",
     "daily_messages",
     "message_file_frame",

@@ -6,6 +6,7 @@ conversation list and dialogue log. This package imports neither pandas, ipywidg
 
 from agentmem_nb.store.conversations import Conversation, Conversations
 from agentmem_nb.store.dialogue_log import DialogueEntry, DialogueLog
+from agentmem_nb.store.facts import Fact, FactKey, FactSource, FactsLayer, Statement
 from agentmem_nb.store.jsonl import Durability, IOStats, JsonlFile, LineBlock, RawLines
 from agentmem_nb.store.scan import Change, Cursor, Scan
 from agentmem_nb.store.layer import MAX_SEARCH_LIMIT, MAX_WINDOW_SIDE, MessageFile, Window
@@ -36,6 +37,11 @@ __all__ = [
     "Conversation",
     "DialogueLog",
     "DialogueEntry",
+    "FactsLayer",
+    "Fact",
+    "FactKey",
+    "FactSource",
+    "Statement",
     "Problem",
     "ProblemKind",
     "MAX_WINDOW_SIDE",

@@ -22,6 +22,9 @@ suite checks what they do. Semantics (the table of ``docs``/DESIGN §2, in short
   restored; a write can demand the version it read (``expected_version``).
 * **conversations** — listed newest ``updated_at`` first, ties broken by session id.
 * **dialogue log** — one entry per turn, appended with the next ``entry_id``, read back equal.
+* **facts** — append-only events (assert, resolve, delete); the view is their fold: ``current()`` (active and held
+  conflicts), ``history(subject, attribute)`` oldest first, ``conflicts()``; an assertion already recorded from the
+  same source message is not recorded twice; a decision (supersede / conflict) is made at write time and kept.
 * **problems** — reading never raises on bad data; what was wrong is listed by ``problems()``.
 * **transaction** — ``with user.transaction():`` groups a turn's writes: one transaction on a database (all or
   none, then an error), each write on its own on files.
@@ -39,13 +42,15 @@ if TYPE_CHECKING:
     from agentmem_nb.messages import Message, ToolCall
     from agentmem_nb.store.conversations import Conversation
     from agentmem_nb.store.dialogue_log import DialogueEntry
+    from agentmem_nb.store.facts import Fact, FactEvent, FactSource, Statement
     from agentmem_nb.store.scan import Cursor, Scan
     from agentmem_nb.store.layer import Appended, Window
     from agentmem_nb.store.longterm import MemoryHistory, MemorySnapshot, MemoryVersion
     from agentmem_nb.store.memory_store import MemoryStore
     from agentmem_nb.store.problems import Problem
 
-__all__ = ["MessageLayer", "LongTerm", "ConversationList", "DialogueRecord", "UserStore", "Store"]
+__all__ = ["MessageLayer", "LongTerm", "ConversationList", "DialogueRecord", "FactRecord", "UserStore", "KeepsFacts",
+           "Store"]
 
 
 @runtime_checkable
@@ -151,6 +156,34 @@ class DialogueRecord(Protocol):
 
 
 @runtime_checkable
+class FactRecord(Protocol):
+    """The user's facts: events appended, the current view and each key's history read back."""
+
+    def record(self, statements: Iterable[Statement], *, source: FactSource | None = None,
+               extracted_by: str = "user", valid_from: _dt.datetime | None = None) -> list[Fact]: ...
+
+    def resolve(self, fact_id: int, *, accept: bool, by: str = "user") -> Fact: ...
+
+    def delete(self, fact_id: int, *, by: str = "user") -> Fact: ...
+
+    def all(self) -> list[Fact]: ...
+
+    def current(self) -> list[Fact]: ...
+
+    def get(self, subject: str, attribute: str) -> list[Fact]: ...
+
+    def history(self, subject: str, attribute: str) -> list[Fact]: ...
+
+    def conflicts(self) -> list[Fact]: ...
+
+    def events(self) -> list[FactEvent]: ...
+
+    def has_source(self, session_id: str, message_id: int) -> bool: ...
+
+    def problems(self) -> list[Problem]: ...
+
+
+@runtime_checkable
 class UserStore(Protocol):
     """Everything one user has."""
 
@@ -189,6 +222,19 @@ class UserStore(Protocol):
 
 
 @runtime_checkable
+class KeepsFacts(Protocol):
+    """A user store that also keeps structured memory: facts (:class:`FactRecord`) and the agent's standing
+    instructions (a :class:`LongTerm` document). The files do; the PostgreSQL backend does not yet, and the agent
+    runs there without them (``isinstance(user, KeepsFacts)`` is the one test, see ``agent/``)."""
+
+    @property
+    def facts(self) -> FactRecord: ...
+
+    @property
+    def instructions(self) -> LongTerm: ...
+
+
+@runtime_checkable
 class Store(Protocol):
     """A memory store: users by id, one zone and one clock for all of them."""
 
@@ -206,9 +252,9 @@ class Store(Protocol):
 if TYPE_CHECKING:  # the type checker proves the files implement the contract (tests/contract proves the behaviour)
 
     def _files_implement_the_contract(store: MemoryStore) -> tuple[Store, UserStore, MessageLayer, LongTerm,
-                                                                   ConversationList, DialogueRecord]:
+                                                                   ConversationList, DialogueRecord, KeepsFacts]:
         user = store.user("u")
-        return store, user, user.session("s"), user.long_term, user.conversations, user.log
+        return store, user, user.session("s"), user.long_term, user.conversations, user.log, user
 
     from agentmem_nb.store.postgres import PostgresStore
 

@@ -300,10 +300,13 @@ class LongTermMemory:
     >>> # lt.history()[-1].after, lt.current().version
     """
 
-    def __init__(self, directory: Path, *, clock: Clock, zone: _dt.tzinfo | None, durability: Durability) -> None:
+    def __init__(self, directory: Path, *, clock: Clock, zone: _dt.tzinfo | None, durability: Durability,
+                 name: str = "memory.md") -> None:
+        # ``name``: the same versioned document under another file, e.g. the agent's standing instructions
+        # (``instructions.md`` with ``instructions.history.jsonl``, see UserMemory.instructions).
         self.directory = directory
-        self.path = directory / "memory.md"
-        self._history = _HistoryFile(directory / "memory.history.jsonl", durability=durability,
+        self.path = directory / name
+        self._history = _HistoryFile(directory / f"{Path(name).stem}.history.jsonl", durability=durability,
                                      base=directory.parent)
         self._clock = clock
         self._zone = zone

@@ -11,6 +11,8 @@ from typing import Any, TypeGuard
 
 from agentmem_nb.errors import InvalidIdentifier, MemoryDataWarning
 from agentmem_nb.identifiers import check_user_id
+from agentmem_nb.errors import InvalidArgument
+from agentmem_nb.store.facts import MergePolicy
 from agentmem_nb.store.jsonl import Durability
 from agentmem_nb.store.user import UserMemory
 from agentmem_nb.timeutil import Clock, resolve_zone, system_clock
@@ -33,6 +35,8 @@ class MemoryStore:
             machine's local zone.
         clock: zero-argument callable giving the current aware time (inject a fixed clock in tests).
         durability: ``"flush"`` (default) or ``"fsync"`` — see :data:`~agentmem_nb.store.jsonl.Durability`.
+        fact_policy: how a new value of a single-valued fact is merged (``"supersede"``, ``"review"`` or
+            ``"latest"``; see :mod:`agentmem_nb.store.facts`).
 
     >>> # store = MemoryStore("memory", zone="Asia/Shanghai")
     >>> # store.user("alice").append("s1", "user", "hello")
@@ -59,11 +63,15 @@ class MemoryStore:
         zone: str | _dt.tzinfo | None = None,
         clock: Clock = system_clock,
         durability: Durability = "flush",
+        fact_policy: MergePolicy = "supersede",
     ) -> None:
+        if fact_policy not in ("supersede", "review", "latest"):
+            raise InvalidArgument(f"fact_policy {fact_policy!r}: use 'supersede', 'review' or 'latest'")
         self.root = Path(root)
         self.zone = resolve_zone(zone)
         self.clock = clock
         self.durability: Durability = durability
+        self.fact_policy: MergePolicy = fact_policy
         self._users: dict[str, UserMemory] = {}
         self._lock = threading.Lock()
 

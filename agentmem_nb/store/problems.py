@@ -38,6 +38,7 @@ class ProblemKind(str, Enum):
     QUARANTINE_FILE = "quarantine_file"  # {layer}.quarantine holds fragments cut from a layer by earlier repairs
     ORPHANED_TEMP_FILE = "orphaned_temp_file"  # .{file}.XXXXXXXX.tmp left by a write that was killed
     INVALID_CONVERSATION_KEY = "invalid_conversation_key"  # a conversations.json key that is no session id: not listed
+    INVALID_FACT_EVENT = "invalid_fact_event"  # a facts.jsonl event that names no fact or lacks its fields: skipped
 
     @property
     def skips_data(self) -> bool:
@@ -50,6 +51,7 @@ class ProblemKind(str, Enum):
             ProblemKind.TORN_TAIL_QUARANTINED,
             ProblemKind.UNSAFE_FILE,
             ProblemKind.UNREADABLE_FILE,
+            ProblemKind.INVALID_FACT_EVENT,
         }
 
 

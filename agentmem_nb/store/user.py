@@ -20,6 +20,7 @@ from agentmem_nb.messages import Message, ToolCall
 from agentmem_nb.store._fs import check_file, list_folder
 from agentmem_nb.store.conversations import Conversations
 from agentmem_nb.store.dialogue_log import DialogueLog
+from agentmem_nb.store.facts import FactsLayer
 from agentmem_nb.store.folder_check import check_user_folder
 from agentmem_nb.store.layer import MAX_SEARCH_LIMIT, Appended, MessageFile, Window
 from agentmem_nb.store.longterm import LongTermMemory
@@ -50,6 +51,10 @@ class UserMemory:
         self._layers_lock = threading.Lock()
         fsync = store.durability == "fsync"
         self.long_term = LongTermMemory(self.directory, clock=store.clock, zone=store.zone, durability=store.durability)
+        self.instructions = LongTermMemory(self.directory, clock=store.clock, zone=store.zone,
+                                           durability=store.durability, name="instructions.md")
+        """Procedural memory: the agent's standing instructions for this user, versioned like ``memory.md``
+        (history, restore) and composed into the system prompt."""
         self.conversations = Conversations(self.directory, clock=store.clock, zone=store.zone, fsync=fsync,
                                            rebuild_source=self._session_summaries)
         self.log = DialogueLog(self.directory / "logs" / "llm_dialogue.jsonl", zone=store.zone,
@@ -57,6 +62,8 @@ class UserMemory:
         self.redactions = Redactions(self.directory / "redactions.jsonl", clock=store.clock, zone=store.zone,
                                      durability=store.durability, base=store.root)
         """Redaction events (see :mod:`agentmem_nb.store.redactions`): messages hidden without rewriting them."""
+        self.facts = FactsLayer(self.directory, clock=store.clock, zone=store.zone, durability=store.durability,
+                                base=store.root, policy=store.fact_policy)
 
     def __repr__(self) -> str:
         return f"UserMemory(user_id={self.user_id!r}, directory={str(self.directory)!r})"
@@ -193,6 +200,8 @@ class UserMemory:
         found += _gathered(self.conversations.path, self.conversations.problems)
         if self.redactions.file.path.exists():
             found += _gathered(self.redactions.file.path, self.redactions.problems)
+        found += _gathered(self.facts.path, self.facts.problems)
+        found += _gathered(self.instructions.path, self.instructions.problems)
         found += check_user_folder(self.directory, base=self.store.root)
         seen: set[object] = set()
         unique = []

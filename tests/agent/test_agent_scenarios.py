@@ -10,7 +10,7 @@ import pytest
 from agentmem_nb.testing.fake_openai import memory_policy, real_config
 
 from agentmem_nb import MemoryStore
-from agentmem_nb.agent import ChatService, TurnResult
+from agentmem_nb.agent import ChatService, OfflineChatModel, TurnResult
 
 EN_FACT = "My sister Chloé lives in Lyon and works as a pilot."
 EN_FILLERS = [f"Tell me something fun about topic number {i}." for i in range(11)]
@@ -19,6 +19,14 @@ EN_RECALL = "What did I tell you about my sister?"
 ZH_FACT = "我的猫叫年糕，今年三岁了。"
 ZH_FILLERS = [f"第{i}个话题：聊聊电影和音乐。" for i in range(11)]
 ZH_RECALL = "你还记得我的猫叫什么吗？"
+
+
+@pytest.fixture
+def svc(store: MemoryStore) -> ChatService:
+    """The agent without structured facts or standing instructions: these scenarios pin recall through the session and daily tools (with
+    facts on, the fact would be in the context and there would be nothing to recall; tests/agent/test_agent_facts.py
+    covers that path)."""
+    return ChatService(store, model=OfflineChatModel(), facts="off", procedural=False)
 
 
 def _chat(svc: ChatService, sid: str, fact: str, fillers: list[str], *, stream: bool = False) -> list[TurnResult]:
@@ -68,7 +76,7 @@ def test_offline_model_recalls_a_fact_from_beyond_the_context(
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 def test_real_client_against_fake_server_recalls_the_fact(store: MemoryStore, fake_openai, stream: bool) -> None:  # noqa: ANN001
     fake_openai.policy = memory_policy("sister")
-    svc = ChatService(store, config=real_config(fake_openai))
+    svc = ChatService(store, config=real_config(fake_openai), facts="off", procedural=False)  # as the svc fixture
     assert not svc.offline and svc.model_name == "fake-model"
     sid = svc.new_conversation("u1")
     fact_id = _chat(svc, sid, EN_FACT, EN_FILLERS, stream=stream)[0].user_message.message_id

@@ -1,0 +1,101 @@
+"""Values as the extractors normalise them: dates (``05-03``, ``1990-05-03``), small numbers, Chinese numerals.
+
+A birthday said as "May 3rd", "3 May", "the third of May" or "5月3号" must be one value, or a repetition would read
+as a contradiction; so every date an extractor keeps goes through :func:`normalise_date`.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["normalise_date", "chinese_number", "normalise_number"]
+
+_MONTHS = {
+    name: i
+    for i, names in enumerate(
+        [("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
+         ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"),
+         ("november", "nov"), ("december", "dec")],
+        start=1,
+    )
+    for name in names
+}
+_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
+             "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14,
+             "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19,
+             "twentieth": 20, "thirtieth": 30}
+_MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
+_YEAR = r"(?P<year>(?:19|20)\d\d)"
+_CN_NUM = "零〇一二两三四五六七八九十百"
+
+_EN_DATES = [
+    re.compile(r"\b" + _YEAR + r"-(?P<m>\d\d?)-(?P<d>\d\d?)\b"),
+    re.compile(r"\b" + _MONTH + r"\s+(?:the\s+)?" + _DAY + r"\b(?:,?\s+" + _YEAR + r")?", re.I),
+    re.compile(r"\b(?:the\s+)?" + _DAY + r"\s+(?:of\s+)?" + _MONTH + r"\b(?:,?\s+" + _YEAR + r")?", re.I),
+]
+_CN_DATE = re.compile(r"(?:(?P<year>(?:19|20)\d\d|[一二九零〇]{4})\s*年\s*)?(?P<m>\d{1,2}|[" + _CN_NUM + r"]{1,3})\s*月"
+                      r"\s*(?P<d>\d{1,2}|[" + _CN_NUM + r"]{1,3})\s*[日号號]?")
+
+
+def chinese_number(text: str) -> int | None:
+    """``"二十五"`` → 25, ``"十二"`` → 12, ``"3"`` → 3, up to 999; ``None`` if it is no number."""
+    if text.isdigit():
+        return int(text)
+    digits = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
+              "九": 9}
+    if not text or any(c not in digits and c not in "十百" for c in text):
+        return None
+    if len(text) == 4 and all(c in digits for c in text):  # a year spelt digit by digit: 一九九零
+        return int("".join(str(digits[c]) for c in text))
+    total, current = 0, 0
+    for char in text:
+        if char in digits:
+            current = digits[char]
+        else:
+            unit = 10 if char == "十" else 100
+            total += (current or 1) * unit
+            current = 0
+    return total + current
+
+
+def normalise_number(text: str) -> str:
+    """A number as digits (``"三十"`` → ``"30"``); other text unchanged."""
+    value = chinese_number(text.strip())
+    return str(value) if value is not None else text.strip()
+
+
+def _format(year: int | None, month: int, day: int) -> str | None:
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        return None
+    return f"{year:04d}-{month:02d}-{day:02d}" if year else f"{month:02d}-{day:02d}"
+
+
+def normalise_date(text: str) -> str:
+    """The date named in ``text`` as ``MM-DD`` (or ``YYYY-MM-DD`` when a year is given); ``text`` itself (trimmed)
+    when it names no date this module reads."""
+    for pattern in _EN_DATES:
+        found = pattern.search(text)
+        if found is None:
+            continue
+        parts = found.groupdict()
+        month = int(parts["m"]) if parts.get("m") else _MONTHS[parts["month"].lower().rstrip(".")]
+        day = int(parts["d"]) if parts.get("d") else int(parts["day"])
+        formatted = _format(int(parts["year"]) if parts.get("year") else None, month, day)
+        if formatted:
+            return formatted
+    ordinal = re.search(r"\b(?:the\s+)?(?P<ord>[a-z]+)\s+of\s+" + _MONTH, text, re.I)
+    if ordinal and ordinal.group("ord").lower() in _ORDINALS:
+        formatted = _format(None, _MONTHS[ordinal.group("month").lower().rstrip(".")],
+                            _ORDINALS[ordinal.group("ord").lower()])
+        if formatted:
+            return formatted
+    found = _CN_DATE.search(text)
+    if found:
+        cn_month, cn_day = chinese_number(found.group("m")), chinese_number(found.group("d"))
+        if cn_month is not None and cn_day is not None:
+            formatted = _format(chinese_number(found.group("year")) if found.group("year") else None, cn_month,
+                                cn_day)
+            if formatted:
+                return formatted
+    return text.strip()

@@ -1,0 +1,333 @@
+"""Offline extraction of facts from Chinese statements, by grammar patterns.
+
+The same rules as :mod:`agentmem_nb.facts.english`, for a language that drops subjects and writes no spaces: a
+clause (split at ，。；！ and at 但是/而且/不过) takes the subject it names — 我, 我(的)妹妹, or someone else's (他, 她,
+a name: no fact) — or, naming none, the subject of the clause before it ("我住在北京，在谷歌工作"). The predicate is
+anchored right after the subject and a few adverbs (也, 现在, 已经 …). Questions (？, 吗, 什么, 哪 …), hypotheticals and
+plans (如果, 打算, 想要, 明年 …) and reported speech (他说, 听说 …) give nothing; quoted text is removed first. Hedges
+(好像, 可能, 我觉得 …) keep the fact unsure; 不再/已经不/再也不/以前 and a negated predicate closed by 了 end a value;
+其实/不对/说错了 make a correction, and a bare "其实是上海" corrects the last attribute spoken about.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agentmem_nb.facts._values import normalise_date, normalise_number
+from agentmem_nb.store.facts import ACCUMULATING, FactKey, FactOp, Statement
+
+__all__ = ["extract_chinese", "RELATIONS_ZH"]
+
+RELATIONS_ZH = {
+    "哥": "brother", "姐": "sister", "妹": "sister", "弟": "brother",
+    "妹妹": "sister", "姐姐": "sister", "姊姊": "sister", "哥哥": "brother", "弟弟": "brother", "妈妈": "mother",
+    "母亲": "mother", "老妈": "mother", "妈": "mother", "爸爸": "father", "父亲": "father", "老爸": "father",
+    "爸": "father", "老婆": "wife", "妻子": "wife", "太太": "wife", "媳妇": "wife", "老公": "husband",
+    "丈夫": "husband", "先生": "husband", "爱人": "spouse", "儿子": "son", "女儿": "daughter", "男朋友": "boyfriend",
+    "男友": "boyfriend", "女朋友": "girlfriend", "女友": "girlfriend", "最好的朋友": "best_friend",
+    "好朋友": "best_friend", "闺蜜": "best_friend", "好友": "best_friend", "朋友": "friend", "同事": "colleague",
+    "老板": "boss", "领导": "boss", "上司": "boss", "室友": "roommate", "舍友": "roommate", "表哥": "cousin",
+    "表姐": "cousin", "表妹": "cousin", "表弟": "cousin", "堂哥": "cousin", "堂姐": "cousin", "堂妹": "cousin",
+    "堂弟": "cousin", "爷爷": "grandfather", "外公": "grandfather", "姥爷": "grandfather", "奶奶": "grandmother",
+    "外婆": "grandmother", "姥姥": "grandmother", "叔叔": "uncle", "舅舅": "uncle", "伯伯": "uncle", "阿姨": "aunt",
+    "姑姑": "aunt", "小姨": "aunt", "邻居": "neighbour", "孩子": "child", "宝宝": "baby", "未婚夫": "fiance",
+    "未婚妻": "fiancee", "狗": "dog", "小狗": "dog", "猫": "cat", "小猫": "cat", "猫咪": "cat", "父母": "parents",
+    "爸妈": "parents", "导师": "mentor", "老师": "teacher",
+}
+_REL = "|".join(sorted((re.escape(r) for r in RELATIONS_ZH), key=len, reverse=True))
+_QUOTED = re.compile(r"“[^”]*”|「[^」]*」|\"[^\"]*\"|『[^』]*』")
+_SENTENCES = re.compile(r"[。！!？?；;\n…]+")
+_CLAUSES = re.compile(r"[，,：:]|但是|不过|可是|而且|并且|然后|所以|因为")
+_QUESTION = re.compile(r"[？?]|吗$|吗[呀啊]?$|呢$|(?<!没)(?<!没有)什么|哪里|哪儿|哪个|哪家|哪|谁|多少|(?<!不)怎么|为什么|为啥|是不是|有没有|"
+                       r"(?<!不)对不对$|是否|几岁|几月|几号|吗")
+_HYPOTHETICAL = re.compile(r"如果|要是|假如|假设|万一|的话|打算|计划|准备|想要|想去|想搬|想换|想在|想当|想做|想学|考虑|"
+                           r"希望|梦想|将来|(?:^|[，,]|我|我们|咱们)以后|未来|明年|下个月|下月|下周|下星期|下半年|可能会|也许会|或许会|会搬|要搬|"
+                           r"要去|将要|将会|即将|快要|想象|假装|但愿|要是能|不如|建议|应该去|该去|会不会|说不定会")
+_SAY = re.compile(r"说|讲|告诉|提到|声称|表示")
+_SAY_COMPOUND = re.compile(r"说(?:错|实话|真的|来|起来|白了|过|一下|明)|(?:老实|话|比如|就是|总的来|怎么|小|传|解|演|"
+                           r"游|劝|虽|再|且|听|据|来|地|格)说")
+_HEDGE = re.compile(r"好像|可能|大概|也许|或许|应该|我觉得|我感觉|我记得|估计|似乎|不太确定|不确定|不太记得|貌似|"
+                    r"记不清|吧$")
+_CORRECTION = re.compile(r"^(?:其实|实际上|事实上|准确地说|确切地说|准确来说|更正一下|更正|纠正一下|纠正|不对|不是的|"
+                         r"说错了|我说错了|搞错了|我搞错了|哦不|噢不|不好意思|抱歉|对不起|等等|等一下|错了|口误|"
+                         r"我记错了|记错了|改一下|应该说)[，,：:、\s]*")
+_LEADING = re.compile(r"^(?:这段时间|这阵子|这些天|这几天|严格来说|严格地说|严格讲|说起来|按理说|技术上|嗯|哦|噢|啊|哈哈|呵呵|对了|对(?=[，,])|是的|昨天|今天|前天|前几天|这周|本周|那天|好的|好吧|那个|另外|还有|而且|然后|现在|目前|最近|如今|"
+                      r"今年|去年|前年|上个月|上周|前段时间|前阵子|刚刚|刚才|顺便说一下|顺便说|顺便|话说|跟你说|"
+                      r"告诉你|说实话|老实说|其实吧|总之|反正|所以|从小|小时候|这几年|近几年|这些年|平时|一直以来|"
+                      r"自从\S{1,6}以后|自从\S{1,6}|\d{4}年|年初|年底|年中|月初|月底|"
+                      r"[^，,。我]{1,10}?(?:以后|之后|以来|的时候)(?=我)|从[^，,。我]{1,8}?(?:开始|起)|就)+[，,、\s]*")
+_ADVERBS = re.compile(r"^(?:[^，,。以之]{1,6}?(?:以后|之后|后)(?=搬|去|来|在|住|开始|就)|这段时间|这阵子|(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=入职|搬|去|来|开始|加入|跳槽|离|"
+                      r"辞职|在|就|被|又)|也|都|还|一直|现在|目前|已经|刚|刚刚|真的|真|非常|特别|很|超|挺|比较|就|又|才|本来|终于|"
+                      r"最近|其实|确实|当然|同时|主要|平时|一般|经常|总是|特|蛮|还是|依然|仍然|照样|今年|去年|"
+                      r"自己|本人|个人|从小就|一向|向来|全家|一家人|一家|俩|一起|都|更加|更|有点儿|有点|有些|蛮|最)+")
+_END = re.compile(r"不再|再也不|已经不|早就不|现在不|不怎么|没再")
+_PAST = re.compile(r"^(?:以前|过去|曾经|原来|之前|从前|早年)")
+_TAIL = re.compile(r"(?:就行|就好|就可以|就成|了|啦|呢|啊|呀|哦|喔|哈|吧|的|嘛|噢|咯|喽|哟|呗|一下|而已|罢了|这样|这个|那种|之类|等等|"
+                   r"工作|上班|生活|居住|住|去了|来了|过|着|一带|附近|这边|那边|呀)+$")
+_PRONOUN_VALUES = {"它", "他", "她", "这", "那", "这个", "那个", "你", "我", "他们", "东西", "什么", "一切", "这些",
+                   "那些", "这里", "那里", "哪里", "都"}
+_JOB_SUFFIX = (r"(?:师|士|员|生|家|手|工|者|官|医生|护士|律师|演员|歌手|记者|翻译|会计|销售|老师|教授|学生|经理|老板|"
+               r"主管|总监|司机|厨师|模特|警察|军人|农民|工人|博士|硕士|研究生|本科生|主播|博主|自由职业者|公务员|"
+               r"创业者|店主|保安|快递员|外卖员|程序员|工程师|设计师|产品经理|运营|编辑|导演|作家|画家|摄影师|"
+               r"医生|兽医|牙医|药剂师|教练|秘书|助理|实习生|保姆|法官|科学家|研究员|顾问|CEO|CTO|HR)")
+
+_RULES: list[tuple[str, FactOp, str]] = [
+    ("name", "set", r"^(?:的)?(?:名字|姓名|全名|大名)(?:叫|是|叫做)(?P<v>.+)"),
+    ("name", "set", r"^(?:叫|名叫|叫做|的名字叫)(?P<v>.+)"),
+    ("birthday", "set", r"^(?:的)?生日(?:是|在|为)?(?P<v>.+)"),
+    ("birthday", "set", r"^(?:是)?(?P<v>.*?\d{1,2}\s*月.*?|.*?[一二三四五六七八九十]{1,3}月.*?)(?:出生|生)的?$"),
+    ("birthday", "set", r"^(?:是)?(?P<v>.*?\d{1,2}\s*月.*?|.*?[一二三四五六七八九十]{1,3}月.*?)(?:的)?生日$"),
+    ("birthday", "set", r"^出生(?:于|在|日期是|日期为)(?P<v>.*?\d{1,2}\s*月.+|.*?[一二三四五六七八九十]{1,3}月.+)"),
+    ("hometown", "set", r"^(?:的)?老家(?:在|是)(?P<v>.+)"),
+    ("hometown", "set", r"^(?:是)?(?:在)?(?P<v>[^，,。]{1,8}?)(?:土生土长|长大)的?$"),
+    ("hometown", "set", r"^(?:来自|出生于|出生在|生在)(?P<v>.+)"),
+    ("hometown", "set", r"^(?:算是|算|是)(?P<v>[^，,。]{1,6}?)人$"),
+    ("hometown", "set", r"^(?:是)?从(?P<v>[^搬]+?)来的$"),  # not "从X搬过来的": moved from X
+    ("age", "set", r"^(?:今年|已经|都|快|刚满|满|刚|快要)?(?P<v>\d{1,3}|[一二两三四五六七八九十百]{1,4})(?:周)?岁"),
+    ("age", "set", r"^(?:的)?年龄是(?P<v>\d{1,3}|[一二两三四五六七八九十百]{1,4})"),
+    ("lives_in", "set", r"^(?:搬到了?|搬去了?|搬家到了?|搬回了?|搬来了?|搬进了?|迁到了?|移居到?|移民到?|定居到?)(?P<v>.+)"),
+    ("lives_in", "set", r"^(?:常驻在?|常住在?|住在|住|居住在|居住于|定居在|定居于|生活在|家住|家在|常住在|现居|现住)(?P<v>.+)"),
+    ("lives_in", "set", r"^(?:的)?(?:家|公寓|房子|住处|住的地方)(?:在|是在)(?P<v>.+)"),
+    ("lives_in", "set", r"^在(?P<v>[^，,。]+?)(?:住|居住|定居|生活|安家)(?:了)?(?:\S{0,4}年)?$"),
+    ("works_at", "end", r"^(?:从)?(?P<v>[^，,。]*?)(?:离职|辞职|辞掉了?工作|被裁|被开除|退休)了?"),
+    ("works_at", "end", r"^被(?P<v>[^，,。]+?)(?:裁员|裁掉|裁|开除|辞退|解雇|炒鱿鱼)了?"),
+    ("works_at", "end", r"^(?:辞职|离职|退休|失业|辞掉了工作|丢了工作|被裁员?)了?(?P<v>)"),
+    ("works_at", "set", r"^(?:在|于)(?P<v>[^，,。]+?)(?:工作|上班|任职|就职|实习|打工|当\S+|做\S+)"),
+    ("left", "end", r"^(?:离开了?|离开)(?P<v>[^，,。]+)"),
+    ("works_at", "set", r"^(?:就职于|任职于|供职于|受雇于|入职了?|跳槽到了?|跳槽去了?|加盟了?|进了)(?P<v>.+)"),
+    ("works_at", "set", r"^(?:去了?|到了?)(?P<v>[^，,。]+?)(?:工作|上班)"),
+    ("works_at", "set", r"^(?:的)?(?:公司|单位|东家)是(?P<v>.+)"),
+    ("job", "set", r"^(?:的)?(?:职业|工作|本职工作)是(?P<v>.+)"),
+    ("job", "set", r"^(?:是|当|做|成了|成为了?|当了)(?:一名|一个|一位|个|名|位)?(?P<v>[^，,。的]{0,8}?" + _JOB_SUFFIX + r")$"),
+    ("job", "set", r"^(?:是)?(?:做|干|搞)(?P<v>[^，,。]{1,8}?)的$"),
+    ("job", "set", r"^从事(?P<v>[^，,。]{1,10}?)(?:工作|行业)?$"),
+    ("allergic_to", "add", r"^对(?P<v>[^，,。]+?)过敏"),
+    ("dislikes", "add", r"^(?:不喜欢|不太喜欢|不怎么喜欢|讨厌|很讨厌|不爱吃|不爱喝|不爱看|不爱玩|不爱听|不爱|受不了|"
+                        r"忍受不了|不能忍受|反感|厌恶|烦|最讨厌|恨|不吃|不喝|吃不了|喝不了|讨厌吃|讨厌喝)(?P<v>.+)"),
+    ("dislikes", "add", r"^对(?P<v>[^，,。]+?)(?:不感兴趣|没兴趣|没有兴趣|没什么兴趣)"),
+    ("dislikes", "add", r"^(?:最)?(?:不喜欢|讨厌)的\S{0,4}?是(?P<v>.+)"),
+    ("likes", "add", r"^(?:最)?喜欢的\S{0,6}?是(?P<v>.+)"),
+    ("likes", "add", r"^(?:的)?爱好是(?P<v>.+)"),
+    ("likes", "add", r"^(?:喜欢|爱吃|爱喝|爱看|爱玩|爱听|爱|热爱|迷上了?|爱上了?|钟爱|偏爱|钟情于|痴迷于?|沉迷于?|"
+                     r"喜爱|酷爱|特爱|超爱|好喜欢|超喜欢|很喜欢|挺喜欢|最爱|最喜欢|爱好)(?P<v>.+)"),
+    ("likes", "add", r"^对(?P<v>[^，,。]+?)(?:很|特别|非常|超级|挺|比较)?(?:感兴趣|着迷|上瘾|有兴趣)"),
+    ("likes", "add", r"^是(?:个|一个)?(?P<v>[^，,。]{1,8}?)(?:迷|粉|粉丝|爱好者|控)$"),
+]
+_PREDICATES = [(attribute, op, re.compile(pattern)) for attribute, op, pattern in _RULES]
+
+
+def _clean(raw: str, attribute: str) -> str:
+    value = re.split(r"[，,。；;！!？?]", raw)[0].strip()
+    value = re.sub(r"[^\w）)]+$", "", value)  # a trailing emoji or symbol
+    for _ in range(3):
+        value = _TAIL.sub("", value).strip() if attribute not in ("job",) else re.sub(
+            r"(?:了|啦|呢|啊|呀|哦|吧|嘛)+$", "", value)
+    value = re.sub(r"^(?:了|在|是|于)", "", value) if attribute not in ("birthday", "age") else value
+    if attribute in ("lives_in", "works_at", "hometown") and (called := re.search(r"叫(?P<x>[^的，,。]{1,10})的", value)):
+        value = called.group("x")  # "一个叫丽江的小城": the name
+    if attribute == "birthday":
+        value = normalise_date(value)
+    if attribute == "age":
+        value = normalise_number(value)
+    if attribute in ("likes", "dislikes"):
+        value = re.sub(r"^(?:吃|喝|看|玩|听|去|做|打|弹|唱|跳)(?=\S{2,})", lambda m: m.group(0), value)
+    return value.strip()
+
+
+def _values(value: str) -> list[str]:
+    return [v for v in (p.strip() for p in re.split(r"[、/]|和|跟|以及|还有|与|或者|或", value)) if v]
+
+
+def _ok(value: str) -> bool:
+    return bool(value) and value not in _PRONOUN_VALUES and len(value) <= 20
+
+
+def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
+    names: list[Statement] = []
+    has = re.match(r"^我(?:们)?(?:家)?有(?:一|两|三)?(?:个|位|只|条)?(?P<rel>" + _REL + r")(?:，|,)?(?:叫|名叫|叫做|名字叫)"
+                   r"(?P<name>[^，,。的]{1,6})", clause)
+    if has:
+        names.append(Statement(RELATIONS_ZH[has.group("rel")], "name", has.group("name")))
+        rest = clause[has.end():]
+        return RELATIONS_ZH[has.group("rel")], rest, names
+    found = re.match(r"^(?:我(?:们)?(?:家)?(?:的)?)(?P<rel>" + _REL + r")(?P<poss>的)?(?P<rest>.*)$", clause)
+    if found:
+        relation = RELATIONS_ZH[found.group("rel")]
+        rest = found.group("rest")
+        if found.group("poss"):
+            return relation, rest, names
+        # An appositive name: "我妹妹小美住在上海" — a few characters before a predicate word.
+        apposition = re.match(r"^(?P<name>[\u4e00-\u9fff]{1,3}?|[A-Z][a-zA-Z]+)(?=(?:也|现在|目前|已经|一直|还)?"
+                              r"(?:住|在|喜欢|爱|是|叫|搬|今年|讨厌|不喜欢|的生日|生日|从事|当|做|对))", rest)
+        if apposition and re.search(r"(?:后|前|时|里|中|上|下|都|也|就|又|刚|才)$", apposition.group("name")):
+            apposition = None  # "我爸退休后搬到了海南": a time clause, not a name
+        if apposition and not re.match(r"^(?:也|现在|目前|已经|一直|还|最|很|就|都|不|又|刚|住|在|喜|爱|是|叫|搬|今|去|"
+                                       r"明|前|上|昨|对|从|做|当|的|没|特|超|真|挺|比|曾|以|过|和|跟)", rest):
+            names.append(Statement(relation, "name", apposition.group("name")))
+            rest = rest[apposition.end():]
+        return relation, rest, names
+    both = re.match(r"^我(?:和|跟|与)[^，,。]{1,6}?(?=都|也|一起)(?P<rest>.*)$", clause)
+    if both:  # "我和我老公都讨厌冷天": what both say is the speaker's too
+        return "user", both.group("rest"), names
+    found = re.match(r"^(?:我们|咱们|我|本人|咱)(?P<rest>.*)$", clause)
+    if found:
+        return "user", found.group("rest"), names
+    if re.match(r"^(?:他|她|它|他们|她们|你|您|你们|大家|别人|有人|人家|某人|这|那|[A-Za-z]|[\u4e00-\u9fff]{1,3}(?:说|觉得))",
+                clause):
+        return "other", "", names
+    if re.match(r"^(?:叫我|大家叫我|大家都叫我|朋友们叫我|你可以叫我)", clause):
+        return "user", "叫" + re.sub(r"^.*?叫我", "", clause), names
+    return None, clause, names
+
+
+def _predicates(rest: str, subject: str) -> list[Statement]:
+    for _ in range(3):  # time words and adverbs in any order: "上个月也搬到了…"
+        rest = _ADVERBS.sub("", _LEADING.sub("", rest.strip()))
+    rest = re.sub(r"^(?:的)(?=名字|生日|老家|家|职业|工作|公司|爱好|年龄|最)", "的", rest)
+    for attribute, op, pattern in _PREDICATES:
+        found = pattern.match(rest)
+        if found is None:
+            continue
+        value = _clean(found.group("v") or "", attribute)
+        if attribute == "left":  # "我离开了苹果": end whichever of works_at / lives_in has that value
+            return [Statement(subject, a, value, "end") for a in ("works_at", "lives_in")] if _ok(value) else []
+        if attribute in ACCUMULATING:
+            return [Statement(subject, attribute, v, op) for v in _values(value) if _ok(v)]
+        if op == "end":
+            return [Statement(subject, attribute, value if _ok(value) else "", "end")]
+        if not _ok(value) or (attribute == "age" and not value.isdigit()):
+            return []
+        return [Statement(subject, attribute, value, op)]
+    return []
+
+
+def _as_end(statements: list[Statement]) -> list[Statement]:
+    return [Statement(s.subject, "likes" if s.attribute == "dislikes" else s.attribute, s.value, "end", s.certain)
+            for s in statements]
+
+
+def _bare_value(body: str, attribute: str) -> str:
+    body = re.sub(r"^(?:应该是|应该|是在|是|在|叫|改成|改为|为)", "", body.strip())
+    if re.match(r"^(?:我|他|她|你)", body):
+        return ""
+    value = _clean(body, attribute)
+    if attribute == "age":
+        value = re.sub(r"岁.*$", "", value)
+        value = normalise_number(value)
+        return value if value.isdigit() else ""
+    return value if _ok(value) else ""
+
+
+def _reported(sentence: str) -> bool:
+    """Whether someone other than the speaker says it: a say-verb whose speaker (the characters before it, less
+    "跟我"/"对你") is not 我; compounds such as 说实话, 说错了, 比如说 are no saying."""
+    if re.search(r"听说|据说|告诉我", sentence):
+        return True
+    for found in _SAY.finditer(sentence):
+        if _SAY_COMPOUND.match(sentence, max(0, found.start() - 3)) or _SAY_COMPOUND.search(
+                sentence[max(0, found.start() - 3): found.end() + 3]):
+            continue
+        before = re.sub(r"(?:跟|对|和|给|同)(?:我|你|您|他|她)$", "", sentence[: found.start()])
+        if not before.endswith("我"):
+            return True
+    return False
+
+
+def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[Statement]:
+    """The statements of a Chinese message (see the module docstring); ``last_key`` as in
+    :func:`~agentmem_nb.facts.english.extract_english`."""
+    out: list[Statement] = []
+    text = _QUOTED.sub("", text)
+    for found_sentence in re.finditer(r"[^。！!？?；;\n…]+[。！!？?；;\n…]*", text):
+        sentence = found_sentence.group(0).strip()
+        asked = bool(re.search(r"[？?]\s*$", sentence))
+        sentence = sentence.rstrip("。！!？?；;\n… ")
+        clauses = [c for c in _CLAUSES.split(sentence) if c.strip()]
+        if asked and clauses:  # the clause before the question mark is the question; the ones before it may state
+            clauses = clauses[:-1]
+        clauses = [c for c in clauses if not _QUESTION.search(c)]
+        sentence = "，".join(clauses)
+        if not sentence or _HYPOTHETICAL.search(sentence) or _reported(sentence):
+            continue
+        certain = not _HEDGE.search(sentence)
+        body = _HEDGE.sub("", sentence) if not certain else sentence
+        correction = False
+        for _ in range(4):
+            before = body
+            body = _LEADING.sub("", body)
+            marker = _CORRECTION.match(body)
+            if marker and marker.end() > 0:
+                correction, body = True, body[marker.end():]
+            if body == before:
+                break
+        not_old = re.search(r"[，,]?\s*(?:而)?不是(?P<old>[^，,。]+)$", body)
+        if not_old and not_old.start() > 0:
+            correction, body = True, body[: not_old.start()]
+        if re.match(r"^(?:不是|并不是)(?P<old>[^，,]+)[，,](?:而)?是(?P<new>.+)$", body):
+            correction = True
+            body = re.sub(r"^(?:不是|并不是)[^，,]+[，,](?:而)?", "", body)
+        found = _sentence_statements(body, _relative_before(out, last_key))
+        if found is None:
+            if (correction or not certain) and (last := (out[-1].key if out else last_key)) is not None:
+                value = _bare_value(re.split(r"[，,]", body)[-1], last.attribute)
+                if value:
+                    out.append(Statement(last.subject, last.attribute, value, "correct", certain))
+            continue
+        if correction:
+            found = [Statement(s.subject, s.attribute, s.value, "correct", s.certain) if s.op == "set" else s
+                     for s in found]
+        if not certain:
+            found = [Statement(s.subject, s.attribute, s.value, s.op, False) for s in found]
+        out.extend(found)
+    return out
+
+
+def _relative_before(out: list[Statement], last_key: FactKey | None) -> str | None:
+    """The relation spoken about last in this message, else in the conversation (what 他/她 refers to)."""
+    for statement in reversed(out):
+        if statement.key.subject != "user":
+            return statement.key.subject
+    if out:
+        return None
+    return last_key.subject if last_key is not None and last_key.subject != "user" else None
+
+
+def _sentence_statements(body: str, relative: str | None = None) -> list[Statement] | None:
+    found: list[Statement] = []
+    matched = False
+    subject: str | None = None
+    for clause in _CLAUSES.split(body):
+        clause = _LEADING.sub("", clause.strip())
+        if not clause:
+            continue
+        who, rest, names = _subject(clause)
+        found += names
+        matched = matched or bool(names)
+        spoken_of = next((s.key.subject for s in reversed(found) if s.key.subject != "user"), relative)
+        pronoun = re.match(r"^(?:他|她)(?!们)(?P<rest>.*)$", clause)
+        if pronoun and spoken_of is not None:  # "我姐姐是护士。——不对，她其实是医生": 她 is the sister
+            who, rest = spoken_of, _LEADING.sub("", pronoun.group("rest"))
+        if who is None:
+            if subject == "other":
+                continue
+            who = subject or "user"  # Chinese drops the subject: an opening clause without one is the speaker's
+        subject = who
+        if who == "other":
+            continue
+        rest = _ADVERBS.sub("", rest)
+        ending = bool(_END.search(rest)) or bool(_PAST.match(rest))
+        if ending:
+            rest = _PAST.sub("", _END.sub("", rest, count=1))
+            rest = _ADVERBS.sub("", rest)
+        negated_then = re.match(r"^(?:不|没)(?=住|在|喜欢|爱|是|做|当)(?P<rest>.+?)了$", rest)
+        if negated_then and not ending:
+            ending, rest = True, negated_then.group("rest") if not rest.startswith("不喜欢") else rest
+        statements = _predicates(rest, who)
+        if ending and not statements:
+            statements = _predicates(re.sub(r"^(?:不|没)", "", rest), who)
+        if ending:
+            statements = _as_end(statements)
+        if statements:
+            matched = True
+            found += statements
+    return found if matched else None

@@ -1,0 +1,481 @@
+"""Offline extraction of facts from English statements, by grammar patterns.
+
+A sentence gives a fact only when its grammar says the speaker asserts something true now about themself ("I",
+"we") or about one of their own people ("my sister", "my boss's"): the subject is read first, then a predicate
+anchored right after it. That anchoring is what keeps precision: "my friend said she lives in Berlin" has a subject
+("friend") followed by "said", not by a predicate, so nothing is extracted; "he lives in Berlin" has no subject of
+ours. Sentences are skipped whole when they are questions, hypotheticals or plans (a modal or "if" before the
+predicate), or reported speech; quoted text is removed first. Hedges ("I think", "probably") keep the fact but
+mark it unsure; "no longer", "anymore", "used to" turn it into an end; "actually", "sorry, I meant", "…, not X"
+make it a correction, and a bare "Actually, it's Lyon" corrects the last attribute spoken about.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from agentmem_nb.facts._values import normalise_date
+from agentmem_nb.store.facts import ACCUMULATING, FactKey, FactOp, Statement
+
+__all__ = ["extract_english", "RELATIONS_EN"]
+
+RELATIONS_EN = {
+    "sister": "sister", "sis": "sister", "brother": "brother", "bro": "brother", "mother": "mother", "mom": "mother",
+    "mum": "mother", "mommy": "mother", "mama": "mother", "father": "father", "dad": "father", "daddy": "father",
+    "papa": "father", "wife": "wife", "husband": "husband", "partner": "partner", "spouse": "spouse",
+    "son": "son", "daughter": "daughter", "girlfriend": "girlfriend", "gf": "girlfriend", "boyfriend": "boyfriend",
+    "bf": "boyfriend", "fiance": "fiance", "fiancé": "fiance", "fiancee": "fiancee", "fiancée": "fiancee",
+    "best friend": "best_friend", "bestie": "best_friend", "friend": "friend", "roommate": "roommate",
+    "flatmate": "roommate", "housemate": "roommate", "colleague": "colleague", "coworker": "colleague",
+    "co-worker": "colleague", "boss": "boss", "manager": "boss", "cousin": "cousin", "aunt": "aunt",
+    "uncle": "uncle", "grandmother": "grandmother", "grandma": "grandmother", "granny": "grandmother",
+    "grandfather": "grandfather", "grandpa": "grandfather", "niece": "niece", "nephew": "nephew",
+    "neighbor": "neighbour", "neighbour": "neighbour", "dog": "dog", "cat": "cat", "kid": "child",
+    "child": "child", "baby": "baby", "parents": "parents", "twin": "twin", "stepmother": "stepmother",
+    "stepfather": "stepfather", "teacher": "teacher", "mentor": "mentor", "doctor": "doctor", "puppy": "dog",
+    "kitten": "cat",
+}
+_REL = "|".join(sorted((re.escape(r) for r in RELATIONS_EN), key=len, reverse=True))
+_REL_ADJ = r"(?:(?:little|younger|older|big|elder|baby|twin|oldest|youngest|eldest|step|kid|new|dear|beloved)\s+)"
+_NAME = r"(?P<name>[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?)"
+
+_APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"'})
+_CONTRACTIONS = [
+    (r"\bi'm\b", "I am"), (r"\bim\b(?=\s+(?:a|an|from|in|into|not|no|living|based|working|allergic|\d))", "I am"),
+    (r"\bi've\b", "I have"), (r"\bi'd\b", "I would"), (r"\bi'll\b", "I will"), (r"\bwe're\b", "we are"),
+    (r"\bwe've\b", "we have"), (r"\bwe'll\b", "we will"), (r"\bdon't\b", "do not"), (r"\bdont\b", "do not"),
+    (r"\bdoesn't\b", "does not"), (r"\bdidn't\b", "did not"), (r"\bcan't\b", "cannot"), (r"\bcan not\b", "cannot"),
+    (r"\bisn't\b", "is not"), (r"\baren't\b", "are not"), (r"\bwon't\b", "will not"), (r"\bwasn't\b", "was not"),
+    (r"\bit's\b", "it is"), (r"\bthat's\b", "that is"), (r"\bhe's\b", "he is"), (r"\bshe's\b", "she is"),
+    (r"\bthey're\b", "they are"), (r"\bhaven't\b", "have not"), (r"\bhasn't\b", "has not"), (r"\bgonna\b", "going to"),
+    (r"\bwanna\b", "want to"), (r"\bi\b", "I"),
+]
+_CONTRACTION_RES = [(re.compile(p, re.I), r) for p, r in _CONTRACTIONS]
+
+_QUOTED = re.compile(r'"[^"]*"')
+_SENTENCES = re.compile(r"(?<!\bSt\.)(?<!\bMr\.)(?<!\bDr\.)(?<!\bMs\.)(?<!\bJr\.)(?<!\bSr\.)(?<!\bMrs\.)"
+                        r"(?<=[.!?;])\s+|\n+|(?<=[!?])(?=\S)")
+_QUESTION_START = re.compile(r"^(?:do|does|did|is|are|am|was|were|can|could|would|should|will|shall|what|where|"
+                             r"when|who|whom|whose|which|why|how|have|has|may|might|must)\b", re.I)
+_HYPOTHETICAL = re.compile(
+    r"\b(?:if|unless|whether|suppose|supposing|imagine|pretend|what if|someday|one day|in the future|"
+    r"next (?:year|month|week|summer|spring|fall|autumn|winter)|in a (?:few|couple of) (?:years|months|weeks)|"
+    r"(?:might|(?-i:may)|could|would|will|shall|should|must)(?!\s+(?:not\s+)?be\b)(?!\s+\d)|"
+    r"going to|about to|plan(?:s|ning)? (?:to|on)|want(?:s|ed)? to|hop(?:e|es|ing) to|wish(?:es)?|"
+    r"thinking (?:about|of)|consider(?:s|ing)|dream(?:s|ing)? (?:of|about)|would like|"
+    r"am moving|are moving|is moving|am starting|am joining|will be)\b", re.I)
+_REPORTED = re.compile(r"\b(?:said|says|say|told|tells|tell|claims?|claimed|mentioned|heard|hears|according to|"
+                       r"asked|asks|wrote|writes|posted|texted|thinks|thought|believes|reckons|insists|swears|joked)\b",
+                       re.I)
+_SPEAKER_PREFIX = re.compile(r"^(?:as I (?:said|mentioned|told you)|like I said|I (?:told|tell) you(?: that)?|"
+                             r"I (?:should|must|have to|need to) (?:say|admit|mention)(?: that)?|"
+                             r"I (?:can|could) (?:say|tell you)(?: that)?|I (?:said|mentioned)(?: that)?|"
+                             r"just so you know|for the record|fyi|fun fact|by the way|btw|to be honest|tbh|"
+                             r"honestly|anyway|anyhow|well|so|oh|ah|um|uh|hmm|yeah|yes|yep|ok|okay|alright|hi|hello|"
+                             r"hey|also|plus|and|but|now|nowadays|these days|currently|lately|recently|today|"
+                             r"at the moment|right now|since (?:last \w+|\d{4}|january|february|march|april|may|june|july|august|"
+                             r"september|october|november|december|then|\w+ \d{4})|in (?:january|february|march|april|"
+                             r"june|july|august|september|october|november|december)|last (?:year|month|week|summer|spring|"
+                             r"fall|autumn|winter)|this (?:year|month|week)|(?:a|one|two|three|few|couple of) "
+                             r"(?:years?|months?|weeks?|days?) ago|(?:a |one |two |three |a few |a couple of |several |some )(?:years?|months?|weeks?|days?) ago|in (?:19|20)\d\d|oh and|oh by the way|"
+                             r"you know|guess what|so yeah|haha|lol|please|pls|plz|(?-i:(?!actually)[a-z]+ly)|(?-i:(?!Actually)[A-Z][a-z]+ly)(?=,|\s+I\b))\b[,:!.\s-]*", re.I)
+_HEDGE = re.compile(r"\b(?:I think|I guess|I believe|I suppose|I reckon|probably|maybe|perhaps|possibly|"
+                    r"not (?:\d+% |totally |entirely |completely |quite |really |so |too )?sure|if I remember "
+                    r"(?:correctly|right)|iirc|I am not certain|might be|may be|could be|I feel like|kind of think|"
+                    r"if memory serves)\b[,]?\s*(?:that\s+)?", re.I)
+_CORRECTION = re.compile(r"^(?:actually|oh,? actually|sorry|oops|correction|wait|no|nope|nah|I mean|I meant|"
+                         r"scratch that|my bad|my mistake|let me correct (?:that|myself)|to correct myself|"
+                         r"I misspoke|I was wrong|I got that wrong|that was wrong|rather|or rather|"
+                         r"to be (?:precise|exact)|hold on)\b[,:!.\s-]*", re.I)
+_NOT_SUFFIX = re.compile(r"(?:,\s*(?:and\s+)?|\s+and\s+)not\s+(?:in\s+|at\s+|for\s+)?(?P<old>[^,.;!?]+?)\s*(?:[,.;!?]|$)", re.I)
+_END_MARKERS = re.compile(r"\b(?:any ?more|any longer|no more)\b", re.I)
+_NO_LONGER = re.compile(r"\b(?:no longer|not \w+ing\b any ?more)\b", re.I)
+_ADVERBS = re.compile(r"^(?:(?:really|totally|absolutely|just|also|still|currently|now|recently|actually|finally|"
+                      r"definitely|truly|genuinely|honestly|basically|kind of|sort of|pretty much|seriously|"
+                      r"(?:do|does|did)(?=\s+(?!not\b))|mostly|usually|always|totally|so|too|even|already|officially|happily|"
+                      r"quite|very much|very|deeply|secretly|absolutely|literally|again|both|all)\s+)+", re.I)
+_CLAUSE_SPLIT = re.compile(
+    r"\s*;\s*|,?\s+(?:but|while|whereas|although|though)\s+|,?\s+and\s+(?=(?:I|we|my|he|she|now|also|then|currently|"
+    r"since|recently|live|lives|work|works|moved|move|like|likes|love|loves|hate|hates|am|is|have|has|just|"
+    r"do|does|no longer|enjoy|enjoys|dislike|dislikes|prefer|prefers|joined|got)\b)|,\s+(?=(?:I|my|we|now|but|these days|currently|today|since then)\b)")
+_BOUNDARY = re.compile(
+    r"\s*(?:[,;!?()\[\]]|(?<!\bSt)(?<!\bMr)(?<!\bDr)(?<!\bMs)(?<!\bMrs)(?<!\bJr)\.|\s-\s|\s—\s|\bbecause\b|\bsince\b|\bbut\b|\bso\b|\bwhen\b|\bwhere\b|\bwhich\b|\bwho\b|"
+    r"\bthat\b|\bfor (?:about |almost |nearly |over )?(?:\d+|a|an|two|three|four|five|six|ten|many|several|"
+    r"the past|a few|a couple)\b|\b(?:about |around )?(?:\d+|a|an|two|three|few|several|couple of) "
+    r"(?:years?|months?|weeks?|days?) ago\b|\blast (?:year|month|week|summer|spring|fall|autumn|winter|time)\b|"
+    r"\bthis (?:year|month|week)\b|\bthese days\b|\bnowadays\b|\bnow\b|\bany ?more\b|\bany longer\b|"
+    r"\bright now\b|\bat the moment\b|\bcurrently\b|\blately\b|\brecently\b|\btoo\b|\bas well\b|\ba lot\b|"
+    r"\bvery much\b|\bso much\b|\bmore than\b|\bwith (?:my|his|her|our|their|a|the)\b|\bin (?:19|20)\d\d\b|"
+    r"\bsince (?:19|20)\d\d\b|\bthough\b|\beither\b|\bafter all\b|\bfor (?:work|a living|fun|years)\b|"
+    r"\band (?:I|we|my|now)\b|\bnot\s|\bactually\b|\bthen\b|\bhaha\b|\blol\b|\bI think\b|\bI guess\b|"
+    r"\bbut\b|\bfrom (?:now|then)\b|\bever since\b|\bthe most\b|\bbest\b|\bplease\b|"
+    r"\bin (?:january|february|march|april|may|june|july|august|september|october|november|december|spring|summer|"
+    r"fall|autumn|winter|the (?:spring|summer|fall|autumn|winter))\b|\bfor (?:the|a|an|my|his|her|our|work|school|"
+    r"college|university|good)\b|\bon (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|the \d)|"
+    r"\bover\b|\brather than\b|\binstead of\b|\bfor\s+(?:[a-z]+\s+){0,2}(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|several|"
+    r"many)\s+(?:years?|months?|weeks?|days?|decades?)\b|\bafter\b|\bbefore\b|\buntil\b|\byesterday\b|\btoday\b|\btonight\b|\bthis (?:morning|afternoon|evening)\b|"
+    r"\blast night\b|\bthe other day\b|\band (?:he|she|they|it|you|then|also|so)\b|$)", re.I)
+_PRONOUNS = {"it", "that", "this", "them", "him", "her", "you", "those", "these", "one", "so", "there", "here",
+             "everything", "anything", "something", "nothing", "yourself", "myself", "himself", "herself", "things", "stuff", "us", "me", "myself", "what",
+             "too", "much", "a lot", "lots", "very much", "the idea", "the most", "that one", "all", "both"}
+_JOB = (r"(?P<v>(?:[a-z-]+\s+){0,2}(?:[a-z-]+(?:er|or|ist|ian|ant|ent|eer|ect|ef|ic|ologist)|nurse|doctor|chef|cook|"
+        r"lawyer|pilot|student|vet|tutor|coach|clerk|judge|barista|cop|soldier|monk|model|intern|nanny|maid|"
+        r"plumber|carpenter|secretary|attorney|freelancer|housewife|homemaker|firefighter|surgeon|dentist|"
+        r"pharmacist|waiter|waitress|actress|priest|nun|miner|fisherman|chairman|salesman|saleswoman|"
+        r"ceo|cto|cfo|founder|co-founder|postdoc|phd student|sailor|guard|officer|veterinarian|midwife|"
+        r"paramedic|therapist|analyst|consultant|scientist|mechanic|electrician|programmer|developer|"
+        r"designer|manager|director|teacher|professor|writer|artist|musician|engineer|architect|accountant|"
+        r"journalist|photographer|farmer|librarian|cashier|chemist|physicist|economist|translator|"
+        r"interpreter|editor|producer|dancer|singer|painter|baker|butcher|tailor|driver|pilot))\b")
+_NON_JOBS = {"vegetarian", "vegan", "christian", "american", "italian", "indian", "australian", "canadian",
+             "russian", "brazilian", "introvert", "extrovert", "only child", "adult", "early riser", "night owl",
+             "big fan", "fan", "huge fan", "beginner", "member", "parent", "resident", "citizen", "owner",
+             "smoker", "non-smoker", "allergic", "person", "bit", "lot", "little", "mom", "dad", "mother", "father",
+             "parent", "wife", "husband", "guy", "girl", "boy", "man", "woman", "kid", "leo", "virgo", "foodie", "lover", "fan of", "morning person", "night person", "twin"}
+_NATIONALITY_HINT = re.compile(r"(?:an|ese|ish|i|ic)$")
+
+
+@dataclass
+class _Clause:
+    subject: str | None  # "user", a relation, "other" (no fact), or None (inherit the previous clause's)
+    rest: str
+    statements: list[Statement]
+
+
+def _normalise(text: str) -> str:
+    text = text.translate(_APOSTROPHES)
+    text = _QUOTED.sub(" ", text)
+    for pattern, replacement in _CONTRACTION_RES:
+        text = pattern.sub(replacement, text)
+    text = _NOUN_IS.sub(r"\1 is", text)  # "my birthday's May 5": the verb, where a relation's "'s" is possessive
+    return " ".join(text.split())
+
+
+def _clean_value(raw: str, attribute: str) -> str:
+    if attribute in ACCUMULATING:  # "hiking, camping, and fishing": a list's commas are not its end
+        listed = re.match(r"^[^,.;!?]+(?:,\s*[^,.;!?]+)+?,?\s+(?:and|or)\s+[^,.;!?]+", raw)
+        if listed:
+            raw = re.sub(r",\s*(?:and\s+|or\s+)?", " and ", listed.group(0))
+    cut = _BOUNDARY.search(raw)
+    value = raw[: cut.start()] if cut else raw
+    value = re.sub(r"[^\w)'’.]+$", "", value.strip(" \t'\"-—:"))  # a trailing emoji or symbol
+    if attribute in ("likes", "dislikes", "allergic_to", "hobby"):
+        value = re.sub(r"^to\s+", "", value)  # "I like to cook": the activity
+    if attribute in ("job",):
+        value = re.sub(r"^(?:an?|the)\s+", "", value, flags=re.I)
+        value = re.split(r"\s+(?:in|at|for|with|from|by)\s+", value)[0]
+    if attribute in ("lives_in", "works_in", "hometown", "works_at"):
+        value = re.sub(r"^(?:the city of|the town of)\s+", "", value, flags=re.I)
+        country = re.match(re.escape(value) + r",\s*(?P<c>[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*)?)\s*$", raw.strip(" .!"))
+        if attribute != "works_at" and country:  # "Nairobi, Kenya": a place with its country
+            value = f"{value}, {country.group('c')}"
+    if attribute == "birthday":
+        whole = normalise_date(raw)  # "the 4th of July, 1990": the date may run past a comma
+        value = whole if re.fullmatch(r"(?:\d{4}-)?\d\d-\d\d", whole) else normalise_date(value)
+    if attribute in ("works_at", "lives_in", "name") and (called := re.search(r"\b(?:called|named)\s+(.+)$", value)):
+        value = called.group(1)
+    if attribute == "name":
+        value = " ".join(value.split()[:3])
+    return value.strip()
+
+
+def _split_values(value: str) -> list[str]:
+    parts = re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+and\s+|\s+or\s+|\s*&\s*", value)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _value_ok(value: str) -> bool:
+    return bool(value) and value.casefold() not in _PRONOUNS and len(value) <= 60 and len(value.split()) <= 6
+
+
+# Predicates, tried in order, anchored at the start of what follows the subject. (attribute, op, pattern)
+_BE = r"(?:am|is|are|was|were)"
+_RULES: list[tuple[str, FactOp, str]] = [
+    ("name", "set", r"^(?:name is|name's|am called|is called|are called|go by|goes by|am named|is named|"
+                    r"was named|was called)\s+(?P<v>.+)"),
+    ("name", "set", r"^(?:name)\s*:\s*(?P<v>.+)"),
+    ("name", "set", r"^(?-i:am\s+(?P<v>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?))$"),
+    ("birthday", "set", r"^(?:birthday|bday|birth date|date of birth|birthdate)\s+(?:is|falls on|is on)\s+"
+                        r"(?:on\s+)?(?P<v>.+)"),
+    ("birthday", "set", r"^(?:was|were) born on\s+(?P<v>.+)"),
+    ("birthday", "set", r"^(?:was|were) born in\s+(?P<v>(?:19|20)\d\d.*|(?:january|february|march|april|may|june|july|"
+                        r"august|september|october|november|december)\b.*)"),
+    ("hometown", "set", r"^(?:was|were) born and raised in\s+(?P<v>.+)"),
+    ("hometown", "set", r"^(?:was|were) born in\s+(?P<v>.+)"),
+    ("hometown", "set", r"^(?:am|is|are|come|comes|came|originally come|hail) (?:originally )?from\s+(?P<v>.+)"),
+    ("hometown", "set", r"^(?:grew|grow) up in\s+(?P<v>.+)"),
+    ("hometown", "set", r"^(?:hometown|home town)\s+is\s+(?P<v>.+)"),
+    ("age", "set", r"^(?:am|is|are)\s+(?P<v>\d{1,3})(?:\s*(?:years?|yrs?)(?:\s+old)?)?\s*(?:now|today|this year)?$"),
+    ("age", "set", r"^(?:just\s+)?turned\s+(?P<v>\d{1,3})\b"),
+    ("age", "set", r"^age is\s+(?P<v>\d{1,3})\b"),
+    ("lives_in", "end", r"^(?:have\s+|has\s+)?mov(?:ed|e|es)\s+(?:out of|away from)\s+(?P<v>.+)"),
+    ("left", "end", r"^(?:have\s+|has\s+)?(?:just\s+)?left\s+(?:my\s+(?:job|position|role)\s+(?:at|with)\s+)?"
+                    r"(?P<v>[A-Z].+)"),
+    ("lives_in", "set", r"^(?:have\s+|has\s+)?(?:just\s+|recently\s+|finally\s+|now\s+)?(?:mov(?:ed|e|es)|relocated|"
+                        r"relocate|relocates)\s+(?:back\s+)?(?:here\s+)?to\s+(?P<v>.+)"),
+    ("lives_in", "set", r"^(?:live|lives|living|am living|is living|are living|reside|resides|am residing|"
+                        r"am based|is based|are based|stay|stays|am staying|is staying|have lived|has lived|"
+                        r"have been living|has been living|been living|been based|settled down|settled|residing|"
+                        r"currently residing|based)\s+"
+                        r"(?:in|at|near|on)\s+(?P<v>.+)"),
+    ("lives_in", "set", r"^(?:(?:am|is|are)\s+)?based out of\s+(?P<v>.+)"),
+    ("lives_in", "set", r"^(?:home|place|apartment|flat|house|condo)(?: for (?:me|us))? is\s+(?:in\s+)?(?P<v>.+)"),
+    ("works_at", "end", r"^(?:quit|resigned from|was laid off from|got laid off from|got fired from|"
+                        r"was fired from|retired from)\s+(?:my\s+(?:job|position|role)\s+(?:at|with)\s+)?(?P<v>.+)"),
+    ("works_at", "end", r"^(?:quit|lost) (?:my|his|her) job\b(?P<v>)"),
+    ("works_at", "set", r"^(?:work|works|am working|is working|are working|have worked|has worked|have been "
+                        r"working|has been working|been working)(?:\s+(?:remotely|full-time|full time|part-time|"
+                        r"part time|from home))?\s+(?:at|for)\s+(?P<v>.+)"),
+    ("works_at", "set", r"^(?:have\s+|has\s+)?(?:just\s+)?(?:joined|started (?:working )?at|got a job (?:at|with)|"
+                        r"got hired (?:at|by)|was hired (?:at|by)|am employed (?:at|by)|is employed (?:at|by)|"
+                        r"switched to|moved to (?:a job at|working at)|took a job at|accepted a job at|"
+                        r"(?:started|got|landed|took|accepted|found) an? (?:new )?(?:job|position|role) (?:at|with)|"
+                        r"am interning at|intern at)\s+(?P<v>.+)"),
+    ("works_at", "set", r"^(?:job|employer|company) is\s+(?:at\s+)?(?P<v>[A-Z].+)"),
+    ("works_in", "set", r"^(?:work|works|am working|is working)\s+in\s+(?P<v>.+)"),
+    ("allergic_to", "add", r"^(?:am|is|are)\s+allergic to\s+(?P<v>.+)"),
+    ("job", "set", r"^(?:work|works|am working|is working)\s+as\s+(?:an?\s+)?(?P<v>.+)"),
+    ("job", "set", r"^(?:job|profession|occupation) is\s+(?:being\s+)?(?:an?\s+)?(?P<v>.+)"),
+    ("job", "set", r"^(?:am|is|are)\s+(?:now\s+)?(?:an?\s+)" + _JOB),
+    ("job", "set", r"^(?:am|is|are)\s+(?:now\s+)?an?\s+(?P<v>(?:[a-z-]+\s+){0,2}[a-z-]+)$"),
+    ("dislikes", "add", r"^(?:do not|does not|did not|never) (?:really\s+)?(?:like|love|enjoy|care for|fancy|eat|"
+                        r"drink)\s+(?P<v>.+)"),
+    ("dislikes", "add", r"^(?:dislike|dislikes|hate|hates|detest|detests|loathe|loathes|despise|despises|"
+                        r"cannot stand|can't stand|could not stand|avoid|avoids)\s+(?P<v>.+)"),
+    ("dislikes", "add", r"^(?:(?:am|is|are)\s+)?not (?:a\s+|really\s+|much of a\s+|a big\s+)*(?:fan of|into|keen on|"
+                        r"fond of|crazy about)\s+(?P<v>.+)"),
+    ("dislikes", "add", r"^least favou?rite (?:[\w-]+\s+){0,2}is\s+(?P<v>.+)"),
+    ("likes", "add", r"^(?:like|likes|liked|love|loves|enjoy|enjoys|adore|adores|prefer|prefers|dig|digs|fancy|"
+                     r"fancies|am fond of|is fond of|have a soft spot for|has a soft spot for|"
+                     r"have a thing for|has a thing for|collect|collects|play|plays)\s+(?P<v>.+)"),
+    ("likes", "add", r"^(?:am|is|are)\s+(?:a\s+|an\s+|really\s+|such a\s+)*(?:big\s+|huge\s+|massive\s+|great\s+)?"
+                     r"(?:fan of|into|crazy about|obsessed with|passionate about|keen on|mad about|"
+                     r"a sucker for|hooked on|addicted to)\s+(?P<v>.+)"),
+    ("likes", "add", r"^(?:got|have gotten|have become|became) (?:really\s+)?into\s+(?P<v>.+)"),
+    ("likes", "add", r"^(?:a\s+)?(?:big|huge|massive|great)\s+fan of\s+(?P<v>.+)"),
+    ("likes", "add", r"^(?:favou?rite|fav|fave) (?:[\w-]+\s+){0,2}(?:is|are)\s+(?P<v>.+)"),
+    ("likes", "add", r"^hobb(?:y is|ies are)\s+(?P<v>.+)"),
+]
+_PREDICATES = [(attribute, op, re.compile(pattern, re.I)) for attribute, op, pattern in _RULES]
+_ATTRIBUTE_NOUNS = re.compile(r"^(?:apartment|flat|house|condo|name|birthday|bday|birth date|date of birth|birthdate|hometown|home town|age|"
+                              r"job|profession|occupation|employer|company|favou?rite|fav|fave|least favou?rite|"
+                              r"hobby|hobbies|home|place)\b", re.I)
+_NOUN_IS = re.compile(r"\b(name|birthday|bday|hometown|job|age|favou?rite \w+|fave \w+|company|employer)'s\b",
+                      re.I)
+_OTHER_SUBJECT = re.compile(r"^(?:he|she|they|it|you|your|his|her|their|its|someone|somebody|everyone|people|"
+                            r"nobody|this|that|there|the|a|an|our \w+|[A-Z][a-z]+(?:'s)?)\b")
+
+
+def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
+    """(subject, what follows it, name statements from an appositive)."""
+    names: list[Statement] = []
+    found = re.match(r"^(?:I|we)\b\s*(?P<rest>.*)$", clause, re.I)
+    if found:
+        rest = found.group("rest")
+        has = re.match(r"^(?:have|has|have got|got)\s+(?:an?|one|two|the)?\s*" + _REL_ADJ + r"?(?P<rel>" + _REL +
+                       r")\s*,?\s+(?:named|called|whose name is|by the name of)?\s*" + _NAME, rest)
+        if has and not re.match(r"^(?:named|called)", has.group("name")):
+            names.append(Statement(RELATIONS_EN[has.group("rel").lower()], "name", has.group("name")))
+            return "other", "", names
+        return "user", rest, names
+    found = re.match(r"^(?:my|our)\s+" + _REL_ADJ + r"?(?P<rel>" + _REL + r")(?P<poss>'s?)?\b\s*(?P<rest>.*)$",
+                     clause, re.I)
+    if found:
+        relation = RELATIONS_EN[found.group("rel").lower()]
+        rest = found.group("rest")
+        if found.group("poss"):
+            return relation, rest, names
+        apposition = re.match(r"^,?\s*" + _NAME + r"\s*,?\s*(?P<rest>.*)$", rest)
+        if apposition and not re.match(r"^(?:I|My|He|She|They|We)$", apposition.group("name")):
+            names.append(Statement(relation, "name", apposition.group("name").strip()))
+            rest = apposition.group("rest")
+        return relation, rest, names
+    found = re.match(r"^(?:my|our)\s+(?P<rest>.*)$", clause, re.I)
+    if found and _ATTRIBUTE_NOUNS.match(found.group("rest")):
+        return "user", found.group("rest"), names
+    if found:
+        return "other", "", names
+    if re.match(r"^(?:call me|you can call me|people call me|everyone calls me|friends call me)\b", clause, re.I):
+        return "user", "go by " + re.sub(r"^.*?call(?:s)? me\s+", "", clause, flags=re.I), names
+    if _OTHER_SUBJECT.match(clause) and not (clause[:1].isupper() and _predicates(clause, "user")):
+        return "other", "", names  # (a capitalised predicate opening the message is the speaker's: "Moved to …")
+    return None, clause, names
+
+
+def _predicates(rest: str, subject: str) -> list[Statement]:
+    rest = _ADVERBS.sub("", rest.strip())
+    for attribute, op, pattern in _PREDICATES:
+        found = pattern.match(rest)
+        if found is None:
+            continue
+        raw = found.group("v") or ""
+        value = _clean_value(raw, attribute)
+        if attribute == "name" and rest.startswith("am") and re.search(r"(?:ese|ish|ian|can|ch|ic|ean)$", value):
+            continue  # "I am French": a nationality, not a name
+        if attribute == "job" and (value.casefold() in _NON_JOBS or
+                                   (" " not in value and _NATIONALITY_HINT.search(value) and value[:1].isupper())):
+            continue
+        if attribute == "lives_in" and op == "end" and not value and "left" in rest[:5].lower():
+            continue
+        employer = re.search(r"(?:^|\s)(?:at|for|with)\s+(?P<v>[A-Z].*)", raw + rest[found.end():])
+        if attribute == "job" and employer:  # "a pharmacist at Walgreens": the employer too
+            at = _clean_value(employer.group("v"), "works_at")
+            return [Statement(subject, "job", value, op)] + ([Statement(subject, "works_at", at, op)]
+                                                             if _value_ok(at) else [])
+        if attribute == "left":  # "I left Apple" / "I left Paris": end whichever of the two has that value
+            return [Statement(subject, a, value, "end") for a in ("works_at", "lives_in")] if _value_ok(value) else []
+        if attribute in ACCUMULATING:
+            values = [v for v in _split_values(value) if _value_ok(v)]
+            return [Statement(subject, attribute, v, op) for v in values]
+        if op == "end" and not value:
+            return [Statement(subject, attribute, "", "end")]
+        if not _value_ok(value):
+            return []
+        return [Statement(subject, attribute, value, op)]
+    return []
+
+
+def _as_end(statements: list[Statement]) -> list[Statement]:
+    out = []
+    for each in statements:
+        attribute = "likes" if each.attribute == "dislikes" and each.op == "add" else each.attribute
+        out.append(Statement(each.subject, attribute, each.value, "end", each.certain))
+    return out
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCES.split(text) if s and s.strip()]
+
+
+def extract_english(text: str, *, last_key: FactKey | None = None) -> list[Statement]:
+    """The statements of an English message (see the module docstring); ``last_key`` is the attribute the
+    conversation spoke about last, which a bare correction ("actually, it's Lyon") refers to."""
+    out: list[Statement] = []
+    for sentence in _sentences(_normalise(text)):
+        tag = re.search(r",\s*(?:remember|right|you know|ok|okay|eh|yeah|correct|didn't I|don't I|isn't it|no|"
+                        r"remember that|as you know)\s*\?+\s*$", sentence, re.I)
+        if tag:  # "I live in Madrid, remember?": a statement with a question tag
+            sentence = sentence[: tag.start()]
+        elif sentence.rstrip().endswith("?"):
+            continue
+        body = sentence.rstrip(" .!;")
+        greeting = re.match(r"^(?:hi|hey|hello|hiya|yo|howdy)\b[\s,!.]*(?:there[\s,!.]*)?I am (?P<name>[A-Za-z][\w'-]*)$", body, re.I)
+        if greeting:  # "hey im alex": a greeting then a lone word is a name, whatever its case
+            out.append(Statement("user", "name", greeting.group("name")))
+            continue
+        label = re.match(r"^(?P<label>[\w' ]{1,25}):\s+", body)
+        if label and not re.match(r"^(?:name|birthday|age|job)$", label.group("label"), re.I):
+            body = body[label.end():] if not _CORRECTION.fullmatch(label.group("label") + ":") else body
+        correction = False
+        for _ in range(4):  # peel discourse words and correction markers in any order
+            before = body
+            body = _SPEAKER_PREFIX.sub("", body)
+            marker = _CORRECTION.match(body)
+            if marker and marker.end() > 0:
+                correction = True
+                body = body[marker.end():]
+            else:  # an interjection of any spelling before a comma: "Ugh, …", "Welp! …"
+                body = re.sub(r"^(?!(?:I|my|we|he|she|they|it|you)\b)[A-Za-z]+[,!]+\s+", "", body, flags=re.I)
+            if body == before:
+                break
+        if not body or _QUESTION_START.match(body):
+            continue
+        certain = True
+        if _HEDGE.search(body):
+            certain = False
+            body = re.sub(r"(?:\s*,\s*)+", ", ", _HEDGE.sub(", ", body)).strip(" ,")  # the hedge leaves a clause edge
+        body = _SPEAKER_PREFIX.sub("", body)
+        if _HYPOTHETICAL.search(body):
+            continue
+        not_old = _NOT_SUFFIX.search(body)
+        if not_old and not re.search(r"\b(?:do|does|did|am|is|are|was|were|have|has|can|could|would|will)$",
+                                     body[: not_old.start()].rstrip(), re.I):
+            correction = True
+            body = body[: not_old.start()]
+        found = _statements_of(body, out, last_key)
+        if found is None:
+            if (correction or not certain) and (last := _last_key(out, last_key)) is not None:
+                value = _bare_value(re.split(r",\s*", body)[-1], last.attribute)
+                if value:
+                    out.append(Statement(last.subject, last.attribute, value, "correct", certain))
+            continue
+        if _REPORTED.search(body) and not found:
+            continue
+        if correction:
+            found = [Statement(s.subject, s.attribute, s.value, "correct", s.certain) if s.op == "set" else s
+                     for s in found]
+        if not certain:
+            found = [Statement(s.subject, s.attribute, s.value, s.op, False) for s in found]
+        out.extend(found)
+    return out
+
+
+def _last_key(out: list[Statement], last_key: FactKey | None) -> FactKey | None:
+    return out[-1].key if out else last_key
+
+
+def _bare_value(body: str, attribute: str) -> str:
+    """The value of a bare correction: "it is Lyon", "I meant Lyon", "Lyon", "the 4th"."""
+    body = re.sub(r"^(?:it\s+is|it\s+was|that\s+is|that\s+was|I\s+meant|I\s+mean|meant|make\s+that|it\s+should\s+be"
+                  r"|should\s+be|the\s+right\s+one\s+is|in|at|on)\s+", "", body.strip(), flags=re.I)
+    if re.match(r"^(?:I|we|my|he|she|they|you)\b", body, re.I):
+        return ""
+    value = _clean_value(body, attribute)
+    if attribute == "age":
+        number = re.match(r"^\d{1,3}", value)
+        return number.group(0) if number else ""
+    return value if _value_ok(value) else ""
+
+
+def _last_relative(found: list[Statement], out: list[Statement], last_key: FactKey | None) -> str | None:
+    """The relation spoken about last (this sentence, then this message, then the conversation), or ``None``."""
+    for statement in reversed(found + out):
+        if statement.key.subject != "user":
+            return statement.key.subject
+    if out:
+        return None
+    return last_key.subject if last_key is not None and last_key.subject != "user" else None
+
+
+def _statements_of(body: str, out: list[Statement], last_key: FactKey | None) -> list[Statement] | None:
+    """The statements of one sentence, or ``None`` when it has no subject and predicate of ours at all."""
+    found: list[Statement] = []
+    matched = False
+    subject: str | None = None
+    for clause in _CLAUSE_SPLIT.split(body):
+        clause = _SPEAKER_PREFIX.sub("", clause.strip())
+        if not clause:
+            continue
+        who, rest, names = _subject(clause)
+        found += names
+        matched = matched or bool(names)
+        pronoun = re.match(r"^(?:he|she)\b\s*(?P<rest>.*)$", clause, re.I)
+        relative = _last_relative(found, out, last_key)
+        if pronoun and relative is not None and not _REPORTED.search(body):
+            # "My sister is a nurse. — Sorry, she's a doctor": he/she is the person of ours spoken about last
+            who, rest = relative, pronoun.group("rest")
+        if who is None:
+            if subject == "other":
+                continue
+            # A clause with no subject continues the one before; opening a message, it is the speaker's own
+            # ("Moved back to Leeds last week!"), as chat drops the "I".
+            who = subject or "user"
+        subject = who
+        if who == "other":
+            continue
+        ending = bool(_END_MARKERS.search(rest) or _NO_LONGER.search(rest))
+        if re.search(r"\bused to\b", rest, re.I):
+            rest = re.sub(r"\bused to\s+", "", rest, flags=re.I)
+            ending = True
+        if ending:
+            rest = " ".join(_NO_LONGER.sub("", rest).split())
+        statements = _predicates(rest, who)
+        if ending and not statements:  # "do not work at X anymore": the predicate without its negation, ended
+            statements = _predicates(re.sub(r"\b(?:do|does|did|am|is|are)\s+not\s+", "", rest, count=1), who)
+        if ending:
+            statements = _as_end(statements)
+        if statements:
+            matched = True
+            found += statements
+    return found if matched else None
