@@ -83,7 +83,8 @@ def create_app(
             only requests addressed to a loopback name are answered (see :mod:`agentmem_nb.api.guard`).
         max_body_bytes: the largest request body accepted (413 above it).
         cors_origins: origins allowed to call the API from a browser (none by default: CORS off).
-        facts: the current facts of a user, for ``/api/facts`` (``None``: the endpoint says none are available).
+        facts: the current facts of a user, for ``/api/facts`` (``None``: the store's own facts layer; a store whose
+            users keep none — PostgreSQL, for now — answers ``available: false``).
 
     >>> # app = create_app(store, ChatService(store)); uvicorn.run(app, host="127.0.0.1", port=8000)
     """

@@ -45,11 +45,13 @@ from agentmem_nb.api.schemas import (
 )
 from agentmem_nb.retrieval import Scope, SearchResult
 from agentmem_nb.store import MAX_SEARCH_LIMIT, MAX_WINDOW_SIDE, MemoryStore, UserMemory
+from agentmem_nb.store.contract import KeepsFacts
 
 __all__ = ["read_routes", "FactsProvider", "search_response"]
 
 FactsProvider = Callable[[UserMemory], Sequence[Mapping[str, Any]]]
-"""What ``create_app(facts=…)`` takes: the current facts of a user as JSON-ready rows."""
+"""What ``create_app(facts=…)`` takes: the current facts of a user as JSON-ready rows (default: the store's own
+facts layer, where its users keep facts)."""
 
 MAX_HISTORY = 1000
 
@@ -147,9 +149,11 @@ def read_routes(store: MemoryStore, service: ChatService, *, facts: FactsProvide
     def user_facts(user_id: str = USER_ID) -> FactsResponse:
         """The user's structured facts, when this server has a facts layer (``available`` says whether it does)."""
         user = store.user(user_id)
-        if facts is None:
-            return FactsResponse(available=False, items=[])
-        return FactsResponse(available=True, items=jsonable_items(facts(user)))
+        if facts is not None:
+            return FactsResponse(available=True, items=jsonable_items(facts(user)))
+        if isinstance(user, KeepsFacts):  # the store's own facts layer: current facts and open conflicts
+            return FactsResponse(available=True, items=jsonable_items([f.as_row() for f in user.facts.current()]))
+        return FactsResponse(available=False, items=[])
 
     @router.get("/problems", response_model=ProblemsResponse, responses=documented(400, 401))
     def problems(user_id: str = USER_ID) -> ProblemsResponse:

@@ -17,14 +17,8 @@ __all__ = ["add_parser", "run", "fact_row"]
 
 
 def fact_row(fact: Fact) -> dict[str, Any]:
-    """The printed shape of one fact (the ``--json`` object)."""
-    return {
-        "fact_id": fact.fact_id, "key": str(fact.key), "value": fact.value, "status": fact.status,
-        "source": str(fact.source) if fact.source else None,
-        "valid_from": fact.valid_from.isoformat() if fact.valid_from else None,
-        "valid_to": fact.valid_to.isoformat() if fact.valid_to else None,
-        "extracted_by": fact.extracted_by, "certain": fact.certain, "ended_by": fact.ended_by,
-    }
+    """The printed shape of one fact (the ``--json`` object): :meth:`Fact.as_row`."""
+    return fact.as_row()
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -175,6 +175,17 @@ class Fact:
     def attribute(self) -> str:
         return self.key.attribute
 
+    def as_row(self) -> dict[str, Any]:
+        """This fact as JSON-ready values (``agentmem-nb facts --json``, ``GET /api/facts``): key, value, status,
+        source, valid from/to (ISO 8601), who extracted it."""
+        return {
+            "fact_id": self.fact_id, "key": str(self.key), "value": self.value, "status": self.status,
+            "source": str(self.source) if self.source else None,
+            "valid_from": self.valid_from.isoformat() if self.valid_from else None,
+            "valid_to": self.valid_to.isoformat() if self.valid_to else None,
+            "extracted_by": self.extracted_by, "certain": self.certain, "ended_by": self.ended_by,
+        }
+
     def describe(self) -> str:
         """One line for a prompt or a listing: ``user.lives_in = Lyon``."""
         return f"{self.key} = {self.value}"

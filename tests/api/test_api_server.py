@@ -89,6 +89,12 @@ def test_facts_are_served_when_the_server_has_a_facts_layer(svc: ChatService) ->
         body = httpx.get(server.url + "/api/facts", params={"user_id": "alice"}).json()
     assert body == {"available": True, "items": [{"key": "user.lives_in", "value": "Lyon", "status": "active",
                                                   "valid_from": "2026-04-08T00:00:00+00:00"}]}
-    with serve_in_background(svc) as server:
-        assert httpx.get(server.url + "/api/facts", params={"user_id": "alice"}).json() == \
-            {"available": False, "items": []}
+    from agentmem_nb.store import FactSource, Statement
+
+    svc.store.user("alice").facts.record([Statement("user", "lives_in", "Paris")], source=FactSource("s1", 1))
+    svc.store.user("alice").facts.record([Statement("user", "lives_in", "Lyon")], source=FactSource("s1", 3))
+    with serve_in_background(svc) as server:  # no provider: the store's own facts, current ones only
+        items = httpx.get(server.url + "/api/facts", params={"user_id": "alice"}).json()
+    assert items["available"] is True
+    assert [(i["key"], i["value"], i["status"], i["source"]) for i in items["items"]] == \
+        [("user.lives_in", "Lyon", "active", str(FactSource("s1", 3)))]
