@@ -53,7 +53,7 @@ from typing import Any, Literal
 from agentmem_nb.errors import MemoryDataWarning, StoreError
 from agentmem_nb.messages import parse_message_id
 from agentmem_nb.store import index_cache
-from agentmem_nb.store._fs import flocked, open_file
+from agentmem_nb.store._fs import KeptFile, check_file, flocked, open_file
 from agentmem_nb.store.problems import Problem, ProblemKind, problem_for_error
 from agentmem_nb.store.scan import CURSOR_TAIL, Change, Cursor, Scan, change_since, moved_tail
 
@@ -314,6 +314,9 @@ class JsonlFile:
         # whether it may be used: a read that found the indexed bytes changed stops trusting it in this process.
         self._cache_path: Callable[[str], Path] | None = None
         self._cache_trusted = True
+        # The descriptor the last safe open returned, used again while the path still leads to it (see _fs): a warm
+        # append or window walks no folders.
+        self._kept = KeptFile(path, base=self.base, owner=self)
         self._reset_index(inode=None)
 
     # ------------------------------------------------------------------ index
@@ -357,7 +360,7 @@ class JsonlFile:
             if self._unchanged_by_path():
                 return
             try:
-                fd = self.open_for_reading()
+                fd = self._kept.acquire(write=False)
             except FileNotFoundError:
                 if self._inode is not None:
                     self._reset_index(inode=None)
@@ -368,7 +371,7 @@ class JsonlFile:
                     self._catch_up(fd)
                     self._keep_cache(fd)
             finally:
-                os.close(fd)
+                self._kept.release()
 
     def _keep_cache(self, fd: int) -> None:
         """After a catch-up on ``fd`` (under its shared lock): persist the index if it is due (see index_cache)."""
@@ -654,7 +657,7 @@ class JsonlFile:
         since = Cursor() if since is None else since
         with self._lock:
             try:
-                fd = self.open_for_reading()
+                fd = self._kept.acquire(write=False)
             except FileNotFoundError:
                 if self._inode is not None:
                     self._reset_index(inode=None)
@@ -665,7 +668,7 @@ class JsonlFile:
                     self._catch_up(fd)
                     self._keep_cache(fd)  # as sync does: a process that only scans (ranks) keeps the index too
             finally:
-                os.close(fd)
+                self._kept.release()
             stop = len(self._ids)
             start = bisect.bisect_left(self._offsets, since.end) if change in ("appended", "unchanged") else 0
             return Scan(change, min(start, stop), stop, self._cursor())
@@ -760,9 +763,11 @@ class JsonlFile:
             last = self._offsets[stop] if stop < len(self._offsets) else self._end
             ids = self._ids[start:stop].tolist()
             offsets = self._offsets[start:stop].tolist()
-        with os.fdopen(self.open_for_reading(), "rb") as handle:
-            handle.seek(first)
-            blob = handle.read(last - first)
+            fd = self._kept.acquire(write=False)
+            try:
+                blob = os.pread(fd, last - first, first)
+            finally:
+                self._kept.release()
         self._count_read(len(blob))
         out = []
         for i, (mid, offset) in enumerate(zip(ids, offsets)):
@@ -777,16 +782,27 @@ class JsonlFile:
     def _read_at_once(self, positions: list[int]) -> list[tuple[int, dict[str, Any]]]:
         if not positions:
             return []  # no hits: do not open the file, which may not exist (a search of a day nobody wrote)
+        with self._lock:
+            fd = self._kept.acquire(write=False)
+            try:
+                return self._read_lines_at(fd, positions)
+            finally:
+                self._kept.release()
+
+    def _read_lines_at(self, fd: int, positions: list[int]) -> list[tuple[int, dict[str, Any]]]:
         out = []
-        with os.fdopen(self.open_for_reading(), "rb") as handle:
-            for pos in positions:
-                with self._lock:
-                    offset = self._offsets[pos]
-                    mid = self._ids[pos]
-                handle.seek(offset)
-                line = handle.readline()
-                self._count_read(len(line))
-                out.append((mid, loads_record(line)))
+        for pos in positions:
+            offset = self._offsets[pos]
+            mid = self._ids[pos]
+            # The line ends at the next record's start at the latest (skipped lines may lie between).
+            stop = self._offsets[pos + 1] if pos + 1 < len(self._offsets) else self._end
+            blob = os.pread(fd, min(stop - offset, _TAIL_CHUNK), offset)
+            if b"\n" not in blob and len(blob) < stop - offset:  # a long line: read the rest of it at once
+                blob += os.pread(fd, stop - offset - len(blob), offset + len(blob))
+            newline = blob.find(b"\n")
+            line = blob if newline < 0 else blob[: newline + 1]
+            self._count_read(len(line))
+            out.append((mid, loads_record(line)))
         return out
 
     def iter_records(self) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -799,51 +815,70 @@ class JsonlFile:
 
     # ------------------------------------------------------------------ append
 
-    def append(self, record: dict[str, Any]) -> dict[str, Any]:
+    @contextmanager
+    def checked_for_append(self) -> Iterator[bool]:
+        """Hold this file's lock while checking that an append would not be refused (raises
+        :class:`~agentmem_nb.errors.UnsafeFileError` as the append would, creating nothing), for a caller that must
+        know before writing another file first. Yields what to pass as ``checked`` to :meth:`append` inside the
+        block: a kept descriptor verified now is not verified again."""
+        with self._lock:
+            verified = self._kept.verify()
+            if not verified:
+                check_file(self.path, base=self.base)
+            yield verified
+
+    def append(self, record: dict[str, Any], *, checked: bool = False) -> dict[str, Any]:
         """Append ``record`` with the next ``message_id`` and return it as written.
 
         The id is chosen under an exclusive lock from the file's tail (constant work), the line is written with a
-        single ``write``, and with ``durability="fsync"`` it is on stable storage before this returns.
+        single ``write``, and with ``durability="fsync"`` it is on stable storage before this returns. ``checked``:
+        from :meth:`checked_for_append`, whose block this call is in.
         """
         with self._lock:
-            fd = open_file(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, base=self.base, mode=0o644,
-                           create_folders=True)
+            fd = self._kept.acquire(write=True, create=True, verified=checked)
             try:
                 with flocked(fd, exclusive=True):
-                    size = self._repair_tail(fd)
-                    st = os.fstat(fd)
-                    inode = (st.st_dev, st.st_ino)
-                    if size == 0 and (self._inode != inode or self._ids):
-                        self._reset_index(inode=inode)  # a new (or emptied) file: the index is trivially complete
-                    warm = self._inode == inode
-                    if warm and size != self._end:
-                        self._catch_up(fd)  # reads only what other writers appended since
-                    next_id = self._next_id if warm else self._next_id_from_tail(fd, size)
-                    if next_id is None:  # ids out of order near the tail: apply the full rule, once
-                        self._reset_index(inode=inode)
-                        self._catch_up(fd)
-                        warm, next_id = True, self._next_id
-                    written = dict(record)
-                    written.pop("message_id", None)
-                    written.pop(ANCHOR_KEY, None)
-                    written["message_id"] = next_id
-                    written[ANCHOR_KEY] = size  # where this line starts: the proof a later cold append reads
-                    try:
-                        data = (json.dumps(written, ensure_ascii=False) + "\n").encode("utf-8")
-                    except UnicodeEncodeError:
-                        # A lone surrogate (a str may hold one, e.g. from a JSON "\ud800" escape) has no UTF-8
-                        # form: write \u escapes instead, still valid JSON that reads back as the same str.
-                        data = (json.dumps(written) + "\n").encode("ascii")
-                    self._write_all(fd, data)
-                    if self.durability == "fsync":
-                        os.fsync(fd)
-                    if warm:
-                        self._index_line(data[:-1], size)
-                        self._end = size + len(data)
-                        self._tail = moved_tail(self._tail, data)
-                    return written
+                    return self._append_locked(fd, record)
             finally:
-                os.close(fd)
+                self._kept.release()
+
+    def _append_locked(self, fd: int, record: dict[str, Any]) -> dict[str, Any]:
+        """The append itself, on ``fd`` under both locks (this object's and the file's exclusive ``flock``)."""
+        st = os.fstat(fd)
+        inode = (st.st_dev, st.st_ino)
+        size = st.st_size
+        if size != self._end or inode != self._inode or self._pending_tail or size == 0:
+            size = self._repair_tail(fd, size)
+        # else: the index ends here, just past a complete line: no unfinished last line to repair
+        if size == 0 and (self._inode != inode or self._ids):
+            self._reset_index(inode=inode)  # a new (or emptied) file: the index is trivially complete
+        warm = self._inode == inode
+        if warm and size != self._end:
+            self._catch_up(fd)  # reads only what other writers appended since
+        next_id = self._next_id if warm else self._next_id_from_tail(fd, size)
+        if next_id is None:  # ids out of order near the tail: apply the full rule, once
+            self._reset_index(inode=inode)
+            self._catch_up(fd)
+            warm, next_id = True, self._next_id
+        written = dict(record)
+        written.pop("message_id", None)
+        written.pop(ANCHOR_KEY, None)
+        written["message_id"] = next_id
+        written[ANCHOR_KEY] = size  # where this line starts: the proof a later cold append reads
+        try:
+            data = (json.dumps(written, ensure_ascii=False) + "\n").encode("utf-8")
+        except UnicodeEncodeError:
+            # A lone surrogate (a str may hold one, e.g. from a JSON "\ud800" escape) has no UTF-8
+            # form: write \u escapes instead, still valid JSON that reads back as the same str.
+            data = (json.dumps(written) + "\n").encode("ascii")
+        self._write_all(fd, data)
+        if self.durability == "fsync":
+            os.fsync(fd)
+        if warm:
+            self._index_line(data[:-1], size)
+            self._end = size + len(data)
+            self._tail = moved_tail(self._tail, data)
+        return written
 
     @staticmethod
     def _write_all(fd: int, data: bytes) -> None:
@@ -852,9 +887,9 @@ class JsonlFile:
             written = os.write(fd, view)
             view = view[written:]
 
-    def _repair_tail(self, fd: int) -> int:
-        """Deal with a last line that lacks its newline; returns the file size afterwards. Caller holds the lock."""
-        size = os.fstat(fd).st_size
+    def _repair_tail(self, fd: int, size: int) -> int:
+        """Deal with a last line that lacks its newline (the file is ``size`` bytes); returns the file size
+        afterwards. Caller holds the lock."""
         if size == 0:
             return 0
         last = os.pread(fd, 1, size - 1)
