@@ -15,7 +15,8 @@ are two look-ups, and a folder swapped for a link between them (by another proce
 followed by the second. Opening each step relative to the descriptor of the step before checks and uses *the same*
 entry, so there is no window; ``O_NONBLOCK`` makes opening a FIFO return at once (a read-only open of a FIFO otherwise
 waits for a writer), and the ``fstat`` on the open descriptor says what was really opened. It costs three or four
-extra ``openat``/``close`` calls per open, nothing per byte; a file used again skips it (below). Errors name the whole path, not just the component ``openat`` was given.
+extra ``openat``/``close`` calls per open, nothing per byte; a file used again skips it (below). Errors name the
+whole path, not just the component ``openat`` was given.
 
 :func:`atomic_write` follows the same rule (its folder by descriptor, ``renameat`` within it, a link at the target
 refused rather than replaced), keeps the target's permission bits, and holds a ``flock`` on its temporary file until
