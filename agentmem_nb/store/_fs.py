@@ -324,15 +324,19 @@ class KeptFile:
     >>> # finally: kept.release()
     """
 
-    __slots__ = ("path", "base", "_steps", "_name", "fd", "_writable", "_identity", "_generation", "_busy",
+    __slots__ = ("path", "base", "_steps", "fd", "_writable", "_identity", "_generation", "_busy",
                  "__weakref__")
 
     def __init__(self, path: Path, *, base: Path, owner: object) -> None:
         self.path = path
         self.base = base
-        folder, _, self._name = str(path).rpartition("/")
-        parts = _parts_below(folder, str(base))
-        self._steps = [str(base.joinpath(*parts[: i + 1])) for i in range(len(parts))]  # each a real folder
+        folder = str(path).rpartition("/")[0]
+        try:
+            parts = _parts_below(folder, str(base))
+        except StoreError:  # not below base: nothing is kept, and every use raises it from open_file, as before
+            parts = None
+        # The folders on the way, each to be a real folder (None: never verified, always the safe open).
+        self._steps = None if parts is None else [str(base.joinpath(*parts[: i + 1])) for i in range(len(parts))]
         self.fd: int | None = None
         self._writable = False
         self._identity: tuple[int, int] = (0, 0)
@@ -373,6 +377,8 @@ class KeptFile:
         return kept and self._still_there()
 
     def _still_there(self) -> bool:
+        if self._steps is None:
+            return False
         try:
             for step in self._steps:
                 if not stat.S_ISDIR(os.lstat(step).st_mode):  # a link (or anything else) where a folder was

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from agentmem_nb import MemoryStore, UserMemory
+from agentmem_nb import MemoryStore, StoreError, UserMemory
 from agentmem_nb.errors import UnsafeFileError
+from agentmem_nb.store import JsonlFile
 
 _recording: list[Counter[str]] = []  # the counter of the measurement running now (audit hooks cannot be removed)
 
@@ -183,3 +184,11 @@ def test_a_forked_child_does_not_share_the_parents_descriptor_or_its_lock(tmp_pa
         fcntl.flock(parent_fd, fcntl.LOCK_UN)
     assert os.waitstatus_to_exitcode(status) == 0
     assert [m.content for m in mem.session("s1").tail(2)] == ["kept in the parent", "from the child"]
+
+
+def test_a_line_file_outside_its_base_is_refused_when_used_not_when_made(tmp_path: Path) -> None:
+    """Making the object opens nothing (as before descriptors were kept); the first use refuses the path."""
+    lines = JsonlFile(tmp_path / "elsewhere" / "a.jsonl", base=tmp_path / "store")
+    with pytest.raises(StoreError, match="not inside"):
+        lines.append({"content": "x"})
+    assert not (tmp_path / "elsewhere").exists()
