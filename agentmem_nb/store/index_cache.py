@@ -17,10 +17,11 @@ report in it but what it reports anywhere (a link, an orphaned temporary file of
 Never the source of truth:
 
 * **Checked against the file by the store's rule before use.** A cache records the file's identity (device,
-  inode), the indexed end, and the bytes just before that end (which must end a line: the rule ``JsonlFile`` applies
-  to its own index on every catch-up, ``_still_ends_a_line``) and the file's first bytes. It is used only if the file
-  is the same one, at least that long, and holds those same bytes there: then the file only grew since, and the
-  index reads the rest from the cache's end as it would after its own last read. Anything else — another file
+  inode), the indexed end, and the bytes just before that end (which must end a line: the rule the line index
+  applies to itself on every catch-up, ``LineIndex._catch_up`` by :mod:`~agentmem_nb.store.scan`) and the file's
+  first bytes. It is used only if the file is the same one, at least that long, and holds those same bytes there:
+  then the file only grew since, and the index reads the rest from the cache's end as it would after its own last
+  read. Anything else — another file
   (a copied folder, a replaced file), a file rewritten or truncated, a cache from an older format, cut short or
   damaged — is ignored silently and the index is built from the file, exactly as with no cache.
 * **Only a clean index is kept**: every line a record with an increasing plain id, every ``ts`` readable, nothing
@@ -33,7 +34,7 @@ Never the source of truth:
   its header, checked on load): a cache lost, cut short or damaged (a power cut, a disk error) is a cache miss. A
   writer killed mid-write leaves a temporary file that no reader opens and the folder check reports as an orphan.
 * **The blind spot is the store's own**: an in-place edit of earlier bytes that keeps every length and the bytes
-  compared is seen neither by the live index (``JsonlFile._still_ends_a_line``) nor by the cache.
+  compared is seen neither by the live index (``LineIndex._catch_up``) nor by the cache.
 * **Never through a link**: opened with the store's primitives below the store root, like every data file.
 
 Memory: the id and offset arrays are copied into the index's own arrays (16 bytes a message); the folded text is

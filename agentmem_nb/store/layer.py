@@ -32,7 +32,6 @@ from agentmem_nb.identifiers import check_day
 from agentmem_nb.items import LayerKind
 from agentmem_nb.messages import EPOCH, Message, ToolCall, message_from_record
 from agentmem_nb.store import index_cache
-from agentmem_nb.store._fs import check_file
 from agentmem_nb.store.index_cache import CachedText
 from agentmem_nb.store.jsonl import Durability, IOStats, JsonlFile, LineBlock, RawLines
 from agentmem_nb.store.scan import Cursor, Scan
@@ -311,9 +310,11 @@ class MessageFile:
         daily = self._day_layer(day)
         # A day file the store would refuse (a link, a FIFO) is refused before the session line is written, so a
         # refused append leaves neither half behind. (The session file is checked by its own open, which comes first.)
-        check_file(daily.path, base=self._file.base)
-        session_record = self._file.append({**line, "tags": ["session", *tags], "meta": extra})
-        daily_record = daily._file.append({**line, "tags": ["daily", *tags], "meta": extra})
+        # The check holds the day file's lock until its line is written, and a day file already open (a kept
+        # descriptor, see _fs.KeptFile) is checked once, not again by its append.
+        with daily._file.checked_for_append() as checked:
+            session_record = self._file.append({**line, "tags": ["session", *tags], "meta": extra})
+            daily_record = daily._file.append({**line, "tags": ["daily", *tags], "meta": extra}, checked=checked)
         return Appended(session=self._message(session_record["message_id"], session_record),
                         daily=daily._message(daily_record["message_id"], daily_record))
 

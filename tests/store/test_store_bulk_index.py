@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from store_testlib import LEGACY_KINDS, Legacy, add_bytes, legacy_bytes, line, model_of
 
 from agentmem_nb.store import JsonlFile, MemoryStore, MessageFile
-from agentmem_nb.store import jsonl as jsonl_module
+from agentmem_nb.store import line_index as line_index_module
 
 ZONE = ZoneInfo("Asia/Shanghai")
 SESSION = "s1"
@@ -74,7 +74,7 @@ def build(items: list[tuple[str, Any]]) -> bytes:
 
 @contextmanager
 def chunk_size(size: int) -> Iterator[None]:
-    with mock.patch.object(jsonl_module, "_CHUNK", size):
+    with mock.patch.object(line_index_module, "CHUNK", size):
         yield
 
 

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from agentmem_nb import MemoryStore
-from agentmem_nb.store.jsonl import _LONG_LINE
+from agentmem_nb.store.lines import LONG_LINE as _LONG_LINE
 
 
 def test_long_lines_read_back_as_written_and_by_the_legacy_rule(store: MemoryStore) -> None:
