@@ -185,8 +185,17 @@ def _split_values(value: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
+_MAX_VALUE_WORDS = 6
+"""A longer "value" is a clause the pattern over-captured ("that I will think about it later"), not a fact's value."""
+
+
 def _value_ok(value: str) -> bool:
-    return bool(value) and value.casefold() not in _PRONOUNS and len(value) <= 60 and len(value.split()) <= 6
+    return bool(value) and value.casefold() not in _PRONOUNS and len(value) <= 60 and _word_count(value) <= _MAX_VALUE_WORDS
+
+
+def _word_count(text: str) -> int:
+    """Words of a captured value (a fact's size check, not the search's keyword-count rule)."""
+    return len(text.split())
 
 
 # Predicates, tried in order, anchored at the start of what follows the subject. (attribute, op, pattern)
