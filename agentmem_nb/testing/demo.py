@@ -113,7 +113,9 @@ def seed_demo(
     # The agent layer sits above the store: import only when seeding.
     from agentmem_nb.agent import ChatService, OfflineChatModel
 
-    service = ChatService(store, model=model if model is not None else OfflineChatModel())
+    # Facts are extracted before each turn returns ("hot"), not by the background worker: the next turn's context
+    # (and so its tool calls and the stepping clock) must not depend on how fast a thread ran.
+    service = ChatService(store, model=model if model is not None else OfflineChatModel(), facts="hot")
     user = store.user(user_id)
     zone = store.zone
     turns = 0
