@@ -381,7 +381,8 @@ class CaseRunner:
         model = self.model
         if model is None and (self.offline or case_file.model == "offline"):
             model = OfflineChatModel()
-        service = ChatService(store, model=model, retriever=self.retriever)
+        # facts "hot": written before the turn returns, so nothing runs on in a thread when the copy is deleted
+        service = ChatService(store, model=model, retriever=self.retriever, facts="hot")
         user = store.user(case.user)
         turn = service.turn(case.user, case.session, case.question)
         retrieved = recalled_by_tools(user, turn.tool_calls, turn.memory_items, session_id=turn.session_id,

@@ -218,7 +218,8 @@ def replay_turn(user: UserMemory, turn: DialogueEntry | int, *, model: BaseChatM
         asked = seen.append(entry.session_id, "user", question.content, ts=question.ts, day=day)
         original, faithful = _original_side(seen, entry, day, exclude=frozenset(
             {ItemKey.of(asked.session, "session"), ItemKey.of(asked.daily, "daily")}))
-        service = ChatService(store, model=chosen, retriever=retriever)
+        # facts "hot": written before the turn returns, so nothing runs on in a thread when the copy is deleted
+        service = ChatService(store, model=chosen, retriever=retriever, facts="hot")
         if system_prompt is not None:
             service.model = _with_rules(service.model, system_prompt)
         result = service.turn(user.user_id, entry.session_id, entry.user_message)
