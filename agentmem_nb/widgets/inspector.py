@@ -29,8 +29,8 @@ Driven from code (what the tests do)::
     window = inspector.select_hit(0)        # anchor ± 2 messages
     inspector.widen(before=1, after=3)      # step the window
     inspector.frame, inspector.window.frame # the DataFrames behind the tables
-    inspector.follow(chat)                  # refresh after each of the chat's turns (search and hit kept)
-    inspector.on_open_message(chat.open_message); inspector.open_hit(0)
+    inspector.follow(chat)                  # refresh after each of the chat's turns (search and hit kept),
+    inspector.open_hit(0)                   # and "Open in chat" opens the hit's message in that chat
     inspector.edit_note(2, "- likes green tea"); inspector.restore_version(3)
 """
 
