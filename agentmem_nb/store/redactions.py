@@ -17,8 +17,9 @@ store for a reader):
 
 Applied by ``UserMemory`` (``search_session``/``search_daily``, ``session_window``/``daily_window``, ``recent``), the
 one search (:mod:`agentmem_nb.retrieval.retriever`), the agent's context and ``get_recent_session`` tool, the
-inspector, and so by everything built on them: the agent's tools, the CLI's ``search``/``window`` and the REST API's
-read endpoints. A redaction names one line: the inspector's ``redact_message`` records one event for the session line
+inspector, the chat widget (when it reads a conversation) and the API's thread endpoint, and so by everything built
+on them: the agent's tools, the CLI's ``search``/``window`` and the REST API's read endpoints. (The raw layer,
+``MessageFile``, and the DataFrames of :mod:`agentmem_nb.frames` keep the text: they are the data, not a view.) A redaction names one line: the inspector's ``redact_message`` records one event for the session line
 and one for its daily copy (an event written by hand for the session line alone leaves the copy visible).
 A backend without redaction events (PostgreSQL, for now) hides nothing (:func:`redactions_of` is ``None``).
 """
