@@ -40,7 +40,7 @@ from agentmem_nb.store.jsonl import Durability, JsonlFile
 from agentmem_nb.store.problems import Problem
 from agentmem_nb.timeutil import Clock, format_ts, parse_ts
 
-__all__ = ["Redaction", "Redactions", "redactions_of", "redacted_items", "shown"]
+__all__ = ["Redaction", "Redactions", "redactions_of", "redacted_items", "shown", "redaction_stamp"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +103,14 @@ class Redactions:
         """The redacted messages and the (latest) event that redacted each."""
         return {event.item: event for event in self.events()}
 
+    def stamp(self) -> int:
+        """A number that grows with every event (the file's size; 0 without one): a view that shows messages tells
+        from it, without reading the events, that something was redacted since it last looked."""
+        try:
+            return self.file.path.stat().st_size
+        except FileNotFoundError:
+            return 0
+
     def hidden(self, layer: LayerKind, key: str) -> dict[int, Redaction]:
         """The redacted messages of one file (``layer``, ``key``): ``message_id`` -> its event."""
         return {item.message_id: event for item, event in self.active().items()
@@ -160,3 +168,9 @@ def shown(user: object, messages: Iterable[Message], layer: LayerKind) -> list[M
     read that does not go through ``UserMemory``'s own (a tail the agent puts in its prompt)."""
     red = redactions_of(user)
     return red.shown(messages, layer) if red is not None else list(messages)
+
+
+def redaction_stamp(user: object) -> int:
+    """:meth:`Redactions.stamp` of ``user`` (0 for a backend without redactions)."""
+    red = redactions_of(user)
+    return red.stamp() if red is not None else 0

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agentmem_nb.messages import Message, ToolCall
-from agentmem_nb.store.redactions import shown
+from agentmem_nb.store.redactions import redaction_stamp, shown
 from agentmem_nb.turns import TurnEvent
 from agentmem_nb.widgets.chat_view import history_html, live_html, message_html
 
@@ -43,6 +43,7 @@ class ChatHistory:
         self.render_count = 0
         """How many messages were rendered to HTML (a cost measure: cached messages do not count)."""
         self._rendered: dict[tuple[int, bool, bool, str], str] = {}
+        self._redactions_seen = 0  # the user's redaction stamp when the messages were read
 
     @property
     def hidden_count(self) -> int:
@@ -66,6 +67,9 @@ class ChatHistory:
         total = len(layer)
         new = total - self.known_total
         user = self.store.user(self.user_id)
+        stamp = redaction_stamp(user)
+        reload = reload or stamp != self._redactions_seen  # a message shown may have been redacted since: read again
+        self._redactions_seen = stamp
         if reload or new < 0:
             # a shrunk file (rewritten by hand) or a page change: read the tail afresh
             self.messages = shown(user, layer.tail(min(total, self.shown)), "session")
