@@ -25,6 +25,7 @@ from agentmem_nb.facts.rank import FactRanker, SelectedFact
 from agentmem_nb.store.contract import KeepsFacts
 from agentmem_nb.messages import Message
 from agentmem_nb.store import Appended, UserMemory
+from agentmem_nb.store.redactions import shown
 
 __all__ = ["TurnContext", "build_context", "long_term_lines_used", "LOG_LONG_TERM_MAX_CHARS"]
 
@@ -106,9 +107,11 @@ def build_context(
     rounds = max(0, recent_rounds)
     tail = user.session(session_id).tail(2 * rounds + 1) if rounds else []
     history = tuple(m for m in tail if m.message_id != current.session.message_id)[-2 * rounds:] if rounds else ()
+    history = tuple(shown(user, history, "session"))  # a redacted message is "[redacted: reason]" in the prompt too
     daily: tuple[Message, ...] = ()
     if daily_limit > 0 and current.daily.day:
         daily = _daily_from_other_sessions(user, current.daily.day, session_id, daily_limit, 2 * rounds + 1)
+        daily = tuple(shown(user, daily, "daily"))
     # The text and the version that names it, read together under the lock (a change made by hand is recorded first),
     # so the log line can refer to a large memory.md by version instead of copying it.
     long_term = user.long_term.current()

@@ -18,6 +18,8 @@ a bug) raises.
 Both search tools run :func:`agentmem_nb.retrieval.search` through the :class:`~agentmem_nb.retrieval.Retriever`
 given to the constructor (``MemoryTools(user, sid, retriever=...)``, from ``ChatService(store, retriever=...)``):
 one keyword keeps the original exact semantics, several words are ranked, and each hit brings its neighbours.
+Redacted messages (:mod:`agentmem_nb.store.redactions`) are never hits, and show as ``[redacted: reason]`` in a
+window or the recent rounds: the store's reads apply the rule, ``get_recent_session`` applies it to its tail.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from agentmem_nb.items import ItemKey, LayerKind
 from agentmem_nb.messages import Message
 from agentmem_nb.retrieval import Retriever, Scope
 from agentmem_nb.store import UserMemory, Window
+from agentmem_nb.store.redactions import shown as shown_redacted
 
 __all__ = [
     "TurnScope",
@@ -425,6 +428,7 @@ class MemoryTools:
         layer = self.user.session(self.session_id)
         messages = [m for m in layer.tail(2 * rounds + len(turn.exclude))
                     if ItemKey("session", self.session_id, m.message_id) not in turn.exclude][-2 * rounds:]
+        messages = shown_redacted(self.user, messages, "session")
         turn.saw(messages, "session")
         if not messages:
             return "This conversation has no earlier messages."

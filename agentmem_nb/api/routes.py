@@ -37,6 +37,7 @@ from agentmem_nb.api.schemas import (
 from agentmem_nb.api.thread_cache import ThreadCache
 from agentmem_nb.errors import InvalidArgument
 from agentmem_nb.store import MemoryStore, MessageFile
+from agentmem_nb.store.redactions import Redactions, redactions_of
 from agentmem_nb.turns import TurnResult
 
 __all__ = ["original_routes", "chat_response", "run_checked"]
@@ -61,9 +62,12 @@ def run_checked(service: ChatService, request: ChatRequest) -> TurnResult:
         raise ApiError(400, str(exc), field="message") from exc
 
 
-def _encode_thread(thread: MessageFile) -> tuple[int, bytes]:
+def _encode_thread(thread: MessageFile, redactions: Redactions | None = None) -> tuple[int, bytes]:
     # Built as dicts, not models: a 10,000-message thread would spend most of its time validating them.
-    items = [message_item(m) for m in thread.messages()]
+    messages = thread.messages()
+    if redactions is not None:
+        messages = redactions.shown(messages, "session")  # "[redacted: reason]" in place (store/redactions.py)
+    items = [message_item(m) for m in messages]
     return len(items), json_bytes({"items": items})
 
 
@@ -100,7 +104,12 @@ def original_routes(store: MemoryStore, service: ChatService, threads: ThreadCac
         """Every message of the conversation in order, with each reply's tool calls (empty for an unknown one)."""
         user = store.user(user_id)
         thread = user.session(session_id)
-        body = threads.body((user.user_id, thread.key), thread, _encode_thread)
+        redactions = redactions_of(user)
+        if redactions is not None and redactions.hidden("session", thread.key):
+            # Encoded afresh, never cached: the cache follows the thread file's changes, not the redactions'.
+            _, body = _encode_thread(thread, redactions)
+        else:
+            body = threads.body((user.user_id, thread.key), thread, _encode_thread)
         return Response(body, media_type="application/json")
 
     return router

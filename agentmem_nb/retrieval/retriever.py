@@ -8,7 +8,8 @@
 * :func:`rank_hits` — the ranked anchors alone, each with its explanation.
 
 The exact path is the store's primitive (:meth:`~agentmem_nb.store.MessageFile.search`, through ``UserMemory``);
-this module only chooses the files a scope covers and merges their hits.
+this module only chooses the files a scope covers and merges their hits. A redacted message is never returned, as a
+hit or as a neighbour (:mod:`agentmem_nb.store.redactions`).
 
 A :class:`Retriever` holds the index and ranking configuration; the agent gets one as a constructor argument
 (``ChatService(store, retriever=...)``), the module functions use a shared default instance.
@@ -41,6 +42,7 @@ from agentmem_nb.retrieval.index import (
 )
 from agentmem_nb.retrieval.ranker import Candidate, RankerConfig, match_count, rank
 from agentmem_nb.store import MAX_SEARCH_LIMIT, MAX_WINDOW_SIDE, UserMemory
+from agentmem_nb.store.redactions import redacted_items
 
 __all__ = [
     "Retriever",
@@ -157,6 +159,7 @@ class Retriever:
         """
         scope = scope or Scope.everything()
         limit = max(0, min(int(limit), MAX_SEARCH_LIMIT))
+        exclude = _hiding_redacted(user, exclude)
         layers, chosen = self._candidates(user, query, scope, limit + len(exclude), exclude)
         if exclude:
             chosen = [c for c in chosen if _item(layers, c.layer, c.position) not in exclude][:limit]
@@ -188,6 +191,7 @@ class Retriever:
         after = max(0, min(int(after), MAX_WINDOW_SIDE))
         if window not in WINDOW_MODES:
             raise InvalidArgument(f"unknown window mode {window!r}: use one of {', '.join(WINDOW_MODES)}")
+        exclude = _hiding_redacted(user, exclude)
         # An anchor already inside an earlier window adds no message, so rank a few more than the budget.
         layers, candidates = self._candidates(user, query, scope, 2 * budget + 10 + len(exclude), exclude)
         skip = {(li, pos) for li, pos in _positions(layers, exclude)} if exclude else set()
@@ -285,6 +289,13 @@ class Retriever:
                 return SearchResult(query, scope, "exact", budget, hits, messages)
         return self.retrieve(user, query, scope=scope, budget=budget, before=before, after=after, window=window,
                              exclude=exclude)
+
+
+def _hiding_redacted(user: UserMemory, exclude: Collection[ItemKey]) -> Collection[ItemKey]:
+    """``exclude`` and every redacted message: a search never returns one, as a hit or as a neighbour (the rule of
+    :mod:`agentmem_nb.store.redactions`; the exact path gets it from ``UserMemory.search_*``)."""
+    redacted = redacted_items(user)
+    return {*exclude, *redacted} if redacted else exclude
 
 
 def _item(layers: Sequence[FileFollower], li: int, pos: int) -> ItemKey:

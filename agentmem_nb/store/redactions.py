@@ -3,26 +3,44 @@
 A message file is append-only (its ids are retrieval anchors, and the store never rewrites a line), so redacting a
 message is itself an event: one line here per redaction, naming the message (:class:`~agentmem_nb.items.ItemKey`:
 the session line, or its daily copy), when, by whom (``source``) and why. The message line stays on disk, byte for
-byte; the history of redactions is this file. Views that show message text read :meth:`Redactions.active` and show
-the reason instead of the content (the inspector does). What does *not* read it yet: the agent's tools and the
-retrieval index — a redacted message can still be found by the agent's search until they do.
+byte; the history of redactions is this file.
+
+THE rule for every read that hands message text to someone (written here once, applied where messages leave the
+store for a reader):
+
+* **a search never returns a redacted message** — not as a hit, not as a neighbour of a hit (a hit would also say
+  that the hidden text holds the keyword): :meth:`Redactions.visible`, and the items of :func:`redacted_items` in
+  the ``exclude`` of :func:`agentmem_nb.retrieval.search`;
+* **a window, a thread's tail or the agent's context shows it in place as** ``[redacted: reason]`` (:meth:`Redactions.shown`,
+  :attr:`Redaction.note`): the ids stay contiguous, so the reader (the model above all) knows a message was there and
+  why it is hidden, and nothing of its text or tool calls.
+
+Applied by ``UserMemory`` (``search_session``/``search_daily``, ``session_window``/``daily_window``, ``recent``), the
+one search (:mod:`agentmem_nb.retrieval.retriever`), the agent's context and ``get_recent_session`` tool, the
+inspector, the chat widget (when it reads a conversation) and the API's thread endpoint, and so by everything built
+on them: the agent's tools, the CLI's ``search``/``window`` and the REST API's read endpoints. (The raw layer,
+``MessageFile``, and the DataFrames of :mod:`agentmem_nb.frames` keep the text: they are the data, not a view.) A redaction names one line: the inspector's ``redact_message`` records one event for the session line
+and one for its daily copy (an event written by hand for the session line alone leaves the copy visible).
+A backend without redaction events (PostgreSQL, for now) hides nothing (:func:`redactions_of` is ``None``).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from agentmem_nb.errors import StoreError
 from agentmem_nb.identifiers import check_day, check_session_id
-from agentmem_nb.items import ItemKey
+from agentmem_nb.items import ItemKey, LayerKind
+from agentmem_nb.messages import Message
 from agentmem_nb.store.jsonl import Durability, JsonlFile
 from agentmem_nb.store.problems import Problem
 from agentmem_nb.timeutil import Clock, format_ts, parse_ts
 
-__all__ = ["Redaction", "Redactions"]
+__all__ = ["Redaction", "Redactions", "redactions_of", "redacted_items", "shown", "redaction_stamp"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +53,11 @@ class Redaction:
     ts: _dt.datetime | None
     reason: str
     source: str
+
+    @property
+    def note(self) -> str:
+        """What every view shows instead of the message's text: ``[redacted: reason]``."""
+        return f"[redacted: {self.reason}]"
 
 
 class Redactions:
@@ -80,6 +103,39 @@ class Redactions:
         """The redacted messages and the (latest) event that redacted each."""
         return {event.item: event for event in self.events()}
 
+    def stamp(self) -> int:
+        """A number that grows with every event (the file's size; 0 without one): a view that shows messages tells
+        from it, without reading the events, that something was redacted since it last looked."""
+        try:
+            return self.file.path.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def hidden(self, layer: LayerKind, key: str) -> dict[int, Redaction]:
+        """The redacted messages of one file (``layer``, ``key``): ``message_id`` -> its event."""
+        return {item.message_id: event for item, event in self.active().items()
+                if item.layer == layer and item.key == key}
+
+    def visible(self, messages: Iterable[Message], layer: LayerKind) -> list[Message]:
+        """``messages`` (read from ``layer``) without the redacted ones: what a search may return."""
+        active = self.active()
+        return [m for m in messages if ItemKey.of(m, layer) not in active] if active else list(messages)
+
+    def shown(self, messages: Iterable[Message], layer: LayerKind) -> list[Message]:
+        """``messages`` (read from ``layer``) as a reader sees them: each redacted one keeps its place, id, time and
+        role, its text becomes :attr:`Redaction.note` and its tool calls are dropped (their output may quote it)."""
+        active = self.active()
+        if not active:
+            return list(messages)
+        out = []
+        for message in messages:
+            event = active.get(ItemKey.of(message, layer))
+            if event is not None:
+                meta = {k: v for k, v in message.meta.items() if k != "tool_calls"}
+                message = replace(message, content=event.note, meta=meta)
+            out.append(message)
+        return out
+
     def problems(self) -> list[Problem]:
         """Unreadable lines of the file."""
         return self.file.problems()
@@ -91,3 +147,30 @@ class Redactions:
         ts, _ = parse_ts(rec.get("ts"), self._zone)
         return Redaction(redaction_id, ItemKey(layer, key, target), ts, str(rec.get("reason", "")),
                          str(rec.get("source", "")))
+
+
+def redactions_of(user: object) -> Redactions | None:
+    """The redaction events of a user of any backend, or ``None`` for a backend that records none (PostgreSQL,
+    for now): the one place that tells them apart, so every reader applies the rule the same way."""
+    found = getattr(user, "redactions", None)
+    return found if isinstance(found, Redactions) else None
+
+
+def redacted_items(user: object) -> dict[ItemKey, Redaction]:
+    """Every redacted message of ``user`` and its event (empty for a backend without redactions): what a search
+    adds to its ``exclude``."""
+    red = redactions_of(user)
+    return red.active() if red is not None else {}
+
+
+def shown(user: object, messages: Iterable[Message], layer: LayerKind) -> list[Message]:
+    """``messages`` of ``user`` (read from ``layer``) as a reader sees them (see :meth:`Redactions.shown`), for a
+    read that does not go through ``UserMemory``'s own (a tail the agent puts in its prompt)."""
+    red = redactions_of(user)
+    return red.shown(messages, layer) if red is not None else list(messages)
+
+
+def redaction_stamp(user: object) -> int:
+    """:meth:`Redactions.stamp` of ``user`` (0 for a backend without redactions)."""
+    red = redactions_of(user)
+    return red.stamp() if red is not None else 0

@@ -21,6 +21,12 @@ Whose memory a followed view shows is the view's choice, never silently the chat
 
 The view never follows the chat's *conversation*: a session scope or filter stays what the person picked.
 
+**From a hit to the conversation.** Following a chat that has ``open_message(session_id, message_id)`` (a
+:class:`~agentmem_nb.widgets.ChatWidget`) also wires the view's ``on_open_message`` hook to it when the view has no
+hook yet, so in a notebook ``inspector.follow(chat)`` is enough for "Open in chat" to work. The link reaches the chat
+weakly (following never keeps a chat alive), and ``unfollow`` unwires it (handing the hook to another chat the view
+still follows, if any). A hook the person set with ``on_open_message`` is never replaced.
+
 Anything with ``on_turn(callback, *, weak=True)`` returning a handle with ``close()`` and ``active`` can be followed;
 its events are the chat's :class:`~agentmem_nb.widgets.ChatEvent` or a :class:`~agentmem_nb.turns.TurnResult` (both
 carry the ``user_id`` whose memory changed), so a service that hands its results to its observers works unchanged.
@@ -35,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from agentmem_nb import frames
 from agentmem_nb.turns import TurnResult
 from agentmem_nb.widgets._callbacks import CallbackErrors
+from agentmem_nb.widgets._open import OpensMessages
 from agentmem_nb.widgets._turns import ChatEvent
 
 if TYPE_CHECKING:
@@ -76,6 +83,30 @@ class _Link:
     def on_event(self, event: TurnNotice) -> None:
         self.view._on_chat_event(event, follow_user=self.follow_user)
 
+    def wire_open(self) -> bool:
+        """Make this chat the view's "open in chat" when the view has no hook and the chat can open messages."""
+        view, source = self.view, self.source()
+        if not isinstance(view, OpensMessages) or view._open_callbacks or source is None:
+            return False
+        if not callable(getattr(source, "open_message", None)):
+            return False  # a service or any other turn source: nothing to open a message in
+        view._open_callbacks.append(self.open_message)
+        return True
+
+    def unwire_open(self) -> None:
+        view = self.view
+        if isinstance(view, OpensMessages) and self.open_message in view._open_callbacks:
+            view._open_callbacks.remove(self.open_message)
+
+    def open_message(self, session_id: str, message_id: int) -> None:
+        """The view's hook: open the message in the followed chat (reached weakly)."""
+        chat = self.source()
+        if chat is None or not self.handle.active:
+            self.view._live_links()  # let this link go (and its hook with it)
+            raise ValueError("the chat this view followed is gone or no longer followed: follow a chat again, or "
+                             "wire one with on_open_message(chat.open_message)")
+        chat.open_message(session_id, message_id)  # type: ignore[attr-defined]  # wire_open checked it has one
+
 
 class FollowsChat(CallbackErrors):
     """Mixin for a memory view: ``follow``, ``unfollow``, ``following``, on top of :class:`CallbackErrors`. The view
@@ -106,7 +137,8 @@ class FollowsChat(CallbackErrors):
 
         ``follow_user=False`` keeps this view's user whatever the chat does (a view with no user takes the chat's);
         ``True`` also switches it to the chat's user. Following a chat again only changes ``follow_user``. Errors
-        while refreshing appear in this view's error area, never in the chat's.
+        while refreshing appear in this view's error area, never in the chat's. A view with no ``on_open_message``
+        hook gets one that opens messages in ``chat`` (when it has ``open_message``); :meth:`unfollow` removes it.
         """
         if not callable(getattr(chat, "on_turn", None)):
             raise TypeError(f"follow() needs a ChatWidget (or an object with on_turn(callback, weak=...)), got "
@@ -117,18 +149,28 @@ class FollowsChat(CallbackErrors):
                 return link.handle
         link = _Link(self, chat, bool(follow_user))
         self._links.append(link)
+        link.wire_open()
         return link.handle
 
     def unfollow(self, chat: TurnSource | None = None) -> int:
-        """Stop following ``chat`` (``None``: every chat); returns how many subscriptions were closed."""
+        """Stop following ``chat`` (``None``: every chat), and unwire the "open in chat" hook that following it set;
+        returns how many subscriptions were closed."""
         closed = 0
         for link in list(self._links):
             if chat is None or link.source() is chat:
                 if link.handle.active:
                     closed += 1
                 link.handle.close()
+                link.unwire_open()
                 self._links.remove(link)
+        self._rewire_open()
         return closed
+
+    def _rewire_open(self) -> None:
+        """After a chat is let go: hand "open in chat" to the first chat still followed, if the view has no hook."""
+        for link in self._live_links():
+            if link.wire_open():
+                return
 
     @property
     def following(self) -> tuple[TurnSource, ...]:
@@ -144,7 +186,13 @@ class FollowsChat(CallbackErrors):
         return follower.stats if follower is not None else frames.ReadStats()
 
     def _live_links(self) -> list[_Link]:
-        self._links = [link for link in self._links if link.handle.active and link.source() is not None]
+        live = []
+        for link in self._links:
+            if link.handle.active and link.source() is not None:
+                live.append(link)
+            else:
+                link.unwire_open()  # the subscription was closed directly, or the chat is gone
+        self._links = live
         return self._links
 
     def _on_chat_event(self, event: TurnNotice, *, follow_user: bool) -> None:

@@ -69,8 +69,8 @@ _SOURCE = "inspector"
 
 
 def redaction_note(redaction: Redaction) -> str:
-    """What a view shows instead of a redacted message's content."""
-    return f"[redacted: {redaction.reason}]"
+    """What a view shows instead of a redacted message's content (the store's rule: :attr:`Redaction.note`)."""
+    return redaction.note
 
 
 def view_of(layer: str, scope: str | None) -> str:

@@ -1,5 +1,6 @@
-"""``on_open_message``: a view hands "open this message in the chat" to whoever wired it (the lead wires it to
-``ChatWidget.open_message``), as ``callback(session_id, message_id)``.
+"""``on_open_message``: a view hands "open this message in the chat" to whoever wired it (``view.follow(chat)`` wires
+it to that chat's ``ChatWidget.open_message`` when nothing else is, see :mod:`agentmem_nb.widgets._follow`), as
+``callback(session_id, message_id)``.
 
 The view knows which message a hit or a call is, not which chat shows it: a callback keeps the two apart, and a
 notebook can pass any callable (print, a logger, another chat). A callback's error shows in the view's error area.
@@ -39,6 +40,6 @@ class OpensMessages:
             raise ValueError("this row names no stored message of a conversation, so it cannot be opened in the chat "
                              "(choose a message hit, or a call made in a session)")
         if not self._open_callbacks:
-            raise ValueError("no chat is wired to open messages: call on_open_message(chat.open_message) first")
+            raise ValueError("no chat is wired to open messages: follow(chat), or call on_open_message(chat.open_message)")
         for callback in list(self._open_callbacks):
             callback(str(session_id), int(message_id))

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agentmem_nb.messages import Message, ToolCall
+from agentmem_nb.store.redactions import redaction_stamp, shown
 from agentmem_nb.turns import TurnEvent
 from agentmem_nb.widgets.chat_view import history_html, live_html, message_html
 
@@ -41,7 +42,8 @@ class ChatHistory:
         self.focused: int | None = None  # the message ChatWidget.open_message highlighted
         self.render_count = 0
         """How many messages were rendered to HTML (a cost measure: cached messages do not count)."""
-        self._rendered: dict[tuple[int, bool, bool], str] = {}
+        self._rendered: dict[tuple[int, bool, bool, str], str] = {}
+        self._redactions_seen = 0  # the user's redaction stamp when the messages were read
 
     @property
     def hidden_count(self) -> int:
@@ -64,11 +66,15 @@ class ChatHistory:
         layer = self.layer()
         total = len(layer)
         new = total - self.known_total
+        user = self.store.user(self.user_id)
+        stamp = redaction_stamp(user)
+        reload = reload or stamp != self._redactions_seen  # a message shown may have been redacted since: read again
+        self._redactions_seen = stamp
         if reload or new < 0:
             # a shrunk file (rewritten by hand) or a page change: read the tail afresh
-            self.messages = layer.tail(min(total, self.shown))
+            self.messages = shown(user, layer.tail(min(total, self.shown)), "session")
         elif new > 0:
-            self.messages += layer.tail(new)
+            self.messages += shown(user, layer.tail(new), "session")
             del self.messages[: max(0, len(self.messages) - self.shown)]
         self.known_total = total
 
@@ -102,7 +108,9 @@ class ChatHistory:
         links (a static copy has no kernel to open them)."""
         parts = []
         for index, message in enumerate(self.messages):
-            key = (message.message_id, links and self.has_trace(index), message.message_id == self.focused)
+            # the text is in the key: a message redacted since it was drawn is drawn again, as its reason
+            key = (message.message_id, links and self.has_trace(index), message.message_id == self.focused,
+                   message.content)
             html = self._rendered.get(key)
             if html is None:
                 html = self._rendered[key] = message_html(message, self.store.zone, trace_link=key[1],

@@ -29,8 +29,8 @@ Driven from code (what the tests do)::
     window = inspector.select_hit(0)        # anchor ± 2 messages
     inspector.widen(before=1, after=3)      # step the window
     inspector.frame, inspector.window.frame # the DataFrames behind the tables
-    inspector.follow(chat)                  # refresh after each of the chat's turns (search and hit kept)
-    inspector.on_open_message(chat.open_message); inspector.open_hit(0)
+    inspector.follow(chat)                  # refresh after each of the chat's turns (search and hit kept),
+    inspector.open_hit(0)                   # and "Open in chat" opens the hit's message in that chat
     inspector.edit_note(2, "- likes green tea"); inspector.restore_version(3)
 """
 
@@ -382,7 +382,7 @@ class MemoryInspector(OpensMessages, FollowsChat, widgets.VBox):
     def redact_message(self, session_id: str, message_id: int, *, reason: str) -> None:
         """Hide a message of a conversation (and its copy in its day file) behind a redaction event with its
         reason: the lines on disk are kept, the events are recorded in ``redactions.jsonl`` (see
-        :mod:`agentmem_nb.store.redactions`; the agent's own search does not read them yet)."""
+        :mod:`agentmem_nb.store.redactions`: from then on no search returns it, the agent's included)."""
         if self.user_id is None:
             raise ValueError("no user selected: call select_user('...') first")
         self.data.redact(self.mem, self._follower(), session_id, int(message_id), reason)

@@ -26,9 +26,9 @@ Driven from code::
     timeline.frame                     # the filtered calls
     timeline.select(0)                 # show the first one in full
     timeline.zoom("2026-04-08 10:00:00", "2026-04-08 10:00:02"); timeline.reset_zoom()
-    timeline.on_open_message(chat.open_message); timeline.open_call(0)
     timeline.show_trace(0)             # the waterfall of the turn that made call 0 (also the "Trace" button)
-    timeline.follow(chat)              # refresh after each of the chat's turns (filters and chosen call kept)
+    timeline.follow(chat)              # refresh after each of the chat's turns (filters and chosen call kept),
+    timeline.open_call(0)              # and "Open in chat" opens the message that made the call in that chat
 """
 
 from __future__ import annotations

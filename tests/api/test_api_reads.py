@@ -68,3 +68,34 @@ def test_problems_name_the_file_relative_to_the_memory_folder(client: httpx.Clie
     problems = client.get("/api/problems", params={"user_id": USER}).json()["items"]
     assert {(p["path"], p["kind"]) for p in problems} >= {(f"{USER}/sessions/s1.jsonl", "malformed_json")}
     assert all(str(store.root) not in p["path"] + p["detail"] for p in problems)
+
+
+def test_search_and_window_hide_a_redacted_message(client: httpx.Client, store: MemoryStore) -> None:
+    from agentmem_nb.items import ItemKey
+    _chat(client, "My sister moved to Lyon for a new job")
+    mem = store.user(USER)
+    first = mem.session("s1").get(1)
+    assert first is not None and first.content.startswith("My sister")
+    mem.redactions.add(ItemKey("session", "s1", 1), reason="private")
+    mem.redactions.add(ItemKey("daily", first.day or "", 1), reason="private")
+    for params in ({"q": "Lyon", "session_id": "s1"}, {"q": "Lyon"}, {"q": "which city did my sister move to"}):
+        found = client.get("/api/search", params={"user_id": USER, **params}).json()
+        assert not any("moved to Lyon" in m["message"]["content"] for m in found["messages"]), (params, found)
+    for params in ({"session_id": "s1"}, {"day": first.day}):
+        items = client.get("/api/window", params={"user_id": USER, "message_id": 1, **params}).json()["items"]
+        assert items[0]["content"] == "[redacted: private]" and items[0]["message_id"] == 1
+
+
+def test_a_thread_shows_a_redacted_message_as_its_reason(client: httpx.Client, store: MemoryStore) -> None:
+    from agentmem_nb.api.thread_cache import MIN_MESSAGES
+    from agentmem_nb.items import ItemKey
+    mem = store.user(USER)
+    mem.conversations.create("long", title="long")
+    for i in range(MIN_MESSAGES + 10):  # long enough for its body to be cached
+        mem.append("long", "user" if i % 2 == 0 else "assistant", f"message {i}")
+    url = "/api/conversations/long/messages"
+    assert client.get(url, params={"user_id": USER}).json()["items"][3]["content"] == "message 3"  # now cached
+    mem.redactions.add(ItemKey("session", "long", 4), reason="private")
+    items = client.get(url, params={"user_id": USER}).json()["items"]
+    assert items[3]["content"] == "[redacted: private]" and items[3]["message_id"] == 4
+    assert items[4]["content"] == "message 4"

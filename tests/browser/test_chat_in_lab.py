@@ -1,6 +1,7 @@
 """The chat of issue 19 in a real JupyterLab and headless Chromium: fast typing then Enter, multi-line messages,
 Stop, "show earlier" keeping the reader's place, open_message, a new user, the turn trace, and every text's
-contrast in JupyterLab Light and Dark (WCAG AA, 4.5:1). Saves docs/chat-dark.png and docs/trace-dark.png.
+contrast in JupyterLab Light and Dark (WCAG AA, 4.5:1), and in each theme the chat in a 600 px notebook (nothing
+clipped, every control visible). Saves docs/chat-dark.png and docs/trace-dark.png.
 
 One JupyterLab for all of it (starting it and a kernel is most of the cost). Run it alone with
 ``pytest tests/browser/test_chat_in_lab.py``.
@@ -148,6 +149,43 @@ def _switch_theme(page: Any, name: str) -> None:
     page.wait_for_timeout(300)  # the theme's stylesheet is applied after the attribute changes
 
 
+NARROW = 600
+"""The width of a narrow notebook: the chat must fit it (nothing clipped, every control visible)."""
+
+_CLIPPED_JS = """(root) => {
+  const box = root.getBoundingClientRect();
+  const out = [];
+  if (root.scrollWidth > root.clientWidth + 1) out.push({what: 'the chat scrolls sideways', sw: root.scrollWidth,
+                                                         cw: root.clientWidth});
+  const scroller = root.querySelector('.amn-history-scroll');
+  if (scroller && scroller.scrollWidth > scroller.clientWidth + 1) out.push({what: 'the history scrolls sideways'});
+  for (const el of root.querySelectorAll('button, input, select, textarea, .amn-msg, .amn-offline-banner')) {
+    if (el.offsetParent === null) continue;  // hidden on purpose (Stop between turns)
+    const r = el.getBoundingClientRect();
+    const name = (el.className || el.tagName).toString().slice(0, 60) + ' ' + (el.textContent || '').trim().slice(0, 30);
+    if (r.width < 8 || r.height < 8) out.push({what: 'squashed', name, w: r.width, h: r.height});
+    if (r.left < box.left - 1 || r.right > box.right + 1) out.push({what: 'outside the chat', name, left: r.left,
+                                                                   right: r.right, box: [box.left, box.right]});
+    if (el.tagName === 'BUTTON' && el.scrollWidth > el.clientWidth + 1) out.push({what: 'label cut', name});
+  }
+  return out;
+}"""
+
+
+def _fit_to(page: Any, widget: Any, width: int) -> int:
+    """Resize the page until ``widget`` is at most ``width`` px wide (and close to it), whatever JupyterLab's chrome
+    around it takes at that size; returns the widget's width."""
+    have = widget.evaluate("e => e.clientWidth")
+    for _ in range(4):
+        if width - 40 <= have <= width:
+            break
+        size = page.viewport_size
+        page.set_viewport_size({"width": max(320, size["width"] + width - have), "height": size["height"]})
+        page.wait_for_function("([e, w]) => e.clientWidth !== w", arg=[widget.element_handle(), have])
+        have = widget.evaluate("e => e.clientWidth")
+    return have
+
+
 def test_the_chat_of_round_two(lab: LabServer, lab_root: Path, page: Any, artifacts: Path) -> None:
     from playwright.sync_api import expect
 
@@ -276,6 +314,19 @@ def test_the_chat_of_round_two(lab: LabServer, lab_root: Path, page: Any, artifa
         assert not missing, (theme, missing)
         low = [r for r in results if r["ratio"] < 4.5]
         assert not low, (theme, low)
+        # ---- the same chat in a 600 px notebook: nothing clipped, every control visible, then back to wide
+        wide = page.viewport_size
+        width = _fit_to(page, chat, NARROW)
+        assert NARROW - 40 <= width <= NARROW, (theme, width)
+        chat.evaluate("el => el.scrollIntoView({block: 'start'})")
+        for control in (".amn-chat-send", ".amn-chat-new", ".amn-chat-user input", ".amn-chat-input textarea",
+                        ".amn-chat-conversations select", ".amn-trace-link"):
+            expect(chat.locator(control).first).to_be_visible()
+        clipped = chat.evaluate(_CLIPPED_JS)
+        assert not clipped, (theme, width, clipped)
+        page.screenshot(path=str(artifacts / f"r2-narrow-{theme.split()[-1].lower()}.png"))
+        page.set_viewport_size(wide)
+        page.wait_for_function("([e, w]) => e.clientWidth > w", arg=[chat.element_handle(), width])
     (artifacts / "contrast.json").write_text(json.dumps(measured, indent=1), encoding="utf-8")
 
     # ---- screenshots for the README (dark theme)

@@ -82,3 +82,14 @@ def test_the_console_script_offers_bench_from_any_folder_of_a_checkout(tmp_path:
     out = subprocess.run([str(script), "bench", "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert "--quick" in out.stdout and "--from-json" in out.stdout
+
+
+def test_search_and_window_hide_a_redacted_message(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from agentmem_nb.items import ItemKey
+    alice = MemoryStore(root, zone="Asia/Shanghai").user("alice")
+    alice.redactions.add(ItemKey("session", "s1", 1), reason="private")
+    assert run(root, "search", "--user", "alice", "--session", "s1", "lena") == 0
+    assert "Lena" not in capsys.readouterr().out
+    assert run(root, "window", "--user", "alice", "--session", "s1", "2", "--before", "1") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("  #1") and lines[0].endswith("user: [redacted: private]") and "Lena" not in lines[0]

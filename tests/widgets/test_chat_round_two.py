@@ -161,3 +161,17 @@ def test_the_static_copy_shows_the_conversation(chat: ChatWidget) -> None:
     assert "I prefer &lt;b&gt;green&lt;/b&gt; tea" in static and "<script" not in static
     assert "2 messages" in static
     assert "data-trace" not in static and "data-trace" in chat.history.value  # no dead links in a snapshot
+
+
+def test_a_redacted_message_shows_its_reason_in_the_chat(store: MemoryStore) -> None:
+    from agentmem_nb.items import ItemKey
+    mem = store.user("alice")
+    mem.append("s1", "user", "my card number is 4111 1111 1111 1111")
+    mem.append("s1", "assistant", "Noted.")
+    chat = ChatWidget(offline_service(store), user_id="alice", session_id="s1")
+    assert "4111" in chat.history.value
+    mem.redactions.add(ItemKey("session", "s1", 1), reason="card number")
+    chat.send("hello")  # the next look at the conversation draws it as its reason; the line is kept on disk
+    assert "4111" not in chat.history.value and "[redacted: card number]" in chat.history.value
+    assert [m.content for m in chat.messages][0] == "[redacted: card number]"
+    assert "4111" in mem.session("s1").path.read_text(encoding="utf-8")

@@ -600,3 +600,56 @@ def test_a_row_is_found_again_by_its_key_columns_and_missing_keys_match_nothing(
     assert find_row(problems, ("a", 1, "x"), "problems", hint=0) == 0  # still where it was
     assert find_row(problems, ("b", pd.NA, "y"), "problems", hint=1) is None  # a missing key names nothing
     assert find_row(problems, ("a", 2, "x"), "problems", hint=0) is None
+
+
+# ---------------------------------------------------------------------- from a hit to the conversation
+
+
+def _two_chats(store: MemoryStore, service: ChatService) -> tuple[ChatWidget, ChatWidget]:
+    mem = store.user("alice")
+    mem.conversations.create("s2", title="lyon")
+    mem.append("s2", "user", MOVED)
+    mem.append("s2", "assistant", "Noted.")
+    return (ChatWidget(service, user_id="alice", session_id="s1", stream_interval=0),
+            ChatWidget(service, user_id="alice", session_id="s1", stream_interval=0))
+
+
+@pytest.mark.parametrize("kind", ["inspector", "timeline"])
+def test_following_a_chat_is_enough_to_open_a_message_in_it(store: MemoryStore, service: ChatService,
+                                                             kind: str) -> None:
+    first, second = _two_chats(store, service)
+    view: Any = MemoryInspector(store, user_id="alice") if kind == "inspector" else ToolTimeline(store, user_id="alice")
+    open_one = (lambda: view.open_hit(0)) if kind == "inspector" else (lambda: view.open_call(0))
+    if kind == "inspector":
+        view.search("Lyon")
+    else:
+        # a call made in s3 (by a third chat: the two below show s1 and are not told of other writers' turns)
+        ChatWidget(service, user_id="alice", session_id="s3", stream_interval=0).send(ASK)
+        view.refresh()
+    view.follow(first)
+    view.follow(second)  # the hook is already set: the first chat keeps it
+    session_id, message_id = open_one()
+    assert first.session_id == session_id and first.history.focus["message_id"] == message_id
+    assert second.history.focus.get("message_id") != message_id
+    view.unfollow(first)  # the hook goes with the chat, to the chat still followed
+    assert open_one() == (session_id, message_id) and second.history.focus["message_id"] == message_id
+    view.unfollow()
+    with pytest.raises(ValueError, match="on_open_message"):
+        open_one()
+
+
+def test_a_hook_set_by_hand_is_kept_and_a_gone_chat_is_let_go(store: MemoryStore, service: ChatService) -> None:
+    first, _ = _two_chats(store, service)
+    opened: list[tuple[str, int]] = []
+    inspector = MemoryInspector(store, user_id="alice", on_open_message=lambda s, m: opened.append((s, m)))
+    inspector.search("Lyon")
+    inspector.follow(first)
+    assert inspector.open_hit(0) == opened[0] and first.history.focus.get("message_id") is None
+    other = MemoryInspector(store, user_id="alice")
+    other.search("Lyon")
+    other.follow(first).close()  # the subscription closed by its handle: the hook goes too
+    with pytest.raises(ValueError, match="no longer followed"):
+        other.open_hit(0)
+    assert other.following == ()
+    with pytest.raises(ValueError, match="no chat is wired"):
+        other.open_hit(0)
