@@ -6,13 +6,14 @@ no folder, so its index lives in the process's memory only (``retrieval/persist.
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Sequence
 
 import psycopg
 import pytest
 
 
 from agentmem_nb import MemoryStore
-from agentmem_nb.retrieval import Scope, search, user_index
+from agentmem_nb.retrieval import RankerConfig, Retriever, Scope, search, user_index
 from agentmem_nb.retrieval.hits import SearchResult
 from agentmem_nb.store import index_cache
 from agentmem_nb.store.postgres import PostgresStore, upgrade_database
@@ -86,3 +87,21 @@ def test_a_large_postgres_index_is_kept_in_memory_only(pg_url: str) -> None:
     finally:
         other.close()
         store.close()
+
+
+class _RiverEmbedder:
+    """One made-up dimension, 'water' (a query can match a message it shares no word with)."""
+
+    WATER = ("river", "saône", "kayak", "lake", "swim")
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [[float(sum(w.strip(".,!?") in self.WATER for w in t.lower().split())), 0.01] for t in texts]
+
+
+def test_a_dense_signal_reads_the_texts_from_postgres(twin: tuple[MemoryStore, PostgresStore]) -> None:
+    """An embedder's texts are read back by position (``read_at``): the same dense scores on both backends."""
+    files, pg = twin
+    retriever = Retriever(ranker=RankerConfig(embedder=_RiverEmbedder(), dense_weight=2.0))
+    found = [retriever.search(s.user("alice"), "a swim in the lake", budget=4, how="ranked") for s in (files, pg)]
+    assert found[0].hits and all(h.signal("dense") > 0 for h in found[0].hits)
+    assert _shape(found[1]) == _shape(found[0])
