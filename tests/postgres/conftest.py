@@ -11,7 +11,7 @@ from pg_server import PgServer, shared_server
 
 from agentmem_nb import MemoryStore
 from agentmem_nb.store.postgres import PostgresStore, upgrade_database
-from twin import fill_twin
+from twin import TWIN_NOW, fill_twin
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -36,8 +36,9 @@ def pg_url(pg: PgServer) -> str:
 def twin(pg_url: str, tmp_path: Path) -> Iterator[tuple[MemoryStore, PostgresStore]]:
     """The same conversation (:data:`TWIN_TURNS`) in a file store and in a PostgreSQL store."""
     upgrade_database(pg_url)
-    files = MemoryStore(tmp_path / "memory", zone="Asia/Shanghai")
-    pg = MemoryStore(pg_url, zone="Asia/Shanghai")
+    # one instant for every write the stores stamp themselves (conversations, long-term): equal on both
+    files = MemoryStore(tmp_path / "memory", zone="Asia/Shanghai", clock=lambda: TWIN_NOW)
+    pg = MemoryStore(pg_url, zone="Asia/Shanghai", clock=lambda: TWIN_NOW)
     assert isinstance(pg, PostgresStore)
     fill_twin(files)
     fill_twin(pg)

@@ -8,6 +8,8 @@ import datetime as _dt
 # The same conversation on both backends: two threads over two days, English and Chinese, questions and answers, a
 # tool call. Every message carries its own time, so both stores hold exactly the same records.
 _T0 = _dt.datetime(2026, 4, 8, 9, 0, tzinfo=_dt.timezone(_dt.timedelta(hours=8)))
+TWIN_NOW = _T0 + _dt.timedelta(days=2)
+"""The twins' clock: what the stores stamp themselves (conversations, long-term changes)."""
 TWIN_TURNS: tuple[tuple[str, str, str, int], ...] = (
     # (session, role, content, minutes after _T0)
     ("s1", "user", "I moved to Lyon last spring for a new job", 0),
@@ -27,11 +29,24 @@ TWIN_TURNS: tuple[tuple[str, str, str, int], ...] = (
 
 
 def fill_twin(store: object) -> None:
-    """Write :data:`TWIN_TURNS` to ``store`` (either backend), the tool call on the last answer."""
+    """Write :data:`TWIN_TURNS` to ``store`` (either backend): the messages (a tool call on the last answer), a
+    dialogue-log entry per answer, the conversations and two long-term notes."""
     from agentmem_nb.messages import ToolCall
+    from agentmem_nb.store import DialogueEntry
 
+    user = store.user("alice")  # type: ignore[attr-defined]
+    question = ""
     for n, (session, role, content, minutes) in enumerate(TWIN_TURNS):
-        calls = (ToolCall(id="call_1", name="search_session", input={"keyword": "Lyon"}, output="#1 …",
+        ts = _T0 + _dt.timedelta(minutes=minutes)
+        calls = (ToolCall(id="call_1", name="search_session", input={"keyword": "Lyon"}, output="#1 I moved to Lyon",
                           duration_ms=3.5),) if n == len(TWIN_TURNS) - 1 else ()
-        store.user("alice").append(session, role, content,  # type: ignore[attr-defined]
-                                   ts=_T0 + _dt.timedelta(minutes=minutes), tool_calls=calls)
+        appended = user.append(session, role, content, ts=ts, tool_calls=calls)
+        if role == "user":
+            question = content
+            continue
+        user.log.append(DialogueEntry(entry_id=0, ts=ts, session_id=session, user_message=question,
+                                      assistant_reply=content, tool_calls=calls, timings_ms={"total": 12.5},
+                                      model="offline", assistant_message_id=appended.session.message_id))
+        user.conversations.touch(session, title=f"about {session}")
+    user.long_term.add_note("Lives in Lyon")
+    user.long_term.add_note("Looking for a data analysis job")
