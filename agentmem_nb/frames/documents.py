@@ -185,8 +185,8 @@ def problems(mem: UserMemory) -> pd.DataFrame:
 
     def relative(path: str) -> str:
         if not isinstance(mem, UserMemory):  # a database names a row "<url>#<user>/sessions/s1": the part after it
-            _, found, inside = path.partition(f"#{mem.user_id}/")
-            return inside if found else path
+            _, at, inside = path.partition(f"#{mem.user_id}/")
+            return inside if at else path
         try:
             return str(Path(path).relative_to(mem.directory))
         except ValueError:

@@ -17,14 +17,13 @@ import numpy as np
 import pandas as pd
 
 from agentmem_nb import frames
+from agentmem_nb.errors import StoreError
 from agentmem_nb.identifiers import check_day, check_session_id
 from agentmem_nb.items import ItemKey, LayerKind
 from agentmem_nb.messages import Message
 from agentmem_nb.retrieval import Retriever, Scope
-from agentmem_nb.widgets._cells import cell_text, one_line, shorten
-
-from agentmem_nb.errors import StoreError
 from agentmem_nb.store import UserMemory as FileUser
+from agentmem_nb.widgets._cells import cell_text, one_line, shorten
 
 if TYPE_CHECKING:
     from agentmem_nb.store import MemoryStore, MessageFile, UserMemory
