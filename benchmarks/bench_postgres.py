@@ -8,6 +8,9 @@ format; the table filled with ``COPY``, the same records), then measured through
 * **window** ``session.window(anchor, 5, 5)`` for random anchors;
 * **exact search** ``session.search(term, limit=20)``: a rare term (~0.1 %), a CJK term (~0.2 %), a common term
   and an absent one (the file backend's worst case, a full scan; on PostgreSQL a trigram index lookup);
+* **ranked search** ``retrieval.search(user, RANKED, scope=the thread, budget=10)``: ``ranked_first_us`` is the first
+  query of a process (it builds the index from the store's scan: on files from the JSONL, which it then persists beside
+  them; on PostgreSQL from ``read_records``, kept in memory only), ``ranked_us`` the median of the next ones;
 * **LangGraph's PostgresStore** doing the same work the natural way (see :func:`measure_langgraph`), when
   langgraph-checkpoint-postgres is installed (the dev extra);
 * **writers**: 1, 4 and 16 processes, each appending to its own user (a service writing many users' memories),
@@ -49,6 +52,7 @@ USER = "bench-user"
 SESSION = "bench-session"
 DAY = "2026-04-08"
 RARE, CJK, COMMON, ABSENT = "zebracorn", "找工作", "topic", "nowhere-to-be-found"
+RANKED = f"brown fox {RARE}"  # words in every message and a rare one: the ranker scores the whole thread
 
 
 def content(i: int) -> str:
@@ -122,6 +126,13 @@ def measure(store: MemoryStore, n: int, *, repeats: int, rng: random.Random) -> 
         [_median_us(lambda a=a: layer.window(a, 5, 5), 1) for a in anchors])}
     for name, term in (("rare", RARE), ("cjk", CJK), ("common", COMMON), ("absent", ABSENT)):
         out[f"search_{name}_us"] = _median_us(lambda term=term: layer.search(term, limit=20), repeats)
+    from agentmem_nb.retrieval import Scope, search
+
+    def ranked() -> object:
+        return search(user, RANKED, scope=Scope.session(SESSION), budget=10, how="ranked")
+
+    out["ranked_first_us"] = _median_us(ranked, 1)  # builds this process's index of the thread
+    out["ranked_us"] = _median_us(ranked, repeats)
     counter = iter(range(10**9))
     out["append_us"] = _median_us(lambda: user.append(SESSION, "user", f"appended {next(counter)}", day=DAY),
                                   repeats * 10)
@@ -262,7 +273,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{'N':>9} {'measure':<16} {'files':>12} {'postgres':>12} {'langgraph':>12}")
     for n, pair in results["sizes"].items():
         for key in pair["postgres"]:
-            peer = f"{pair['langgraph'][key]:>10.0f}µs" if "langgraph" in pair else f"{'-':>12}"
+            peer = f"{pair['langgraph'][key]:>10.0f}µs" if key in pair.get("langgraph", {}) else f"{'-':>12}"
             print(f"{n:>9} {key:<16} {pair['files'][key]:>10.0f}µs {pair['postgres'][key]:>10.0f}µs {peer}")
     one = results["writers"].get(1)
     for count, rate in results["writers"].items():

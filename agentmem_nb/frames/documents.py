@@ -180,10 +180,13 @@ def filter_log(
 
 def problems(mem: UserMemory) -> pd.DataFrame:
     """What was wrong in the user's files (``UserMemory.problems()``, a full check): ``file`` is relative to the
-    user's folder, ``line`` 0 means the whole file."""
+    user's folder (in a database: the layer, e.g. ``sessions/s1``), ``line`` 0 means the whole file."""
     found = mem.problems()
 
     def relative(path: str) -> str:
+        if not isinstance(mem, UserMemory):  # a database names a row "<url>#<user>/sessions/s1": the part after it
+            _, at, inside = path.partition(f"#{mem.user_id}/")
+            return inside if at else path
         try:
             return str(Path(path).relative_to(mem.directory))
         except ValueError:

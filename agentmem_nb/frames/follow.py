@@ -203,7 +203,7 @@ class LayerFollower:
 
     def _follow_log(self) -> _FollowedLog:
         log = self.mem.log
-        total = len(log.file)
+        total = len(log)
         known = self._log
         if known is not None and total >= known.rows:
             if total == known.rows:

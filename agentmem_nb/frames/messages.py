@@ -315,7 +315,10 @@ def _read_file(
 
 
 def _columnar(file: MessageFile, *, calls: bool, stats: ReadStats | None) -> _fast.FastColumns | None:
-    """The file in columns, or ``None`` when the columnar reader refuses it (the reason goes to ``stats``)."""
+    """The file in columns, or ``None`` when the columnar reader refuses it (the reason goes to ``stats``) or the
+    layer is not a file (a database's rows are read through its ``read_records``)."""
+    if not isinstance(file, MessageFile):
+        return None
     try:
         fast = _fast.read_columns(file, calls=calls)
     except _fast.TooSmall:

@@ -43,6 +43,7 @@ from agentmem_nb.errors import StoreError
 from agentmem_nb.retrieval.bm25 import Column, FrozenTerms, MappedFile, TermIndex
 from agentmem_nb.retrieval.encode import BlockEncoder
 from agentmem_nb.store import Cursor, index_cache
+from agentmem_nb.store import UserMemory as FileUser
 
 if TYPE_CHECKING:
     from agentmem_nb.retrieval.index import KindIndex
@@ -57,6 +58,13 @@ _VERSION = 2  # 2: each file kept by its scan cursor
 _TERMS = (("starts", "<i8"), ("pairs", "<i4"), ("pair_terms", "<i4"), ("pair_tfs", "<i4"), ("doc_starts", "<i8"))
 _PER_MESSAGE = (("lengths", "<i4"), ("file_of", "<i4"), ("position_of", "<i8"), ("days", "<i4"), ("prev", "<i8"),
                 ("next", "<i8"), ("message_ids", "<i8"), ("gids", "<i8"), ("asks", "u1"))
+
+
+def _has_folder(user: object) -> bool:
+    """True if ``user`` keeps its memory in a folder (the files backend): only there is the index persisted. A
+    database user (PostgreSQL) has none; its index lives in the process's memory and a new process builds it once
+    from the store's ``scan()`` cursor (a table for it is future work, if cold starts there matter)."""
+    return isinstance(user, FileUser)
 
 
 def _path(index: KindIndex, user: UserMemory) -> Path:
@@ -86,6 +94,8 @@ def _cursor_from(value: Any) -> Cursor:
 def keep(index: KindIndex, user: UserMemory) -> None:
     """Persist ``index`` if it grew enough since it was last persisted (or restored). Never raises for the cache's
     sake: a failure leaves the index as it is and the next process rebuilds."""
+    if not _has_folder(user):
+        return
     with index.lock:
         total = len(index)
         saved = index.persisted
@@ -144,6 +154,8 @@ def restore(index: KindIndex, user: UserMemory) -> bool:
         if index.restore_tried or len(index):
             return False
         index.restore_tried = True
+        if not _has_folder(user):
+            return False
         opened = index_cache.open_cache(_path(index, user), user.store.root, _MAGIC)
         if opened is None:
             return False

@@ -144,7 +144,9 @@ class ConversationList(Protocol):
 
 @runtime_checkable
 class DialogueRecord(Protocol):
-    """The dialogue log: one entry per turn."""
+    """The dialogue log: one entry per turn; ``len(log)`` counts the readable ones (a follower's poll)."""
+
+    def __len__(self) -> int: ...
 
     def append(self, entry: DialogueEntry) -> DialogueEntry: ...
 

@@ -68,6 +68,10 @@ class DialogueLog:
         written = self.file.append(entry.to_record())
         return self._entry(written["message_id"], written)
 
+    def __len__(self) -> int:
+        """The number of readable entries (a follower reads ``tail(len(log) - seen)``)."""
+        return len(self.file)
+
     def entries(self) -> list[DialogueEntry]:
         """Every readable entry, oldest first."""
         return [self._entry(mid, rec) for mid, rec in self.file.iter_records()]

@@ -17,18 +17,32 @@ import numpy as np
 import pandas as pd
 
 from agentmem_nb import frames
+from agentmem_nb.errors import StoreError
 from agentmem_nb.identifiers import check_day, check_session_id
 from agentmem_nb.items import ItemKey, LayerKind
 from agentmem_nb.messages import Message
 from agentmem_nb.retrieval import Retriever, Scope
+from agentmem_nb.store import UserMemory as FileUser
 from agentmem_nb.widgets._cells import cell_text, one_line, shorten
 
 if TYPE_CHECKING:
     from agentmem_nb.store import MemoryStore, MessageFile, UserMemory
-    from agentmem_nb.store.redactions import Redaction
+    from agentmem_nb.store.redactions import Redaction, Redactions
 
 __all__ = ["LAYERS", "MESSAGE_LAYERS", "SHOWN", "InspectorHit", "InspectorWindow", "Found", "InspectorData",
-           "view_of", "redaction_note"]
+           "view_of", "redaction_note", "redactions_of", "NO_REDACTIONS"]
+
+NO_REDACTIONS = ("Redaction is not available on PostgreSQL yet: its events are kept in the user's folder "
+                 "(redactions.jsonl) and a database user has none. Nothing was hidden or written; to hide a message "
+                 "now, use a file store (agentmem-nb export URL out/) or delete the row in the database.")
+"""Why the redact control is disabled (its tooltip) and what redacting on such a store raises."""
+
+
+def redactions_of(mem: UserMemory | None) -> Redactions | None:
+    """The user's redaction events, or ``None`` where the backend keeps none: only the files have them
+    (``store/redactions.py``); PostgreSQL has no table for them yet, so the inspector disables the control there."""
+    return mem.redactions if isinstance(mem, FileUser) else None
+
 
 LAYERS: dict[str, str] = {
     "long_term": "Long-term memory",
@@ -194,9 +208,10 @@ class InspectorData:
     def redacted(self, mem: UserMemory | None, frame: pd.DataFrame, layer: str) -> pd.DataFrame:
         """``frame`` as shown: the content of each redacted message replaced by the redaction's reason (a copy;
         the frame itself, like the file, keeps the text)."""
-        if mem is None or layer not in MESSAGE_LAYERS or "content" not in frame.columns or not len(frame):
+        events = redactions_of(mem)
+        if events is None or layer not in MESSAGE_LAYERS or "content" not in frame.columns or not len(frame):
             return frame
-        active = mem.redactions.active()
+        active = events.active()
         if not active:
             return frame
         kind: LayerKind = "session" if layer == "sessions" else "daily"
@@ -211,12 +226,16 @@ class InspectorData:
     def redact(self, mem: UserMemory, follower: frames.LayerFollower, session_id: str, message_id: int,
                reason: str) -> int:
         """Record redaction events for a message of a conversation and for its copy in its day file (found by its
-        timestamp); returns how many events were recorded. Nothing is rewritten."""
+        timestamp); returns how many events were recorded. Nothing is rewritten. A store without redactions
+        (PostgreSQL) raises :class:`~agentmem_nb.errors.StoreError` with :data:`NO_REDACTIONS`, writing nothing."""
+        events = redactions_of(mem)
+        if events is None:
+            raise StoreError(NO_REDACTIONS)
         thread = follower.session(session_id)
         row = thread[thread["message_id"] == message_id]
         if not len(row):
             raise ValueError(f"conversation {session_id!r} has no message {message_id}: nothing was redacted")
-        mem.redactions.add(ItemKey("session", session_id, int(message_id)), reason=reason, source=_SOURCE)
+        events.add(ItemKey("session", session_id, int(message_id)), reason=reason, source=_SOURCE)
         day = str(row["day"].iloc[0]) if "day" in row.columns and not pd.isna(row["day"].iloc[0]) else None
         if day is None:
             return 1
@@ -224,7 +243,7 @@ class InspectorData:
         copy = daily[(daily["ts"] == row["ts"].iloc[0]) & (daily["session_id"] == session_id)]
         if not len(copy):
             return 1
-        mem.redactions.add(ItemKey("daily", day, int(copy["message_id"].iloc[0])), reason=reason, source=_SOURCE)
+        events.add(ItemKey("daily", day, int(copy["message_id"].iloc[0])), reason=reason, source=_SOURCE)
         return 2
 
     # ------------------------------------------------------------------ search
@@ -253,7 +272,8 @@ class InspectorData:
             where = Scope.everything(layer=kind)
         # Ranked hits come without neighbours (before=after=0): the hit list names anchors, the window shows context.
         result = self.retriever.search(mem, text, scope=where, budget=limit, before=0, after=0)
-        active = mem.redactions.active()
+        events = redactions_of(mem)
+        active = events.active() if events is not None else {}
         hits = tuple(self._message_hit(layer, h.rank, h.message, h.key, h.explain() if h.mode == "ranked" else "",
                                        active.get(h.item))
                      for h in result.hits)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import ipywidgets as widgets
 
 from agentmem_nb.errors import StoreError
+from agentmem_nb.widgets._inspector_data import NO_REDACTIONS, redactions_of
 from agentmem_nb.widgets.html import escape
 
 if TYPE_CHECKING:
@@ -151,13 +152,22 @@ class EditPanel:
         if shown is not None:
             self.text.value = shown
 
+    def sync_redact(self) -> None:
+        """Enable the redact control when a hit is chosen and the store keeps redactions (not on PostgreSQL: the
+        button stays disabled and its tooltip says why)."""
+        inspector = self._inspector
+        supported = inspector.user_id is None or redactions_of(inspector.mem) is not None
+        self.redact_button.disabled = inspector.window is None or not supported
+        self.reason.disabled = not supported
+        self.redact_button.tooltip = "" if supported else NO_REDACTIONS
+
     def render(self) -> None:
         """Show the controls that apply to the layer shown."""
         inspector = self._inspector
         view = inspector.state.view if inspector.user_id is not None else ""
         self.box.layout.display = "" if view in ("long_term", "long_term/history", "sessions", "days") else "none"
         self.redact_row.layout.display = "" if view in ("sessions", "days") else "none"
-        self.redact_button.disabled = inspector.window is None
+        self.sync_redact()
         self.lines_row.layout.display = "" if view == "long_term" else "none"
         self.history_row.layout.display = "" if view == "long_term/history" else "none"
         frame = inspector.frame

@@ -519,7 +519,7 @@ class MemoryInspector(OpensMessages, FollowsChat, widgets.VBox):
 
     def _render_window(self) -> None:
         window = self.window
-        self.editor.redact_button.disabled = window is None
+        self.editor.sync_redact()
         self.window_caption.value = (f'<span class="amn-inspector-root amn-window-sides">before {self.before} · '
                                      f"after {self.after}</span>")
         self.before_minus.disabled = window is None or self.before == 0

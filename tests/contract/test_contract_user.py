@@ -58,6 +58,7 @@ def test_the_dialogue_log_round_trips(backend: Backend, store: Store) -> None:
     assert [w.entry_id for w in written] == [1, 2]
     again = backend.reopen(store).user("alice").log
     assert again.entries() == written and again.tail(1) == written[1:]
+    assert len(again) == 2  # what a follower polls: entries past the count it saw are new
 
 
 def test_problems_are_listed_never_raised(backend: Backend, store: Store) -> None:

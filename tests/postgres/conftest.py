@@ -3,8 +3,15 @@ alone) and gets a fresh database on the test process's throwaway server (see ``t
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 from pg_server import PgServer, shared_server
+
+from agentmem_nb import MemoryStore
+from agentmem_nb.store.postgres import PostgresStore, upgrade_database
+from twin import TWIN_NOW, fill_twin
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -23,3 +30,17 @@ def pg() -> PgServer:
 def pg_url(pg: PgServer) -> str:
     """The URL (with its password) of a fresh, empty database."""
     return pg.new_database()
+
+
+@pytest.fixture
+def twin(pg_url: str, tmp_path: Path) -> Iterator[tuple[MemoryStore, PostgresStore]]:
+    """The same conversation (:data:`TWIN_TURNS`) in a file store and in a PostgreSQL store."""
+    upgrade_database(pg_url)
+    # one instant for every write the stores stamp themselves (conversations, long-term): equal on both
+    files = MemoryStore(tmp_path / "memory", zone="Asia/Shanghai", clock=lambda: TWIN_NOW)
+    pg = MemoryStore(pg_url, zone="Asia/Shanghai", clock=lambda: TWIN_NOW)
+    assert isinstance(pg, PostgresStore)
+    fill_twin(files)
+    fill_twin(pg)
+    yield files, pg
+    pg.close()

@@ -22,7 +22,8 @@ def test_the_benchmark_measures_both_backends_and_the_writers(pg_url: str, capsy
                                 "--repeats", "2", "--json"]) == 0
     results = json.loads(capsys.readouterr().out)
     pair = results["sizes"]["300"]
-    assert set(pair["files"]) == set(pair["postgres"]) >= {"window_us", "search_rare_us", "append_us"}
+    assert set(pair["files"]) == set(pair["postgres"]) >= {"window_us", "search_rare_us", "append_us",
+                                                           "ranked_first_us", "ranked_us"}
     assert set(results["writers"]) == {"1", "2"}
     with psycopg.connect(pg_url) as conn:  # each writer process wrote its own user's messages, all of them
         rows = conn.execute("SELECT user_id, count(*) FROM am_messages JOIN am_layers USING (layer_id) "

@@ -53,6 +53,13 @@ class PostgresDialogueLog:
                 out.append(entry_from_record(int(entry_id), value, self._user.store.zone))
         return out
 
+    def __len__(self) -> int:
+        """The number of readable entries (a follower reads ``tail(len(log) - seen)``): one count on the user's
+        rows, the unreadable ones (see :meth:`problems`) left out."""
+        rows = self._db.fetch("SELECT count(*) FROM am_dialogue WHERE user_id = %s AND "
+                              "(raw IS NOT NULL OR jsonb_typeof(record) = 'object')", (self._user.user_id,))
+        return int(rows[0][0])
+
     def entries(self) -> list[DialogueEntry]:
         """Every readable entry, oldest first."""
         return self._entries("SELECT entry_id, record, raw FROM am_dialogue WHERE user_id = %s ORDER BY entry_id",

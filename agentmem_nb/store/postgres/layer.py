@@ -345,6 +345,16 @@ class PostgresLayer:
         rows = self._fetch("position >= %(start)s AND position < %(stop)s", {"start": start, "stop": int(stop)})
         return [(mid, {**record, "message_id": mid}) for mid, record in self._records(rows)]
 
+    def read_at(self, positions: Sequence[int]) -> list[tuple[int, dict[str, Any]]]:
+        """``(message_id, record)`` at the given positions, in the order given (one statement), for bulk readers (the
+        retrieval index reads an embedder's texts this way); a position with no readable row is left out."""
+        if not positions:
+            return []
+        rows = self._fetch("position = ANY(%(positions)s)", {"positions": [int(p) for p in positions]})
+        found = {int(row[0]): row for row in rows}
+        ordered = [found[int(p)] for p in positions if int(p) in found]
+        return [(mid, {**record, "message_id": mid}) for mid, record in self._records(ordered)]
+
     def problems(self) -> list[Problem]:
         """Rows that cannot be read as messages (written by another program); never raises on bad data."""
         rows = self._db.fetch(f"SELECT position, message_id, record, raw FROM am_messages WHERE layer_id = {_LAYER} "
