@@ -137,3 +137,14 @@ def test_local_hybrid_finds_what_no_word_matches(memory: UserMemory) -> None:
     assert "Hi! I adopted a beagle puppy last weekend." not in lexical
     assert "Hi! I adopted a beagle puppy last weekend." in {h.message.content for h in hybrid}
     assert any(h.signal("dense") > 0 for h in hybrid)
+
+
+def test_eval_hybrid_without_the_extra_says_how_to_install(monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from agentmem_nb.evaluation.retrieval import main
+    from agentmem_nb.retrieval import embed
+
+    monkeypatch.setattr(embed, "dense_available", lambda: False)
+    data = Path(__file__).parents[1] / "data" / "paraphrase_en.json"
+    assert main([str(data), "--retriever", "hybrid"]) == 2
+    assert "pip install 'agentmem_nb[dense]'" in capsys.readouterr().err
