@@ -152,3 +152,14 @@ def test_eval_hybrid_without_the_extra_says_how_to_install(monkeypatch: pytest.M
     data = Path(__file__).parents[1] / "data" / "paraphrase_en.json"
     assert main([str(data), "--retriever", "hybrid"]) == 2
     assert "pip install 'agentmem_nb[dense]'" in capsys.readouterr().err
+
+
+def test_a_damaged_vector_file_is_a_miss(store: MemoryStore, memory: UserMemory, server: FakeOpenAI) -> None:
+    total = sum(len(t) for _, t in CONVERSATION.values())
+    assert _other_process(store.root, server)["embedded"] == total
+    (kept,) = (memory.directory / ".index" / "retrieval").glob("*.vec")
+    raw = bytearray(kept.read_bytes())
+    raw[-5] ^= 0xFF  # one flipped byte in the vectors: the checksum refuses the file
+    kept.write_bytes(bytes(raw))
+    assert _other_process(store.root, server)["embedded"] == total
+    assert _other_process(store.root, server)["embedded"] == 0  # written anew, whole
