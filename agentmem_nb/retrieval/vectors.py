@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from agentmem_nb.errors import AgentMemError, StoreError
-from agentmem_nb.retrieval.persist import _cursor_from, _cursor_json, _layer
+from agentmem_nb.retrieval.persist import _cursor_from, _cursor_json, _has_folder, _layer
 from agentmem_nb.store import index_cache
 
 if TYPE_CHECKING:
@@ -45,6 +45,8 @@ def _path(index: KindIndex, user: UserMemory, identity: str) -> Path:
 def save_vectors(index: KindIndex, user: UserMemory, identity: str, matrix: np.ndarray) -> bool:
     """Persist the vectors of every message of ``index`` (``matrix`` row ``gid``); ``False`` if not written (the
     next process embeds again). The caller holds ``index.lock`` so the files stay as the matrix saw them."""
+    if not _has_folder(user):  # a database user: vectors stay in this process, as its index does
+        return False
     files: list[dict[str, Any]] = []
     rows: list[np.ndarray] = []
     try:
@@ -69,6 +71,8 @@ def save_vectors(index: KindIndex, user: UserMemory, identity: str, matrix: np.n
 def load_vectors(index: KindIndex, user: UserMemory, identity: str) -> dict[str, np.ndarray]:
     """The persisted vectors of each file still valid by the store's change rule: ``{file key: (count, dim)}``,
     rows in file order. Anything unreadable is a miss (an empty dict)."""
+    if not _has_folder(user):
+        return {}
     opened = index_cache.open_cache(_path(index, user, identity), user.store.root, _MAGIC)
     if opened is None:
         return {}

@@ -18,7 +18,7 @@ from agentmem_nb.retrieval import OpenAIEmbedder, RankerConfig, Retriever
 from agentmem_nb.retrieval.embed import LocalEmbedder, dense_available, hybrid_retriever
 from agentmem_nb.testing.fake_openai import FakeOpenAI, fake_embedding, start
 
-from conftest import CONVERSATION  # tests/retrieval/conftest.py (rootdir-relative, as pytest imports it)
+from retrieval_conversation import CONVERSATION
 
 # Skipped locally without the extra; under CI (CI set: `make test` installs the dev extra, which holds it) they run,
 # so a missing model fails instead of passing silently.
