@@ -13,6 +13,11 @@
     frames.long_term(mem), frames.long_term_history(mem), frames.conversations(mem)
     frames.dialogue_log(mem), frames.problems(mem)
 
+A LangGraph agent's memory reads the same way (``frames.langgraph``): a checkpointer in place of ``mem``
+(``frames.session_messages(checkpointer, THREAD_ID)``, ``frames.tool_calls(checkpointer, session=THREAD_ID)``),
+``frames.threads(checkpointer)``, ``frames.checkpoint_history(checkpointer, THREAD_ID)`` and
+``frames.store_items(store, namespace_prefix=(...))`` for any LangGraph ``BaseStore``.
+
 Datetime columns are timezone-aware, in the store's zone (the machine's local zone when the store has none). Text
 columns have pandas' ``"str"`` dtype; one that holds a lone surrogate (a JSON escape such as ``\\ud800`` the store kept)
 is stored by Python instead of pyarrow, so the text is never dropped or altered (see ``_text``). Rows
@@ -40,6 +45,16 @@ from agentmem_nb.frames.documents import (
     problems,
 )
 from agentmem_nb.frames.follow import LayerFollower
+from agentmem_nb.frames.langgraph import (
+    CHECKPOINT_COLUMNS,
+    LANGGRAPH_MESSAGE_COLUMNS,
+    LANGGRAPH_TOOL_COLUMNS,
+    STORE_COLUMNS,
+    checkpoint_history,
+    store_items,
+    store_namespaces,
+    threads,
+)
 from agentmem_nb.frames.messages import (
     MESSAGE_COLUMNS,
     DayRange,
@@ -64,6 +79,10 @@ __all__ = [
     "dialogue_log",
     "tool_calls",
     "problems",
+    "threads",
+    "checkpoint_history",
+    "store_items",
+    "store_namespaces",
     "filter_messages",
     "filter_tool_calls",
     "filter_log",
@@ -82,4 +101,8 @@ __all__ = [
     "CONVERSATION_COLUMNS",
     "LOG_COLUMNS",
     "PROBLEM_COLUMNS",
+    "LANGGRAPH_MESSAGE_COLUMNS",
+    "LANGGRAPH_TOOL_COLUMNS",
+    "CHECKPOINT_COLUMNS",
+    "STORE_COLUMNS",
 ]
