@@ -262,10 +262,10 @@ def test_store_items_nested_values_stay_whole(lg_store: Any) -> None:
 def test_store_items_pages_past_one_search(lg_store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     from agentmem_nb.frames import langgraph as lg
 
-    monkeypatch.setattr(lg, "_PAGE", 3)  # a store's search returns one page at a time: every page must be read
-    for i in range(7):
-        lg_store.put(("n",), f"k{i}", {"i": i})
-    assert frames.store_items(lg_store)["i"].tolist() == list(range(7))
+    monkeypatch.setattr(lg, "_ITEM_PAGE", 2)  # a store's search returns one page at a time: every page must be read
+    for i in range(17):  # pages of 2, 4, 8, then 3 of 16
+        lg_store.put(("n",), f"k{i:02d}", {"i": i})
+    assert frames.store_items(lg_store)["i"].tolist() == list(range(17))
 
 
 def test_store_items_refuses_what_is_not_a_store() -> None:
