@@ -3,8 +3,9 @@
 Three measurements, each through public APIs only:
 
 * **thread → frames**: a thread of ``--steps`` steps built by a real ``StateGraph`` (one node looping, one message per
-  step, ``InMemorySaver``), then ``frames.session_messages(saver, thread)`` — the walk of every checkpoint that gives
-  each message the step that wrote it — and ``frames.checkpoint_history``;
+  step, ``InMemorySaver``), then ``saver.list()`` alone (LangGraph decoding every checkpoint's whole state: the floor
+  of any reader of the history through the public API), ``frames.session_messages(saver, thread)`` — the walk of
+  every checkpoint that gives each message the step that wrote it — and ``frames.checkpoint_history``;
 * **store → frame**: ``--items`` items in ``InMemoryStore`` and in ``AgentMemStore`` (files), then
   ``frames.store_items(store)``; for ``AgentMemStore`` also a cold open (a new object replaying the layer);
 * **adapter ops**: µs per ``put`` / ``get`` / ``search`` (a prefix and a filter, limit 10) on ``AgentMemStore``
@@ -81,11 +82,14 @@ def bench_thread(steps: int) -> dict[str, float]:
     start = time.perf_counter()
     saver = build_thread(steps)
     built = time.perf_counter() - start
+    config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    list_s, count = _timed(lambda: sum(1 for _ in saver.list(config)), repeat=1)  # LangGraph's own decoding alone
+    assert count == steps + 2
     messages_s, frame = _timed(lambda: frames.session_messages(saver, "t"), repeat=1)
     assert len(frame) == steps
     history_s, history = _timed(lambda: frames.checkpoint_history(saver, "t"), repeat=1)
     assert len(history) == steps + 2
-    return {"steps": steps, "build_s": built, "messages_s": messages_s, "history_s": history_s}
+    return {"steps": steps, "build_s": built, "list_s": list_s, "messages_s": messages_s, "history_s": history_s}
 
 
 def bench_store_frame(items: int, root: Path) -> dict[str, float]:
@@ -152,7 +156,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"load average before: {os.getloadavg()}")
     for steps in (int(s) for s in args.steps.split(",") if s):
         r = bench_thread(steps)
-        print(f"thread {steps} steps: built {r['build_s']:.1f} s; session_messages {r['messages_s']:.2f} s; "
+        print(f"thread {steps} steps: built {r['build_s']:.1f} s; saver.list() alone {r['list_s']:.2f} s; "
+              f"session_messages {r['messages_s']:.2f} s; "
               f"checkpoint_history {r['history_s']:.2f} s")
     with tempfile.TemporaryDirectory(prefix="bench-langgraph-") as tmp:
         r = bench_store_frame(args.items, Path(tmp))
