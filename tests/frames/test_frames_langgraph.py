@@ -271,3 +271,16 @@ def test_store_items_pages_past_one_search(lg_store: Any, monkeypatch: pytest.Mo
 def test_store_items_refuses_what_is_not_a_store() -> None:
     with pytest.raises(TypeError, match="BaseStore.*InMemorySaver"):
         frames.store_items(InMemorySaver())  # type: ignore[arg-type]
+
+
+def test_frames_recognise_a_checkpointer_without_importing_langgraph() -> None:
+    # frames read a user's folder without LangGraph loaded; only a checkpointer (which loaded it) brings it in.
+    import subprocess
+    import sys
+
+    code = ("import sys, agentmem_nb.frames as f; from agentmem_nb import MemoryStore; import tempfile; "
+            "m = MemoryStore(tempfile.mkdtemp()).user('u'); f.session_messages(m); f.tool_calls(m); "
+            "print(sorted(n for n in sys.modules if n.startswith(('langgraph', 'langchain'))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
