@@ -75,11 +75,15 @@ STORE_ROLE = "store"
 _ENCODE = json.JSONEncoder(ensure_ascii=False, sort_keys=False).encode
 
 
+_Spaces = dict[tuple[str, ...], dict[str, Item]]
+"""The current items by namespace, then key (a search under a prefix visits only the namespaces under it)."""
+
+
 @dataclass(slots=True)
 class _State:
     """The items as replayed from the layer up to ``cursor`` (``count`` records read)."""
 
-    items: dict[tuple[tuple[str, ...], str], Item]
+    spaces: _Spaces
     cursor: Cursor
     count: int
 
@@ -158,7 +162,7 @@ class AgentMemStore(BaseStore):
         self._layer: MessageLayer = user.session(session_id)  # checks the id: the store's rule
         self._zone = getattr(getattr(user, "store", None), "zone", None)
         self._lock = threading.Lock()
-        self._state = _State({}, Cursor(), 0)
+        self._state = _State({}, Cursor(), 0)  # replayed at the first call
 
     def __repr__(self) -> str:
         return f"AgentMemStore(user_id={self._user.user_id!r}, session_id={self._layer.key!r})"
@@ -170,22 +174,19 @@ class AgentMemStore(BaseStore):
 
     # ------------------------------------------------------------------ replay
 
-    def _refresh(self) -> dict[tuple[tuple[str, ...], str], Item]:
+    def _refresh(self) -> _Spaces:
         """Bring the items up to what the layer holds now (only what was appended since the last look is read)."""
         state = self._state
         scan = self._layer.scan(state.cursor)
         if scan.change == "unchanged":
-            return state.items
-        if scan.change in ("rewritten", "truncated"):
-            items: dict[tuple[tuple[str, ...], str], Item] = {}
-        else:
-            items = state.items
+            return state.spaces
+        spaces: _Spaces = {} if scan.change in ("rewritten", "truncated") else state.spaces
         for _, record in self._layer.read_records(scan.start, scan.stop):
-            self._apply(items, record)
-        self._state = _State(items, scan.cursor, scan.stop)
-        return items
+            self._apply(spaces, record)
+        self._state = _State(spaces, scan.cursor, scan.stop)
+        return spaces
 
-    def _apply(self, items: dict[tuple[tuple[str, ...], str], Item], record: Mapping[str, Any]) -> None:
+    def _apply(self, spaces: _Spaces, record: Mapping[str, Any]) -> None:
         meta = record.get("meta")
         entry = meta.get("store") if isinstance(meta, dict) else None
         if record.get("role") != STORE_ROLE or not isinstance(entry, dict):
@@ -193,17 +194,22 @@ class AgentMemStore(BaseStore):
         namespace, key, value = entry.get("namespace"), entry.get("key"), entry.get("value")
         if not isinstance(namespace, list) or not all(isinstance(n, str) for n in namespace) or not isinstance(key, str):
             return
-        where = (tuple(namespace), key)
+        space = tuple(namespace)
         if value is None:
-            items.pop(where, None)
+            bucket = spaces.get(space)
+            if bucket is not None:
+                bucket.pop(key, None)
+                if not bucket:
+                    del spaces[space]  # a namespace is listed while it holds an item
             return
         if not isinstance(value, dict):
             return
         moment, _ = parse_ts(record.get("ts"), self._zone)
         moment = moment or _dt.datetime.now(_dt.timezone.utc)
-        before = items.get(where)
-        items[where] = Item(value=value, key=key, namespace=where[0],
-                            created_at=before.created_at if before is not None else moment, updated_at=moment)
+        bucket = spaces.setdefault(space, {})
+        before = bucket.get(key)
+        bucket[key] = Item(value=value, key=key, namespace=space,
+                           created_at=before.created_at if before is not None else moment, updated_at=moment)
 
     # ------------------------------------------------------------------ batch
 
@@ -228,15 +234,15 @@ class AgentMemStore(BaseStore):
                     self._encode(op)  # refuse what cannot be stored before anything of the batch is written
                 writes[(op.namespace, op.key)] = op
         with self._lock:
-            items = self._refresh()
+            spaces = self._refresh()
             results: list[Result] = []
             for op in ops:
                 if isinstance(op, GetOp):
-                    results.append(items.get((op.namespace, op.key)))
+                    results.append(spaces.get(op.namespace, {}).get(op.key))
                 elif isinstance(op, SearchOp):
-                    results.append(self._search(items, op))
+                    results.append(self._search(spaces, op))
                 elif isinstance(op, ListNamespacesOp):
-                    results.append(self._list_namespaces(items, op))
+                    results.append(self._list_namespaces(spaces, op))
                 else:
                     results.append(None)
             if writes:
@@ -267,11 +273,12 @@ class AgentMemStore(BaseStore):
         self._layer.append(STORE_ROLE, content, tags=("langgraph",),
                            meta={"store": {"namespace": list(op.namespace), "key": op.key, "value": value}})
 
-    def _search(self, items: dict[tuple[tuple[str, ...], str], Item], op: SearchOp) -> list[SearchItem]:
+    def _search(self, spaces: _Spaces, op: SearchOp) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)
         size = len(prefix)
-        found = [item for (ns, _), item in items.items()
-                 if ns[:size] == prefix and all(_matches(item.value.get(k), v) for k, v in (op.filter or {}).items())]
+        wanted = list((op.filter or {}).items())
+        found = [item for ns, bucket in spaces.items() if ns[:size] == prefix for item in bucket.values()
+                 if all(_matches(item.value.get(k), v) for k, v in wanted)]
         found.sort(key=lambda item: item.updated_at, reverse=True)
         scores: list[float | None] = [None] * len(found)
         if op.query:
@@ -287,13 +294,12 @@ class AgentMemStore(BaseStore):
                 for item, score in zip(found[start:stop], scores[start:stop])]
 
     @staticmethod
-    def _list_namespaces(items: dict[tuple[tuple[str, ...], str], Item], op: ListNamespacesOp
-                         ) -> list[tuple[str, ...]]:
-        spaces = {ns for ns, _ in items}
+    def _list_namespaces(spaces: _Spaces, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        names = set(spaces)
         if op.match_conditions:
-            spaces = {ns for ns in spaces if all(_namespace_matches(ns, c) for c in op.match_conditions)}
+            names = {ns for ns in names if all(_namespace_matches(ns, c) for c in op.match_conditions)}
         if op.max_depth is not None:
-            spaces = {ns[: op.max_depth] for ns in spaces}
-        ordered = sorted(spaces)
+            names = {ns[: op.max_depth] for ns in names}
+        ordered = sorted(names)
         start = max(op.offset, 0)
         return ordered[start: start + max(op.limit, 0)]

@@ -318,3 +318,26 @@ def test_items_persist_across_processes(files_store: Any) -> None:
 def test_refuses_what_is_not_a_user() -> None:
     with pytest.raises(InvalidArgument, match="MemoryStore"):
         AgentMemStore("memory/alice")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", ["files", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_a_layer_cut_behind_the_store_is_replayed_whole(name: str, tmp_path: Path) -> None:
+    # A restore from an older backup drops the last write: the items are what the remaining writes say.
+    backend = BACKENDS[name]
+    store = backend.open(tmp_path, system_clock)
+    try:
+        lg = AgentMemStore(store.user("alice"))
+        lg.put(("n",), "k", {"v": 1})
+        lg.put(("n",), "other", {"v": 9})
+        lg.put(("n",), "k", {"v": 2})
+        lg.put(("late",), "k", {"v": 3})
+        assert lg.get(("late",), "k").value == {"v": 3}
+        assert backend.truncate is not None
+        backend.truncate(lg.layer)
+        assert lg.get(("late",), "k") is None  # the write that was cut is gone, not kept from before the cut
+        assert lg.list_namespaces() == [("n",)]
+        assert lg.get(("n",), "k").value == {"v": 2}
+        assert sorted(i.key for i in lg.search(("n",))) == ["k", "other"]
+    finally:
+        if backend.cleanup is not None:
+            backend.cleanup()
