@@ -1,7 +1,7 @@
 """Frames over real LangGraph checkpointers and stores (``agentmem_nb.frames.langgraph``).
 
 Every graph here is a real LangGraph graph (``create_agent`` or a hand-built ``StateGraph``) run against a real saver
-(``InMemorySaver``, ``SqliteSaver``) or store (``InMemoryStore``, ``SqliteStore``); only the chat model is scripted.
+(``InMemorySaver``, ``SqliteSaver``, and ``PostgresSaver`` under ``-m postgres``) or store (``InMemoryStore``, ``SqliteStore``); only the chat model is scripted.
 """
 
 from __future__ import annotations
@@ -48,10 +48,17 @@ def _fail(city: str) -> str:
 failing = StructuredTool.from_function(_fail, name="failing", handle_tool_error=True)
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def saver(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Any]:
     if request.param == "memory":
         yield InMemorySaver()
+    elif request.param == "postgres":
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from pg_server import shared_server  # the suite's throwaway server (skips, or fails under CI, without one)
+
+        with PostgresSaver.from_conn_string(shared_server().new_database()) as pg_saver:
+            pg_saver.setup()
+            yield pg_saver
     else:
         conn = sqlite3.connect(tmp_path / "checkpoints.db", check_same_thread=False)
         yield SqliteSaver(conn)
