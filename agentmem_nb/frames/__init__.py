@@ -14,6 +14,11 @@
     frames.dialogue_log(mem), frames.problems(mem)
     frames.facts(mem), frames.facts(mem, current=True), frames.facts(mem, key="user.lives_in")
 
+A LangGraph agent's memory reads the same way (``frames.langgraph``): a checkpointer in place of ``mem``
+(``frames.session_messages(checkpointer, THREAD_ID)``, ``frames.tool_calls(checkpointer, session=THREAD_ID)``),
+``frames.threads(checkpointer)``, ``frames.checkpoint_history(checkpointer, THREAD_ID)`` and
+``frames.store_items(store, namespace_prefix=(...))`` for any LangGraph ``BaseStore``.
+
 Datetime columns are timezone-aware, in the store's zone (the machine's local zone when the store has none). Text
 columns have pandas' ``"str"`` dtype; one that holds a lone surrogate (a JSON escape such as ``\\ud800`` the store kept)
 is stored by Python instead of pyarrow, so the text is never dropped or altered (see ``_text``). Rows
@@ -42,6 +47,16 @@ from agentmem_nb.frames.documents import (
 )
 from agentmem_nb.frames.facts import FACT_COLUMNS, facts, facts_frame
 from agentmem_nb.frames.follow import LayerFollower
+from agentmem_nb.frames.langgraph import (
+    CHECKPOINT_COLUMNS,
+    LANGGRAPH_MESSAGE_COLUMNS,
+    LANGGRAPH_TOOL_COLUMNS,
+    STORE_COLUMNS,
+    checkpoint_history,
+    store_items,
+    store_namespaces,
+    threads,
+)
 from agentmem_nb.frames.messages import (
     MESSAGE_COLUMNS,
     DayRange,
@@ -69,6 +84,10 @@ __all__ = [
     "dialogue_log",
     "tool_calls",
     "problems",
+    "threads",
+    "checkpoint_history",
+    "store_items",
+    "store_namespaces",
     "filter_messages",
     "filter_tool_calls",
     "filter_log",
@@ -87,4 +106,8 @@ __all__ = [
     "CONVERSATION_COLUMNS",
     "LOG_COLUMNS",
     "PROBLEM_COLUMNS",
+    "LANGGRAPH_MESSAGE_COLUMNS",
+    "LANGGRAPH_TOOL_COLUMNS",
+    "CHECKPOINT_COLUMNS",
+    "STORE_COLUMNS",
 ]

@@ -30,6 +30,7 @@ import pandas as pd
 
 from agentmem_nb.frames import _fast
 from agentmem_nb.frames._read import ReadStats, record_chunks
+from agentmem_nb.frames import langgraph as _langgraph  # recognises a checkpointer without importing langgraph
 from agentmem_nb.frames._text import concat_frames, text_array
 from agentmem_nb.frames._time import (
     TimeBound,
@@ -477,7 +478,13 @@ def session_messages(
     ``stats`` collects what the reads cost and which reader read each file.
 
     >>> # session_messages(store.user("alice"), "s1", role="user", keyword="lyon")
+
+    ``mem`` may also be a LangGraph checkpointer: ``session_id`` is then the thread id, and the frame has LangGraph's
+    columns besides these (see :mod:`agentmem_nb.frames.langgraph`).
     """
+    if _langgraph.given_checkpointer(mem):
+        frame = _langgraph.checkpointer_messages(mem, session_id)  # type: ignore[arg-type]  # a checkpointer here
+        return filter_messages(frame, role=role, keyword=keyword, start=start, end=end)
     ids = _session_ids(mem, session_id)
     frame, _ = _load(mem, [mem.session(s) for s in ids], meta=meta, stats=stats, every=session_id is None)
     if len(ids) > 1 and not frame["ts"].is_monotonic_increasing:  # (sorting sorted rows would copy every column)

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from agentmem_nb.frames._read import ReadStats
+from agentmem_nb.frames import langgraph as _langgraph  # recognises a checkpointer without importing langgraph
 from agentmem_nb.frames._text import text_array
 from agentmem_nb.frames._time import NAT_US, TimeBound, frame_zone, timestamp_us, us_to_series
 from agentmem_nb.frames.messages import _as_list, _load, _session_ids, contains_casefold, time_mask
@@ -135,9 +136,13 @@ def tool_calls(
     """Every tool call of a user, one row per call, oldest first (see the module docstring for columns/sources).
 
     ``stats`` collects what reading the thread files cost (``source="sessions"``; see :class:`ReadStats`).
+    ``mem`` may also be a LangGraph checkpointer (``session`` = thread ids; see :mod:`agentmem_nb.frames.langgraph`).
 
     >>> # tool_calls(store.user("alice"), tools="search_session", keyword="lyon")
     """
+    if _langgraph.given_checkpointer(mem):  # a LangGraph checkpointer: its threads' calls (``source`` does not apply)
+        frame = _langgraph.checkpointer_tool_calls(mem, session)  # type: ignore[arg-type]  # a checkpointer here
+        return filter_tool_calls(frame, tools=tools, keyword=keyword, start=start, end=end, status=status)
     zone = frame_zone(mem.store.zone)
     if source == "log":
         frame = tool_calls_from_log(mem.log.entries(), user_id=mem.user_id, zone=zone)
