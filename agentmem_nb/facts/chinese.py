@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from agentmem_nb.facts._marks import marked
 from agentmem_nb.facts._values import normalise_date, normalise_number
 from agentmem_nb.store.facts import ACCUMULATING, FactKey, FactOp, Statement
 
@@ -273,12 +274,7 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
                 if value:
                     out.append(Statement(last.subject, last.attribute, value, "correct", certain))
             continue
-        if correction:
-            found = [Statement(s.subject, s.attribute, s.value, "correct", s.certain) if s.op == "set" else s
-                     for s in found]
-        if not certain:
-            found = [Statement(s.subject, s.attribute, s.value, s.op, False) for s in found]
-        out.extend(found)
+        out.extend(marked(found, correction=correction, certain=certain))
     return out
 
 

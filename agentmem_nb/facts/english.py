@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from agentmem_nb.facts._marks import marked
 from agentmem_nb.facts._values import normalise_date
 from agentmem_nb.store.facts import ACCUMULATING, FactKey, FactOp, Statement
 
@@ -411,12 +412,7 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             continue
         if _REPORTED.search(body) and not found:
             continue
-        if correction:
-            found = [Statement(s.subject, s.attribute, s.value, "correct", s.certain) if s.op == "set" else s
-                     for s in found]
-        if not certain:
-            found = [Statement(s.subject, s.attribute, s.value, s.op, False) for s in found]
-        out.extend(found)
+        out.extend(marked(found, correction=correction, certain=certain))
     return out
 
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 __all__ = ["DateRange", "extract_dates"]
 
-_MONTHS = {
+# English month names and abbreviations → month number (also read by the facts extractor's date values).
+MONTHS = {
     name: i
     for i, names in enumerate(
         [("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
@@ -25,7 +26,7 @@ _MONTHS = {
     )
     for name in names
 }
-_MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_MONTH = r"(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 
@@ -59,7 +60,7 @@ def _range(match: re.Match[str]) -> tuple[_dt.date, _dt.date] | None:
     groups = match.groupdict()
     year = int(groups["year"])
     if groups.get("month"):
-        month: int | None = _MONTHS[groups["month"].casefold()]
+        month: int | None = MONTHS[groups["month"].casefold()]
     else:
         month = int(groups["m"]) if groups.get("m") else None
     day = groups.get("day") or groups.get("d")
