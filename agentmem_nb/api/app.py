@@ -88,9 +88,9 @@ def create_app(
 
     >>> # app = create_app(store, ChatService(store)); uvicorn.run(app, host="127.0.0.1", port=8000)
     """
-    if Path(service.store.root).resolve() != Path(store.root).resolve():
-        raise InvalidArgument(f"create_app(store, service): the service writes to {str(service.store.root)!r} but the "
-                              f"endpoints would read {str(store.root)!r}; pass service.store as the store")
+    if not _same_memory(service.store, store):
+        raise InvalidArgument(f"create_app(store, service): the service writes to {_where(service.store)} but the "
+                              f"endpoints would read {_where(store)}; pass service.store as the store")
     if max_body_bytes < 1024:
         raise InvalidArgument(f"max_body_bytes={max_body_bytes} is too small to carry a chat message: give 1024 or more")
     token = token or None
@@ -112,3 +112,17 @@ def create_app(
                            allow_headers=["Authorization", "Content-Type"])
     app.add_middleware(Guard, token=token, max_body_bytes=max_body_bytes)  # outermost: runs before anything else
     return app
+
+
+def _where(store: object) -> str:
+    """A store's memory as a person names it: its folder, or the repr of a database store (no credentials)."""
+    root = getattr(store, "root", None)
+    return repr(str(root)) if root is not None else repr(store)
+
+
+def _same_memory(a: object, b: object) -> bool:
+    """Whether two store objects hold the same memory: the same object, or two file stores on one folder."""
+    if a is b:
+        return True
+    root_a, root_b = getattr(a, "root", None), getattr(b, "root", None)
+    return root_a is not None and root_b is not None and Path(root_a).resolve() == Path(root_b).resolve()

@@ -17,6 +17,7 @@ turned into its shape in :mod:`agentmem_nb.api.schemas`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 from fastapi import APIRouter, Query
@@ -158,9 +159,11 @@ def read_routes(store: MemoryStore, service: ChatService, *, facts: FactsProvide
     @router.get("/problems", response_model=ProblemsResponse, responses=documented(400, 401))
     def problems(user_id: str = USER_ID) -> ProblemsResponse:
         """What is wrong in the user's files (malformed lines, torn tails, legacy rows …); empty when nothing is."""
+        root: Path | None = getattr(store, "root", None)  # a database store names its layers, not paths
         return ProblemsResponse(items=[
-            ProblemItem(path=relative_path(p.path, store.root), kind=p.kind.value, line=p.line,
-                        detail=p.detail.replace(str(store.root), "."), count=p.count)
+            ProblemItem(path=relative_path(p.path, root) if root is not None else p.path, kind=p.kind.value,
+                        line=p.line, detail=p.detail.replace(str(root), ".") if root is not None else p.detail,
+                        count=p.count)
             for p in store.user(user_id).problems()])
 
     return router

@@ -42,9 +42,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def _serve(args: argparse.Namespace) -> int:
     root = args.serve_root or args.root
-    if "://" in root:
-        raise ConfigError(f"--root {root!r} is a URL, and this installation has no store backend for "
-                          f"{root.split('://', 1)[0]!r} URLs: give a memory folder")
+    from agentmem_nb.store.memory_store import is_database_url
+
+    if "://" in root and not is_database_url(root):
+        raise ConfigError(f"--root {root.split('://', 1)[0]}://…: there is no store backend for such URLs: give a "
+                          "memory folder or a postgresql:// URL")
     token = args.token if args.token is not None else os.environ.get(TOKEN_ENV) or None
 
     from agentmem_nb.api.guard import check_bind
@@ -63,7 +65,9 @@ def _serve(args: argparse.Namespace) -> int:
     model = "offline model" if service.offline else f"model {service.model_name}"
     guard = "token required" if token else "no token, this machine only"
     # The first line names the address (port 0 gives a free one): scripts and tests read it.
-    print(f"agentmem-nb serving {url_of(sock)}/ (memory {str(store.root)!r}, {model}, {guard})", flush=True)
+    where = getattr(store, "root", None)  # a database store has no folder: its repr names it without credentials
+    memory = repr(str(where)) if where is not None else repr(store)
+    print(f"agentmem-nb serving {url_of(sock)}/ (memory {memory}, {model}, {guard})", flush=True)
     serve_forever(app, sock, access_log=not args.quiet)
     print("agentmem-nb: server stopped", file=sys.stderr)
     return 0

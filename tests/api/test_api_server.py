@@ -64,10 +64,10 @@ def test_the_cli_refuses_a_store_url_it_has_no_backend_for(tmp_path: Path) -> No
 
     from api_harness import REPO
 
-    done = subprocess.run([sys.executable, "-m", "agentmem_nb.cli", "serve", "--root", "postgresql://db/memory"],
+    done = subprocess.run([sys.executable, "-m", "agentmem_nb.cli", "serve", "--root", "mysql://db/memory"],
                           capture_output=True, text=True, timeout=60, cwd=tmp_path,
                           env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
-    assert done.returncode == 2 and "give a memory folder" in done.stderr
+    assert done.returncode == 2 and "give a memory folder or a postgresql:// URL" in done.stderr
 
 
 def test_the_app_refuses_a_service_writing_elsewhere(svc: ChatService, tmp_path: Path) -> None:
