@@ -347,16 +347,18 @@ def _neighbours(sources: np.ndarray, arrays: IndexArrays, span: int) -> np.ndarr
     return np.unique(np.concatenate(near)) if near else np.zeros(0, dtype=np.int64)
 
 
-def match_count(view: ScopeView, query: str, tokenizer: Tokenizer, config: RankerConfig = RankerConfig()) -> int:
-    """How many messages of ``view`` hold at least one of ``query``'s terms: the messages a ranked search draws its
-    hits from (before expansion and context), the "of N" a person sees beside the hits shown."""
+def match_count(view: ScopeView, query: str, tokenizer: Tokenizer, config: RankerConfig = RankerConfig(), *,
+                exclude: Sequence[int] = ()) -> int:
+    """How many messages of ``view`` (global ids in ``exclude`` left out) hold at least one of ``query``'s terms:
+    the messages a ranked search draws its hits from (before expansion and context), the "of N" a person sees beside
+    the hits shown."""
     words = extract_dates(query)[1] if config.date_boost else query
     query_terms = Counter(tokenizer.terms(words))
     if not view.followers or not query_terms:
         return 0
     total = len(view.index.arrays().lengths)
     weights = {t: float(n) for t, n in query_terms.items()}
-    return int(len(_postings(view.index.terms, weights, total, _in_scope(view, ()))))
+    return int(len(_postings(view.index.terms, weights, total, _in_scope(view, exclude))))
 
 
 def _in_scope(view: ScopeView, exclude: Sequence[int]) -> np.ndarray | None:

@@ -152,9 +152,13 @@ class Retriever:
 
     def count_matches(self, user: UserMemory, query: str, *, scope: Scope | None = None) -> int:
         """How many messages of ``scope`` (default: everything) a ranked search for ``query`` draws from: those
-        holding at least one of its terms. :meth:`search` returns at most ``budget`` of them; this is the "of N"."""
+        holding at least one of its terms, redacted ones left out. :meth:`search` returns at most ``budget`` of them;
+        this is the "of N"."""
         scope = scope or Scope.everything()
-        return match_count(self.view(user, scope), query, self.user_index(user).tokenizer, self.ranker)
+        view = self.view(user, scope)
+        redacted = _hiding_redacted(user, ())  # a redacted message is never a hit, so it is not counted either
+        gids = [view.followers[li].gids[pos] for li, pos in _positions(view.followers, redacted)] if redacted else []
+        return match_count(view, query, self.user_index(user).tokenizer, self.ranker, exclude=gids)
 
     def rank_hits(
         self,

@@ -49,3 +49,9 @@ def test_a_window_shows_the_reason_in_place_and_the_line_is_kept(mem) -> None:  
     assert [m.content for m in mem.recent("s1", 2)][1] == "[redacted: private]"
     assert mem.session("s1").path.read_bytes() == before
     assert mem.session("s1").get(2).content == "Your sister lives in Lyon, near the river."  # the raw layer keeps it
+
+
+@pytest.mark.parametrize("scope", [Scope.session("s1"), Scope.everything()])
+def test_the_count_of_matches_leaves_a_redacted_message_out(mem, scope: Scope) -> None:  # noqa: ANN001
+    # "lyon" is in message 2 (redacted) and message 3 of the thread (the whole-memory scope reads the day copies)
+    assert Retriever().count_matches(mem, "lyon brother", scope=scope) == 1
