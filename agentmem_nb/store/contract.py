@@ -1,10 +1,12 @@
 """The store contract: what a memory backend offers, whatever keeps the bytes.
 
-The files (:class:`~agentmem_nb.store.MemoryStore` and what hangs off it) are one implementation; a second backend
-(PostgreSQL is next) implements the same protocols and runs the same conformance suite, ``tests/contract/`` — one
-fixture parametrized over backends, so adding a backend is adding one entry there. The protocols are
+The files (:class:`~agentmem_nb.store.MemoryStore` and what hangs off it) are one implementation; PostgreSQL
+(``store/postgres/``) is the second: it implements the same protocols and runs the same conformance suite,
+``tests/contract/`` — one fixture parametrized over backends, so adding a backend is adding one entry there.
+Structured memory (facts, standing instructions) is a capability, :class:`KeepsFacts`, that the files have and the
+database does not have yet. The protocols are
 ``runtime_checkable``: ``isinstance(store.user("u").session("s"), MessageLayer)`` checks the names are there, the
-suite checks what they do. Semantics (the table of ``docs``/DESIGN §2, in short):
+suite checks what they do. Semantics, in short (``docs/ARCHITECTURE.md`` has the map):
 
 * **append** — a session layer appends a *message* (role, text, tags, meta, tool calls), never a raw record: the
   backend stamps the time (the store's clock, in the user's zone), gives the next id of that layer (strictly
