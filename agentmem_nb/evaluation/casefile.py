@@ -18,6 +18,11 @@ A file names where the memory comes from and what must be recalled from it::
         expect_retrieved: ["Ana lives in Porto"]     # each inside a retrieved message, within the budget
         expect_not_retrieved: ["Noted."]
         budget: 10
+      - name: sister-moved
+        question: "Where does my sister live?"
+        expect_facts:                                 # facts extracted from the memory's user messages
+          - {key: sister.lives_in, value: Porto}      # status defaults to active (the current value)
+          - {key: user.lives_in, value: Paris, status: superseded}
       - name: sister-city-agent
         question: "Where does my sister live?"
         agent: true                                   # the whole turn: tools, reply
@@ -32,8 +37,10 @@ turns are replayed). Expected texts match case-insensitively (casefolded), as th
 
 Everything is checked when the file is read: an unknown key, a wrong type or a missing field raises
 :class:`~agentmem_nb.errors.InvalidArgument` naming the file, the case and the field, and saying what to write.
-``expect_facts`` is refused the same way: the facts layer does not exist yet, and a check that cannot run must not
-pass. The runner is :mod:`agentmem_nb.evaluation.cases`.
+``expect_facts`` names facts (:mod:`agentmem_nb.store.facts`) by ``key`` (``subject.attribute``, normalised as the
+store does), ``value`` and ``status`` (``active``, the default, ``superseded``, ``conflict`` or ``deleted``); the
+runner first records the facts of every user message of the memory not recorded yet (the offline extractor, in time
+order), then each expected fact must be among them. The runner is :mod:`agentmem_nb.evaluation.cases`.
 """
 
 from __future__ import annotations
@@ -51,8 +58,8 @@ from agentmem_nb.errors import ConfigError, InvalidArgument, InvalidIdentifier
 from agentmem_nb.identifiers import check_day, check_session_id, check_user_id
 from agentmem_nb.timeutil import resolve_zone
 
-__all__ = ["ConversationLine", "MemorySource", "Case", "CaseFile", "load_case_file", "parse_case_file",
-           "CASE_FILE_SUFFIXES", "is_case_file", "ModelChoice", "SearchHow"]
+__all__ = ["ConversationLine", "MemorySource", "ExpectedFact", "Case", "CaseFile", "load_case_file",
+           "parse_case_file", "CASE_FILE_SUFFIXES", "is_case_file", "ModelChoice", "SearchHow", "FACT_STATUSES"]
 
 CASE_FILE_SUFFIXES = (".memcases.yaml", ".memcases.yml", ".memcases.json")
 """The names pytest collects (and ``agentmem-nb eval cases`` is meant for)."""
@@ -70,7 +77,11 @@ DEFAULT_START = _dt.datetime(2026, 1, 5, 9, 0)
 
 _FILE_KEYS = ("user", "session", "zone", "model", "conversation", "memory", "long_term", "budget", "cases")
 _CASE_KEYS = ("name", "question", "user", "session", "scope", "budget", "how", "agent", "expect_retrieved",
-              "expect_not_retrieved", "expect_reply", "expect_tools", "conversation", "memory", "long_term", "as_of")
+              "expect_not_retrieved", "expect_reply", "expect_tools", "expect_facts", "conversation", "memory",
+              "long_term", "as_of")
+_FACT_KEYS = ("key", "value", "status")
+FACT_STATUSES = ("active", "superseded", "conflict", "deleted")
+"""As :data:`agentmem_nb.store.facts.FactStatus` (spelled here so that reading a case file loads no store code)."""
 _LINE_KEYS = ("session", "role", "content", "ts")
 _RETRIEVAL_ONLY = ("budget", "scope", "how")
 _AGENT_ONLY = ("expect_reply", "expect_tools")
@@ -109,6 +120,19 @@ class MemorySource:
 
 
 @dataclass(frozen=True, slots=True)
+class ExpectedFact:
+    """A fact a case expects: ``key`` as written (``sister.lives_in``), its ``value`` and ``status``."""
+
+    key: str
+    value: str
+    status: str = "active"
+
+    def describe(self) -> str:
+        """``sister.lives_in = Porto (active)``."""
+        return f"{self.key} = {self.value} ({self.status})"
+
+
+@dataclass(frozen=True, slots=True)
 class Case:
     """One recall case.
 
@@ -129,6 +153,7 @@ class Case:
     expect_not_retrieved: tuple[str, ...] = ()
     expect_reply: tuple[str, ...] = ()
     expect_tools: tuple[str, ...] = ()
+    expect_facts: tuple[ExpectedFact, ...] = ()
     source: MemorySource = MemorySource()
     as_of: _dt.datetime | None = None
     line: int | None = None
@@ -203,7 +228,8 @@ def parse_case_file(text: str, *, path: str | Path = "<cases>") -> CaseFile:
         raise where.error(None, f"the file holds {type(data).__name__}, not a mapping",
                           "start it with keys such as `conversation:` and `cases:`")
     if "expect_facts" in data:
-        raise _facts_error(where)
+        raise where.error("expect_facts", "facts are expected per case, not for the whole file",
+                          "move `expect_facts:` into the case(s) that check them")
     _known_keys(data, _FILE_KEYS, where)
     zone = _text(data, "zone", where, default="UTC")
     try:
@@ -273,9 +299,37 @@ def _known_keys(data: Mapping[str, Any], allowed: Sequence[str], where: _Where) 
         raise where.error(None, f"unknown key(s) {', '.join(hints)}", f"the keys are {', '.join(allowed)}")
 
 
-def _facts_error(where: _Where) -> InvalidArgument:
-    return where.error("expect_facts", "the facts layer is not available yet, so facts cannot be checked",
-                       "remove `expect_facts` (check the messages with `expect_retrieved` meanwhile)")
+def _expected_facts(data: Mapping[str, Any], where: _Where) -> tuple[ExpectedFact, ...]:
+    raw = data.get("expect_facts", [])
+    example = "write e.g. `- {key: sister.lives_in, value: Porto}` (status: active, superseded, conflict or deleted)"
+    if not isinstance(raw, list):
+        raise where.error("expect_facts", f"expected a list of facts, got {raw!r:.80}", example)
+    out = []
+    for number, item in enumerate(raw, start=1):
+        field = f"expect_facts[{number}]"
+        if not isinstance(item, dict):
+            raise where.error(field, f"expected a mapping, got {item!r:.60}", example)
+        unknown = [str(k) for k in item if k not in _FACT_KEYS]
+        if unknown:
+            raise where.error(field, f"unknown key(s) {', '.join(map(repr, unknown))}",
+                              f"an expected fact has {', '.join(_FACT_KEYS)}")
+        key = item.get("key")
+        subject, dot, attribute = key.strip().partition(".") if isinstance(key, str) else ("", "", "")
+        if not isinstance(key, str) or not (subject.strip() and dot and attribute.strip()):
+            raise where.error(f"{field}.key", f"expected subject.attribute, got {key!r:.60}",
+                              "write e.g. `key: sister.lives_in` or `key: user.likes`")
+        value = item.get("value")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            value = str(value)  # YAML reads `value: 1990` as a number; the store keeps text
+        if not isinstance(value, str) or not value.strip():
+            raise where.error(f"{field}.value", f"expected the fact's value as text, got {value!r:.60}",
+                              "write e.g. `value: Porto`")
+        status = item.get("status", "active")
+        if status not in FACT_STATUSES:
+            raise where.error(f"{field}.status", f"unknown status {status!r}",
+                              f"write one of {', '.join(FACT_STATUSES)} (or leave it out: active)")
+        out.append(ExpectedFact(key=key.strip(), value=value.strip(), status=status))
+    return tuple(out)
 
 
 def _text(data: Mapping[str, Any], key: str, where: _Where, *, default: str | None = None) -> str:
@@ -402,8 +456,6 @@ def _case(raw: object, index: int, path: Path, *, user: str, session: str, zone:
         raise _Where(path).error(f"cases[{index + 1}].name", f"every case needs a name, got {name!r}",
                                  "write `name: some-name` (it becomes the test id)")
     where = _Where(path, name)
-    if "expect_facts" in raw:
-        raise _facts_error(where)
     _known_keys(raw, _CASE_KEYS, where)
     question = _text(raw, "question", where)
     agent = raw.get("agent", False)
@@ -433,14 +485,15 @@ def _case(raw: object, index: int, path: Path, *, user: str, session: str, zone:
         raise where.error("how", f"unknown search mode {how!r}", "write `auto`, `exact` or `ranked`")
     expectations = {key: _texts(raw, key, where) for key in
                     ("expect_retrieved", "expect_not_retrieved", "expect_reply", "expect_tools")}
-    if not any(expectations.values()):
+    expect_facts = _expected_facts(raw, where)
+    if not any(expectations.values()) and not expect_facts:
         raise where.error(None, "the case expects nothing, so it could never fail",
-                          "add expect_retrieved, expect_not_retrieved, or (with agent: true) expect_reply or "
-                          "expect_tools")
+                          "add expect_retrieved, expect_not_retrieved, expect_facts, or (with agent: true) "
+                          "expect_reply or expect_tools")
     as_of = _moment(raw["as_of"], where, "as_of", zone) if raw.get("as_of") is not None else None
     return Case(
         name=name, question=question, user=case_user, session=case_session, scope=str(scope),
         budget=_budget(raw, where, budget), how=how, agent=agent, source=_source(raw, where, path, case_session,
                                                                                  zone, source),
-        as_of=as_of, line=line, **expectations,
+        as_of=as_of, line=line, expect_facts=expect_facts, **expectations,
     )

@@ -13,14 +13,20 @@ configured, or the case file says ``model: offline``). A failure says what was r
 where the evidence was when it lay beyond the budget (its rank, and the budget that would have reached it), whether
 the memory holds the text at all, the reply and the tools called.
 
+A case's ``expect_facts`` are checked against the user's facts (:mod:`agentmem_nb.store.facts`) after every user
+message of the memory not recorded yet has been through the offline extractor, in time order (the agent's path,
+:func:`agentmem_nb.facts.record_message`); a failure names the facts the key has instead.
+
 Each memory is prepared once per runner in a temporary folder: an inline conversation written through the store
 (with its timestamps), or a copy of an existing folder — the user's folder is never written, not even the index
-cache a read leaves behind. Retrieval cases only read, so they share that store; an agent case writes its turn, so it
-gets a fresh copy and cannot change what the next case sees.
+cache a read leaves behind. Retrieval cases only read messages, so they share that store (the facts ``expect_facts``
+records go into that copy, once per message); an agent case writes its turn, so it gets a fresh copy and cannot change
+what the next case sees.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import shutil
 import tempfile
@@ -30,13 +36,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentmem_nb.errors import AgentMemError, InvalidArgument
-from agentmem_nb.evaluation.casefile import DEFAULT_START, Case, CaseFile, MemorySource, load_case_file
+from agentmem_nb.evaluation.casefile import (DEFAULT_START, Case, CaseFile, ExpectedFact, MemorySource,
+                                             load_case_file)
 from agentmem_nb.evaluation.rebuild import copy_memory_folder, rebuild_until
+from agentmem_nb.facts import OfflineExtractor, record_message
 from agentmem_nb.items import ItemKey
 from agentmem_nb.messages import Message, ToolCall
 from agentmem_nb.retrieval import Retriever, Scope, SearchResult
 from agentmem_nb.retrieval.retriever import SearchHow
 from agentmem_nb.store import MAX_SEARCH_LIMIT, MemoryStore, UserMemory
+from agentmem_nb.store.facts import Fact, FactSource, fact_key, normalise_value
 from agentmem_nb.testing.demo import SteppingClock
 from agentmem_nb.textutil import displayable
 from agentmem_nb.timeutil import resolve_zone, system_clock
@@ -48,9 +57,9 @@ if TYPE_CHECKING:
     from agentmem_nb.turns import TurnResult
 
 __all__ = ["RecalledMessage", "Check", "CheckKind", "CaseResult", "CasesReport", "CaseRunner", "run_case_files",
-           "check_recall", "recalled_by_tools", "tool_line"]
+           "check_recall", "check_facts", "record_user_facts", "recalled_by_tools", "tool_line"]
 
-CheckKind = Literal["retrieved", "not_retrieved", "reply", "tool"]
+CheckKind = Literal["retrieved", "not_retrieved", "reply", "tool", "fact"]
 _TOP_SHOWN = 3
 _TEXT_SHOWN = 160
 
@@ -368,9 +377,14 @@ class CaseRunner:
         if prepared.store is None:
             prepared.store = MemoryStore(prepared.root, zone=prepared.zone)
         user = prepared.store.user(case.user)
-        return check_recall(user, case.question, expected=case.expect_retrieved,
-                            not_expected=case.expect_not_retrieved, budget=case.budget, scope=_scope(user, case),
-                            how=case.how, retriever=self.retriever, name=case.name, file=str(case_file.path))
+        result = check_recall(user, case.question, expected=case.expect_retrieved,
+                              not_expected=case.expect_not_retrieved, budget=case.budget, scope=_scope(user, case),
+                              how=case.how, retriever=self.retriever, name=case.name, file=str(case_file.path))
+        if not case.expect_facts:
+            return result
+        # Writes facts.jsonl into the shared temporary copy: idempotent (a recorded message is skipped), and the
+        # search reads messages only, so the next retrieval case sees the same memory.
+        return dataclasses.replace(result, checks=result.checks + tuple(check_facts(user, case.expect_facts)))
 
     # ------------------------------------------------------------------ agent cases
 
@@ -384,6 +398,8 @@ class CaseRunner:
         # facts "hot": written before the turn returns, so nothing runs on in a thread when the copy is deleted
         service = ChatService(store, model=model, retriever=self.retriever, facts="hot")
         user = store.user(case.user)
+        if case.expect_facts:  # the memory's facts first, so the turn's own message comes after them in time
+            record_user_facts(user)
         turn = service.turn(case.user, case.session, case.question)
         retrieved = recalled_by_tools(user, turn.tool_calls, turn.memory_items, session_id=turn.session_id,
                                       today=turn.user_message.day)
@@ -391,6 +407,8 @@ class CaseRunner:
         checks += [_expect_absent(text, retrieved) for text in case.expect_not_retrieved]
         checks += [_expect_reply(text, turn.reply) for text in case.expect_reply]
         checks += [_expect_tool(name, turn.tool_calls) for name in case.expect_tools]
+        if case.expect_facts:
+            checks += check_facts(user, case.expect_facts)
         return CaseResult(name=case.name, file=str(case_file.path), question=case.question, agent=True,
                           checks=tuple(checks), retrieved=retrieved, reply=turn.reply, tools=turn.tool_calls,
                           error=turn.error)
@@ -417,6 +435,50 @@ def check_recall(user: UserMemory, question: str, *, expected: Sequence[str] = (
     checks += [_expect_absent(text, retrieved) for text in not_expected]
     return CaseResult(name=name, file=file, question=question, agent=False, checks=tuple(checks),
                       retrieved=retrieved, budget=budget, mode=result.mode, hits=hits)
+
+
+def record_user_facts(user: UserMemory) -> int:
+    """Record the facts of every user message of ``user``'s threads that no fact came from yet, oldest first, with
+    the offline extractor (what the agent's facts queue would have done); returns how many facts changed."""
+    extractor = OfflineExtractor()
+    messages = [m for sid in user.session_ids() for m in user.session(sid).messages() if m.role == "user"]
+    changed = 0
+    for message in sorted(messages, key=lambda m: (m.ts, m.session_id or "", m.message_id)):
+        session_id = message.session_id or ""
+        if user.facts.has_source(session_id, message.message_id):
+            continue
+        changed += len(record_message(user.facts, extractor, message.content,
+                                      source=FactSource(session_id, message.message_id), valid_from=message.ts))
+    return changed
+
+
+def check_facts(user: UserMemory, expected: Sequence[ExpectedFact]) -> list[Check]:
+    """Record the facts of the user messages not recorded yet (:func:`record_user_facts`), then check that each
+    expected fact is among ``user.facts.all()`` with its key, value and status: a case's ``expect_facts``."""
+    record_user_facts(user)
+    facts = user.facts.all()
+    checks = []
+    for want in expected:
+        subject, _, attribute = want.key.partition(".")
+        key = fact_key(subject, attribute)
+        same_key = [f for f in facts if f.key == key]
+        if any(normalise_value(f.value) == normalise_value(want.value) and f.status == want.status
+               for f in same_key):
+            checks.append(Check("fact", want.describe(), True, f"fact {want.describe()} recorded"))
+            continue
+        if same_key:
+            found = "the facts for it are " + ", ".join(_fact_line(f) for f in same_key)
+        else:
+            keys = sorted({str(f.key) for f in facts})
+            found = f"no fact with key {key} (keys: {', '.join(keys[:10]) or 'none'})"
+        checks.append(Check("fact", want.describe(), False, f"expected fact {want.describe()}; {found}"))
+    return checks
+
+
+def _fact_line(fact: Fact) -> str:
+    """``Lisbon (active, from s1#3)``."""
+    where = f", from {fact.source}" if fact.source is not None else ""
+    return f"{fact.value} ({fact.status}{where})"
 
 
 def run_case_files(files: Iterable[str | Path | CaseFile], *, model: BaseChatModel | None = None,

@@ -41,7 +41,17 @@ def test_a_file_reads_into_typed_cases(case_file) -> None:
 
 @pytest.mark.parametrize(("cases", "head", "must_say"), [
     ("- name: a\n  question: q\n  expect_facts: [\"sister: Ana\"]\n", CONVERSATION,
-     ["case 'a'", "field 'expect_facts'", "not available yet", "remove `expect_facts`"]),
+     ["case 'a'", "field 'expect_facts[1]'", "expected a mapping", "{key: sister.lives_in, value: Porto}"]),
+    ("- name: a\n  question: q\n  expect_facts:\n    - {key: sister.lives_in, value: Porto, status: current}\n",
+     CONVERSATION, ["case 'a'", "field 'expect_facts[1].status'", "'current'", "active, superseded, conflict"]),
+    ("- name: a\n  question: q\n  expect_facts:\n    - {value: Porto}\n", CONVERSATION,
+     ["case 'a'", "field 'expect_facts[1].key'", "subject.attribute", "key: sister.lives_in"]),
+    ("- name: a\n  question: q\n  expect_facts:\n    - {key: lives_in, value: Porto}\n", CONVERSATION,
+     ["field 'expect_facts[1].key'", "'lives_in'"]),
+    ("- name: a\n  question: q\n  expect_facts:\n    - {key: sister.lives_in}\n", CONVERSATION,
+     ["case 'a'", "field 'expect_facts[1].value'", "value: Porto"]),
+    ("- name: a\n  question: q\n  expect_facts:\n    - {key: sister.lives_in, value: Porto, since: 2020}\n",
+     CONVERSATION, ["field 'expect_facts[1]'", "unknown key(s) 'since'", "key, value, status"]),
     ("- name: a\n  question: q\n  expect_retreived: [x]\n", CONVERSATION,
      ["case 'a'", "'expect_retreived' (did you mean 'expect_retrieved'?)"]),
     ("- name: a\n  expect_retrieved: [x]\n", CONVERSATION, ["case 'a'", "field 'question'", "expected text"]),
@@ -91,9 +101,22 @@ def test_a_missing_file_says_what_to_give(tmp_path: Path) -> None:
         load_case_file(tmp_path / "nope.memcases.yaml")
 
 
-def test_expect_facts_at_file_level_is_refused_too() -> None:
-    with pytest.raises(InvalidArgument, match="facts layer is not available yet"):
+def test_expect_facts_at_file_level_is_refused() -> None:
+    with pytest.raises(InvalidArgument, match="field 'expect_facts': facts are expected per case.*into the case"):
         parse_case_file(CONVERSATION + "expect_facts: [x]\ncases: []\n", path="f.memcases.yaml")
+
+
+def test_expect_facts_read_into_typed_expectations(case_file) -> None:
+    parsed = load_case_file(case_file("""\
+        - name: moved
+          question: q
+          expect_facts:
+            - {key: sister.lives_in, value: Porto}
+            - {key: user.born_in, value: 1990, status: superseded}
+    """))
+    assert [(f.key, f.value, f.status) for f in parsed.cases[0].expect_facts] == [
+        ("sister.lives_in", "Porto", "active"), ("user.born_in", "1990", "superseded")]
+    assert parsed.cases[0].expect_retrieved == ()
 
 
 def test_json_case_files_are_read_too(tmp_path: Path) -> None:

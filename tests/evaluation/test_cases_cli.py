@@ -49,10 +49,10 @@ def test_json_output(case_file, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_a_malformed_file_exits_2_naming_the_field(case_file, capsys: pytest.CaptureFixture[str]) -> None:
-    path = case_file("- name: x\n  question: q\n  expect_facts: [a]\n")
+    path = case_file("- name: x\n  question: q\n  expect_facts: [{key: user.lives_in, value: Lyon, status: now}]\n")
     assert main(["eval", "cases", str(path)]) == 2
     err = capsys.readouterr().err
-    assert "field 'expect_facts'" in err and "not available yet" in err
+    assert "field 'expect_facts[1].status'" in err and "unknown status 'now'" in err
 
 
 def test_several_files(case_file, capsys: pytest.CaptureFixture[str]) -> None:
