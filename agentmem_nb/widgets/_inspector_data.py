@@ -22,7 +22,7 @@ from agentmem_nb.identifiers import check_day, check_session_id
 from agentmem_nb.items import ItemKey, LayerKind
 from agentmem_nb.messages import Message
 from agentmem_nb.retrieval import Retriever, Scope
-from agentmem_nb.store import UserMemory as FileUser
+from agentmem_nb.store.redactions import redactions_of  # the one rule for which backends keep redactions
 from agentmem_nb.widgets._cells import cell_text, one_line, shorten
 
 if TYPE_CHECKING:
@@ -30,18 +30,12 @@ if TYPE_CHECKING:
     from agentmem_nb.store.redactions import Redaction, Redactions
 
 __all__ = ["LAYERS", "MESSAGE_LAYERS", "SHOWN", "InspectorHit", "InspectorWindow", "Found", "InspectorData",
-           "view_of", "redaction_note", "redactions_of", "NO_REDACTIONS"]
+           "view_of", "redaction_note", "NO_REDACTIONS"]
 
 NO_REDACTIONS = ("Redaction is not available on PostgreSQL yet: its events are kept in the user's folder "
                  "(redactions.jsonl) and a database user has none. Nothing was hidden or written; to hide a message "
                  "now, use a file store (agentmem-nb export URL out/) or delete the row in the database.")
 """Why the redact control is disabled (its tooltip) and what redacting on such a store raises."""
-
-
-def redactions_of(mem: UserMemory | None) -> Redactions | None:
-    """The user's redaction events, or ``None`` where the backend keeps none: only the files have them
-    (``store/redactions.py``); PostgreSQL has no table for them yet, so the inspector disables the control there."""
-    return mem.redactions if isinstance(mem, FileUser) else None
 
 
 LAYERS: dict[str, str] = {

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 import ipywidgets as widgets
 
 from agentmem_nb.errors import StoreError
-from agentmem_nb.widgets._inspector_data import NO_REDACTIONS, redactions_of
+from agentmem_nb.store.redactions import redactions_of
+from agentmem_nb.widgets._inspector_data import NO_REDACTIONS
 from agentmem_nb.widgets.html import escape
 
 if TYPE_CHECKING:

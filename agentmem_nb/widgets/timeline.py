@@ -370,8 +370,14 @@ class ToolTimeline(OpensMessages, FollowsChat, widgets.VBox):
                 raise LookupError(f"call #{position} names no message, so no turn can be found for it")
             trace = TurnTrace(self.store, user_id=self.user_id, session_id=str(row["session_id"]),
                               message_id=int(row["message_id"]))
+        self._close_trace()
         self.trace_area.children = (trace,)
         return trace
+
+    def _close_trace(self) -> None:
+        for shown in self.trace_area.children:
+            shown.close()
+        self.trace_area.children = ()
 
     @property
     def busy(self) -> str:
@@ -493,7 +499,7 @@ class ToolTimeline(OpensMessages, FollowsChat, widgets.VBox):
     def _render_detail(self) -> None:
         self.open_button.disabled = self.selected is None or self.selected >= len(self.frame)
         self.trace_button.disabled = self.open_button.disabled
-        self.trace_area.children = ()  # a trace belongs to the call it was opened for
+        self._close_trace()  # a trace belongs to the call it was opened for
         if self.selected is None or self.selected >= len(self.frame):
             self.detail.value = ""
             return

@@ -71,6 +71,13 @@ class TurnTrace(widgets.VBox):
         super().__init__([self.view])
         self.add_class("amn-trace")
 
+    def close(self) -> None:
+        """Close the trace and its view (a box does not close its children)."""
+        view = getattr(self, "view", None)  # None when the constructor refused its arguments (Widget.__del__ closes)
+        if view is not None:
+            view.close()
+        super().close()
+
     def __repr__(self) -> str:
         if self.data is None:
             return f"TurnTrace(user={self.user_id!r}, message={self.message_id!r}, found=False)"
@@ -153,7 +160,7 @@ def _message(message: GivenMessage) -> str:
     elif len(message.content) > _TEXT_SHOWN:
         more = f"\n… ({len(message.content) - _TEXT_SHOWN} more characters)"
     calls = "".join(f'<div class="amn-trace-call">→ {escape(str(c.get("name")))} '
-                    f'<code>{escape(pretty_json(c.get("args")))}</code></div>' for c in message.tool_calls)
+                    f'<code>{pretty_json(c.get("args"))}</code></div>' for c in message.tool_calls)
     name = f" ({escape(message.name)})" if message.name else ""
     return (f'<li class="amn-trace-msg amn-trace-msg-{escape(message.role)}"><span class="amn-trace-role">'
             f"{escape(message.role)}{name}</span><pre>{escape(text + more)}</pre>{calls}</li>")

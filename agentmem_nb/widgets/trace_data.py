@@ -142,7 +142,8 @@ def trace_of(entry: DialogueEntry) -> TraceData:
         if key in timings:
             spans.append(Span("phase", label, at, timings[key]))
             at += timings[key]
-    graph_start = float(record.get("graph_start_ms", at)) if record else at
+    start = record.get("graph_start_ms") if record else None  # a hand-broken line: laid out from the phases
+    graph_start = float(start) if isinstance(start, (int, float)) and not isinstance(start, bool) else at
     agent_ms = timings.get("agent", 0.0)
     raw_steps, raw_starts = record.get("steps"), record.get("tool_starts")
     steps: list[Any] = raw_steps if isinstance(raw_steps, list) else []

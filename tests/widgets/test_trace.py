@@ -188,3 +188,14 @@ def test_the_timeline_opens_the_trace_of_the_turn_that_made_a_call(svc: ChatServ
     assert isinstance(shown, TurnTrace) and shown.data is not None
     assert first.assistant_message is not None
     assert shown.data.entry.assistant_message_id == first.assistant_message.message_id  # call 0's own turn
+
+
+def test_tool_arguments_in_a_step_are_escaped_once(svc: ChatService, store: MemoryStore) -> None:
+    result = _two_turns(svc)
+    assert result.tool_calls
+    trace = TurnTrace(store, user_id="alice", session_id="s1", message_id=result.assistant_message.message_id)
+    html = trace.view.value
+    assert "&amp;quot;" not in html and "&amp;lt;" not in html  # escaped twice, a person would read the entities
+    assert "&quot;" in html  # the arguments' JSON quotes, escaped once
+    trace.close()
+    assert trace.view.comm is None  # the view is closed with the trace
