@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from agentmem_nb.errors import ConfigError
+from agentmem_nb.redact import redact, redact_url
 
 if TYPE_CHECKING:
     import numpy as np  # imported when a dense index is made, not with the module
@@ -55,13 +56,14 @@ class OpenAIEmbedder:
     def __init__(self, *, base_url: str, model: str, api_key: str = "", timeout: float = 30.0,
                  batch_size: int = 64) -> None:
         if not base_url.startswith(("http://", "https://")):
-            raise ConfigError(f"embedding base_url {base_url!r} must start with http:// or https://")
+            raise ConfigError(f"embedding base_url {redact(redact_url(base_url))!r} must start with http:// or https://")
         if not model:
             raise ConfigError("embedding model name is empty: set the model the server serves, "
                               "e.g. 'text-embedding-3-small'")
         self.url = base_url.rstrip("/") + "/embeddings"
         self.model = model
-        self.identity = f"openai:{self.url}:{model}"  # no key in it: it names a cache file
+        # names a cache file (and shows in errors): no credentials from the URL, no query string
+        self.identity = f"openai:{redact_url(self.url.split('?', 1)[0])}:{model}"
         self.api_key = api_key
         self.timeout = timeout
         self.batch_size = max(1, batch_size)

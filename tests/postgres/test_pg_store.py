@@ -157,3 +157,15 @@ def test_a_message_with_a_nul_or_a_lone_surrogate_names_its_conversation(store: 
     user = store.user("alice")
     assert user.session("s1").messages()[0].content == "nul \x00 and \ud800 here"  # the message itself is exact
     assert user.conversations.get("s1").title == "nul \ufffd and \ufffd here"  # type: ignore[union-attr]
+
+
+def test_a_password_in_the_query_string_is_hidden_too(pg_url: str) -> None:
+    upgrade_database(pg_url)
+    in_query = pg_url.replace(f":{PASSWORD}@", "@") + f"?password={PASSWORD}"
+    store = MemoryStore(in_query, fact_policy="review")  # the files' options are accepted and ignored
+    assert isinstance(store, PostgresStore)
+    user = store.user("alice")
+    user.append("s1", "user", "hello")
+    shown = [repr(store), repr(user), user.session("s1").where, store.db.display]
+    assert all(PASSWORD not in text for text in shown), shown
+    assert [m.content for m in user.session("s1").messages()] == ["hello"]  # the URL still connects

@@ -63,12 +63,14 @@ class Database:
 
     def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 30.0) -> None:
         if not is_database_url(url):
-            raise ConfigError(f"{redact_url(str(url))!r} is not a PostgreSQL URL: give postgresql://user:password@"
+            raise ConfigError(f"{redact(redact_url(str(url)), secrets=url_secrets(str(url)))!r} is not a PostgreSQL "
+                              "URL: give postgresql://user:password@"
                               "host:port/dbname")
         self._secrets = url_secrets(url)
         for secret in self._secrets:
             register_secret(secret)
-        self.display = redact_url(url)
+        # userinfo and any credential in the query string (?password=…) hidden: display goes into reprs and problems
+        self.display = redact(redact_url(url), secrets=self._secrets)
         self._timeout = timeout
         self._local = threading.local()
         # A first connection made directly: a wrong password or an unknown host fails here with the server's reason,
