@@ -24,7 +24,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from agentmem_nb.errors import StoreError
 from agentmem_nb.facts import Extractor, record_message
@@ -180,8 +180,9 @@ class FactWriter:
     def _work(self) -> None:
         while True:
             with self._cond:
-                self._cond.wait_for(lambda: (self._pending and not self._turns) or self._closed)
-                if not self._pending:
+                self._cond.wait_for(lambda: not self._pending or not self._turns or self._closed)
+                if not self._pending:  # idle: the thread ends (a dropped service keeps none); the next job starts one
+                    self._thread = None
                     return
                 user, job = self._pending.pop(0)
                 self._busy += 1
@@ -208,8 +209,20 @@ class FactWriter:
             line = self._describe(exc)
             with self._cond:
                 self.errors.append(line)
-            queue.append({"event": "failed", **base, "error": line})
+            self._mark(queue, {"event": "failed", **base, "error": line})
             return
-        queue.append({"event": "done", **base})
-        with self._cond:
-            self.written += 1
+        if self._mark(queue, {"event": "done", **base}):
+            with self._cond:
+                self.written += 1
+
+    def _mark(self, queue: JsonlFile, line: dict[str, Any]) -> bool:
+        """Append a job's outcome; a queue that cannot be written (a full disk, a refused file) is an error kept
+        like an extraction's, never an exception that kills the worker or fails a turn already answered. The job
+        stays queued on disk and is replayed by the next process (its events are keyed by source: nothing twice)."""
+        try:
+            queue.append(line)
+        except (StoreError, OSError) as exc:
+            with self._cond:
+                self.errors.append(self._describe(exc))
+            return False
+        return True

@@ -100,7 +100,8 @@ class Guard:
 
     def __init__(self, app: ASGIApp, *, token: str | None, max_body_bytes: int) -> None:
         self.app = app
-        self._token = token.encode("utf-8") if token else None
+        # stripped as the header value is (a token read from a file or a variable often ends with a newline)
+        self._token = token.strip().encode("utf-8") if token and token.strip() else None
         self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -32,11 +32,11 @@ def _url(args: argparse.Namespace, usage: str) -> str:
 
 def _cmd_upgrade(args: argparse.Namespace) -> int:
     url = _url(args, "agentmem-nb db upgrade postgresql://user@host/db")
-    from agentmem_nb.redact import redact_url
+    from agentmem_nb.redact import redact, redact_url, url_secrets
     from agentmem_nb.store.postgres import LATEST, upgrade_database
 
     applied = upgrade_database(url)
-    where = redact_url(url)
+    where = redact(redact_url(url), secrets=url_secrets(url))  # userinfo and ?password=… alike
     if applied:
         print(f"{where}: applied schema migration(s) {', '.join(map(str, applied))}; now at version {LATEST}")
     else:

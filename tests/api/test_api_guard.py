@@ -176,3 +176,11 @@ def test_the_cli_server_needs_its_token(tmp_path: Path, cli_server_factory: list
         ok = http.get("/api/conversations", params={"user_id": USER}, headers={"Authorization": f"Bearer {TOKEN}"})
         assert ok.status_code == 200
     assert server.stop() == 130  # Ctrl-C: a clean stop, the CLI's status for an interrupt
+
+
+def test_a_token_read_with_its_newline_still_matches(svc: ChatService) -> None:
+    # a token from a file or `$(cat token)` often keeps its newline; the header value is stripped, so is the token
+    with serve_in_background(svc, token=TOKEN + "\n") as server, httpx.Client(base_url=server.url, timeout=60) as http:
+        assert http.get("/api/conversations", params={"user_id": "alice"},
+                        headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
+        assert http.get("/api/conversations", params={"user_id": "alice"}).status_code == 401

@@ -105,3 +105,15 @@ def test_he_with_no_relative_spoken_about_gives_nothing() -> None:
                                                 ("我以后搬到上海。", [])])
 def test_a_time_clause_is_past_but_later_is_a_plan(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read(text) == expected
+
+
+def test_a_long_list_without_and_is_read_in_linear_time() -> None:
+    # The list pattern once had two ways to spend each space: 25 items took 10 s and 40 never finished, holding the
+    # interpreter (one chat message could stall a server). A separate process, so a regression fails, not hangs.
+    import subprocess
+    import sys
+
+    code = ("from agentmem_nb.facts import OfflineExtractor; "
+            "print(len(OfflineExtractor().extract('I like ' + 'tea, ' * 400)))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
