@@ -51,6 +51,7 @@ from agentmem_nb.errors import InvalidArgument
 from agentmem_nb.store._fs import directory_lock
 from agentmem_nb.store.jsonl import Durability, JsonlFile
 from agentmem_nb.store.problems import Problem, ProblemKind
+from agentmem_nb.store.scan import Cursor
 from agentmem_nb.timeutil import Clock, format_ts, parse_ts, to_zone
 
 __all__ = [
@@ -207,6 +208,7 @@ class _View:
 
     def __init__(self) -> None:
         self.folded = 0  # events folded
+        self.cursor = Cursor()  # the facts file as last folded (store.scan's change rule)
         self.facts: dict[int, Fact] = {}
         self.order: list[int] = []  # fact ids in the order recorded (append-only)
         self.by_key: dict[FactKey, list[int]] = {}
@@ -246,14 +248,16 @@ class FactsLayer:
     def _fresh(self) -> _View:
         """The view with every event on disk folded (reads only lines appended since the last call)."""
         with self._lock:
-            self._file.sync()
-            total = len(self._file)
-            if total < self._view.folded:  # the file was cut or replaced: fold it again from the start
+            # the store's one change rule: a file cut, replaced or edited in place is folded again from the start
+            # (comparing counts alone kept a replaced file's old view when it had as many lines)
+            scanned = self._file.scan(self._view.cursor)
+            if scanned.change in ("rewritten", "truncated"):
                 self._view = _View()
-            if total > self._view.folded:
-                for event_id, record in self._file.read_records(self._view.folded, total):
+            if scanned.stop > self._view.folded:
+                for event_id, record in self._file.read_records(self._view.folded, scanned.stop):
                     self._fold(self._view, event_id, record)
-                self._view.folded = total
+                self._view.folded = scanned.stop
+            self._view.cursor = scanned.cursor
             return self._view
 
     def all(self) -> list[Fact]:

@@ -170,3 +170,19 @@ def test_a_correction_of_an_accumulating_value_replaces_the_last_one(store: Memo
     facts.record([Statement("user", "likes", "green", "correct")], source=_src(3))
     assert [f.value for f in facts.get("user", "likes")] == ["tea", "green"]
     assert [f.ended_by for f in facts.history("user", "likes") if f.value == "blue"] == ["correction"]
+
+
+def test_a_facts_file_replaced_by_as_many_lines_is_folded_again(tmp_path) -> None:  # noqa: ANN001
+    from agentmem_nb import MemoryStore
+    from agentmem_nb.store import FactSource, Statement
+
+    store = MemoryStore(tmp_path / "m")
+    facts = store.user("alice").facts
+    facts.record([Statement("user", "lives_in", "Paris")], source=FactSource("s1", 1))
+    facts.record([Statement("user", "likes", "tea", "add")], source=FactSource("s1", 2))
+    assert sorted(f.value for f in facts.current()) == ["Paris", "tea"]
+    other = MemoryStore(tmp_path / "n").user("alice").facts  # the same two kinds of event, other values
+    other.record([Statement("user", "name", "Ana")], source=FactSource("s1", 1))
+    other.record([Statement("user", "likes", "jazz", "add")], source=FactSource("s1", 2))
+    facts.path.write_bytes(other.path.read_bytes())  # replaced by hand with as many lines
+    assert sorted(f.value for f in facts.current()) == ["Ana", "jazz"]
