@@ -193,8 +193,8 @@ class ModelStep:
 
 
 TRACE_TEXT_MAX_CHARS = 12_000
-"""Beyond this, a message's text is not copied into the log's trace: its first :data:`TRACE_TEXT_HEAD` characters,
-its length and its sha256 are (a 100 MB memory.md is in every system message; the log names its version in
+"""Beyond this, a message's text is not copied into the log's trace (a system message: beyond
+:data:`TRACE_TEXT_HEAD`): its first :data:`TRACE_TEXT_HEAD` characters, its length and its sha256 are (a 100 MB memory.md is in every system message; the log names its version in
 ``memory_context`` instead of copying it, see ``agent/context.py``)."""
 
 TRACE_TEXT_HEAD = 1000
@@ -204,7 +204,9 @@ def message_record(message: BaseMessage) -> dict[str, Any]:
     """A message as the model was given it, as JSON: role, text, and the tool calls or the call it answers."""
     text = message.text
     record: dict[str, Any] = {"role": message.type, "content": text}
-    if len(text) > TRACE_TEXT_MAX_CHARS:
+    # The system message holds memory.md, the facts and the instructions, which the log line names by version in
+    # memory_context: its head, length and hash only, never a copy per turn. Other text is copied up to a size.
+    if message.type == "system" and len(text) > TRACE_TEXT_HEAD or len(text) > TRACE_TEXT_MAX_CHARS:
         digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
         record.update(content=text[:TRACE_TEXT_HEAD], chars=len(text), sha256=digest)
     if isinstance(message, AIMessage) and message.tool_calls:

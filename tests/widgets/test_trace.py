@@ -199,3 +199,19 @@ def test_tool_arguments_in_a_step_are_escaped_once(svc: ChatService, store: Memo
     assert "&quot;" in html  # the arguments' JSON quotes, escaped once
     trace.close()
     assert trace.view.comm is None  # the view is closed with the trace
+
+
+def test_the_log_names_a_long_memory_in_the_system_message_instead_of_copying_it(svc: ChatService,
+                                                                                  store: MemoryStore) -> None:
+    from agentmem_nb.agent.context import LOG_LONG_TERM_MAX_CHARS
+
+    marker = "TAIL-OF-A-LONG-MEMORY"
+    mem = store.user("alice")
+    mem.long_term.write("".join(f"- note {i} about tea and trains\n" for i in range(LOG_LONG_TERM_MAX_CHARS // 28))
+                        + f"- {marker}\n")
+    svc.turn("alice", "s1", "What do I like?")
+    raw = (mem.directory / "logs" / "llm_dialogue.jsonl").read_text(encoding="utf-8")
+    assert marker not in raw  # neither memory_context nor the trace's system message copies it
+    given = messages_given(trace_of(mem.log.entries()[-1]), 1)
+    system = next(g for g in given if g.role == "system")
+    assert system.sha256 and system.chars > len(system.content)  # the trace names it by length and hash
