@@ -11,6 +11,7 @@ A file names where the memory comes from and what must be recalled from it::
       - {session: s1, role: user, content: "My sister Ana lives in Porto.", ts: "2026-04-06T09:00:00+02:00"}
       - {role: assistant, content: "Noted."}
     # memory: ../memory             # ... or an existing memory folder (copied first: the original is never written)
+    # memory: postgresql://…        # ... or a PostgreSQL store (the case's user exported first: the database is only read)
     # long_term: "- User prefers tea"   # optional memory.md text
     cases:
       - name: sister-city
@@ -48,7 +49,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -111,11 +112,18 @@ class MemorySource:
     conversation: tuple[ConversationLine, ...] = ()
     folder: Path | None = None
     long_term: str = ""
+    url: str | None = field(default=None, repr=False)
+    """A PostgreSQL store's URL (``memory: postgresql://…``): the case's user is exported into a temporary folder
+    first, so nothing is written to the database. Never shown: :meth:`describe` hides its credentials."""
 
     def describe(self) -> str:
-        """One line: ``3 inline messages`` or ``folder /x/memory``."""
+        """One line: ``3 inline messages``, ``folder /x/memory`` or ``database postgresql://[hidden]@host/db``."""
         if self.folder is not None:
             return f"folder {self.folder}"
+        if self.url is not None:
+            from agentmem_nb.redact import redact, redact_url, url_secrets
+
+            return f"database {redact(redact_url(self.url), secrets=url_secrets(self.url))}"
         return f"{len(self.conversation)} inline message(s)"
 
 
@@ -261,7 +269,7 @@ def parse_case_file(text: str, *, path: str | Path = "<cases>") -> CaseFile:
         seen.add(case.name)
         cases.append(case)
     for case in cases:
-        if case.source.folder is None and not case.source.conversation:
+        if case.source.folder is None and case.source.url is None and not case.source.conversation:
             raise _Where(path, case.name).error(
                 None, "there is no memory to search", "add a `conversation:` (file-wide or in the case) or "
                 "`memory: FOLDER` naming an existing memory folder")
@@ -400,9 +408,13 @@ def _source(data: Mapping[str, Any], where: _Where, path: Path, session: str, zo
     if has_memory:
         raw = _text(data, "memory", where)
         raw = raw.removeprefix("file://")
+        from agentmem_nb.store.memory_store import is_database_url  # (the store's one rule for a database URL)
+
+        if is_database_url(raw):  # a database store: the case's user is exported for the run, the database untouched
+            return MemorySource(url=raw, long_term=long_term)
         if "://" in raw:
-            raise where.error("memory", f"{raw!r} is a URL of a kind this version cannot open",
-                              "give a memory folder path (or a file:// URL)")
+            raise where.error("memory", f"{raw.split('://', 1)[0]}:// URLs cannot be opened",
+                              "give a memory folder path, a file:// URL or a postgresql:// URL")
         folder = Path(raw).expanduser()
         if not folder.is_absolute():
             folder = path.parent / folder
@@ -413,7 +425,8 @@ def _source(data: Mapping[str, Any], where: _Where, path: Path, session: str, zo
     if has_conversation:
         return MemorySource(conversation=_conversation(data["conversation"], where, session, zone),
                             long_term=long_term)
-    return MemorySource(conversation=inherited.conversation, folder=inherited.folder, long_term=long_term)
+    return MemorySource(conversation=inherited.conversation, folder=inherited.folder, long_term=long_term,
+                        url=inherited.url)
 
 
 def _conversation(raw: object, where: _Where, session: str, zone: _dt.tzinfo | None) -> tuple[ConversationLine, ...]:

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from agentmem_nb.errors import AgentMemError, InvalidArgument
 from agentmem_nb.evaluation.casefile import (DEFAULT_START, Case, CaseFile, ExpectedFact, MemorySource,
                                              load_case_file)
-from agentmem_nb.evaluation.rebuild import copy_memory_folder, rebuild_until
+from agentmem_nb.evaluation.rebuild import copy_database_user, copy_memory_folder, rebuild_until
 from agentmem_nb.facts import OfflineExtractor, record_message
 from agentmem_nb.items import ItemKey
 from agentmem_nb.messages import Message, ToolCall
@@ -350,6 +350,9 @@ class CaseRunner:
         start: _dt.datetime | None
         if case.source.folder is not None:
             copy_memory_folder(case.source.folder, root, case.user)
+            start = None
+        elif case.source.url is not None:
+            copy_database_user(case.source.url, root, case.user)
             start = None
         else:
             start = _write_conversation(MemoryStore(root, zone=zone), case.user, case.source)

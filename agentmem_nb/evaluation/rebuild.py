@@ -65,6 +65,28 @@ def copy_memory_folder(folder: Path, dest_root: Path, user_id: str) -> Path:
     return dest_root
 
 
+def copy_database_user(url: str, dest_root: Path, user_id: str) -> Path:
+    """Export the memory of ``user_id`` from the PostgreSQL store at ``url`` into ``dest_root`` as a memory folder
+    (the store's own ``export``: the same files a file store would hold); the database is only read."""
+    from agentmem_nb.store import MemoryStore
+    from agentmem_nb.store.postgres import PostgresStore
+    from agentmem_nb.store.postgres.transfer import export_database
+
+    store = MemoryStore(url)
+    assert isinstance(store, PostgresStore)  # a database URL opens the database store
+    try:
+        if user_id not in store.users():
+            known = store.users()
+            raise InvalidArgument(f"no memory of user {user_id!r} in {store!r} (it holds "
+                                  f"{', '.join(map(repr, known[:10])) or 'no user'}): name one of those users "
+                                  "(`user:`)")
+        dest_root.mkdir(parents=True, exist_ok=True)
+        export_database(store, dest_root, users=[user_id])
+    finally:
+        store.close()
+    return dest_root
+
+
 def long_term_at(user: UserMemory, moment: _dt.datetime | None) -> tuple[str, str | None]:
     """The text of ``memory.md`` at ``moment`` (``None``: now), from its history; with a note when that cannot be
     known (a change made outside the store has no time)."""

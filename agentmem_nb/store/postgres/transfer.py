@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -216,11 +216,12 @@ def _line(record: dict[str, Any]) -> bytes:
 
 
 def export_database(source: PostgresStore, out: str | os.PathLike[str], *,
-                    progress: Progress | None = None) -> TransferReport:
-    """Write every user of ``source`` as a memory folder under ``out`` (which must not hold them yet)."""
+                    progress: Progress | None = None, users: Sequence[str] | None = None) -> TransferReport:
+    """Write every user of ``source`` (or only ``users``) as a memory folder under ``out`` (which must not hold them
+    yet)."""
     root = Path(out)
     report = TransferReport()
-    users = source.users()
+    users = source.users() if users is None else [u for u in source.users() if u in set(users)]
     taken = [user_id for user_id in users if os.path.lexists(root / user_id)]
     if taken:
         raise StoreError(f"{str(root)!r} already holds {', '.join(map(repr, taken[:5]))}: export into an empty "
