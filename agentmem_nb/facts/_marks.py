@@ -1,12 +1,15 @@
-"""What a sentence's framing does to the statements its predicate gave, the same in every language: a correction
-("actually, it's …", "其实是…") turns a plain ``set`` into ``correct``; a hedge ("I think", "好像") makes each one
-unsure, so a contradiction it brings waits as a conflict instead of winning."""
+"""Rules every language's extractor shares.
+
+What a sentence's framing does to the statements its predicate gave: a correction ("actually, it's …", "其实是…")
+turns a plain ``set`` into ``correct``; a hedge ("I think", "好像") makes each one unsure, so a contradiction it
+brings waits as a conflict instead of winning. And whom a pronoun ("she", 她) names: the relation spoken about last.
+"""
 
 from __future__ import annotations
 
-from agentmem_nb.store.facts import Statement
+from agentmem_nb.store.facts import FactKey, Statement
 
-__all__ = ["marked"]
+__all__ = ["marked", "last_relative"]
 
 
 def marked(found: list[Statement], *, correction: bool, certain: bool) -> list[Statement]:
@@ -17,3 +20,14 @@ def marked(found: list[Statement], *, correction: bool, certain: bool) -> list[S
     if not certain:
         found = [Statement(s.subject, s.attribute, s.value, s.op, False) for s in found]
     return found
+
+
+def last_relative(found: list[Statement], out: list[Statement], last_key: FactKey | None) -> str | None:
+    """The relation spoken about last — in this sentence (``found``), then this message (``out``), then the
+    conversation (``last_key``, only when the message has said nothing yet) — which "he"/"she"/他/她 refers to."""
+    for statement in reversed(found + out):
+        if statement.key.subject != "user":
+            return statement.key.subject
+    if out:
+        return None
+    return last_key.subject if last_key is not None and last_key.subject != "user" else None

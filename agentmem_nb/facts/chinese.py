@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from agentmem_nb.facts._marks import marked
+from agentmem_nb.facts._marks import last_relative, marked
 from agentmem_nb.facts._values import normalise_date, normalise_number
 from agentmem_nb.store.facts import ACCUMULATING, FactKey, FactOp, Statement
 
@@ -267,7 +267,7 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         if re.match(r"^(?:不是|并不是)(?P<old>[^，,]+)[，,](?:而)?是(?P<new>.+)$", body):
             correction = True
             body = re.sub(r"^(?:不是|并不是)[^，,]+[，,](?:而)?", "", body)
-        found = _sentence_statements(body, _relative_before(out, last_key))
+        found = _sentence_statements(body, last_relative([], out, last_key))
         if found is None:
             if (correction or not certain) and (last := (out[-1].key if out else last_key)) is not None:
                 value = _bare_value(re.split(r"[，,]", body)[-1], last.attribute)
@@ -276,16 +276,6 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
             continue
         out.extend(marked(found, correction=correction, certain=certain))
     return out
-
-
-def _relative_before(out: list[Statement], last_key: FactKey | None) -> str | None:
-    """The relation spoken about last in this message, else in the conversation (what 他/她 refers to)."""
-    for statement in reversed(out):
-        if statement.key.subject != "user":
-            return statement.key.subject
-    if out:
-        return None
-    return last_key.subject if last_key is not None and last_key.subject != "user" else None
 
 
 def _sentence_statements(body: str, relative: str | None = None) -> list[Statement] | None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agentmem_nb.facts._marks import marked
+from agentmem_nb.facts._marks import last_relative, marked
 from agentmem_nb.facts._values import normalise_date
 from agentmem_nb.store.facts import ACCUMULATING, FactKey, FactOp, Statement
 
@@ -435,16 +435,6 @@ def _bare_value(body: str, attribute: str) -> str:
     return value if _value_ok(value) else ""
 
 
-def _last_relative(found: list[Statement], out: list[Statement], last_key: FactKey | None) -> str | None:
-    """The relation spoken about last (this sentence, then this message, then the conversation), or ``None``."""
-    for statement in reversed(found + out):
-        if statement.key.subject != "user":
-            return statement.key.subject
-    if out:
-        return None
-    return last_key.subject if last_key is not None and last_key.subject != "user" else None
-
-
 def _statements_of(body: str, out: list[Statement], last_key: FactKey | None) -> list[Statement] | None:
     """The statements of one sentence, or ``None`` when it has no subject and predicate of ours at all."""
     found: list[Statement] = []
@@ -458,7 +448,7 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None) ->
         found += names
         matched = matched or bool(names)
         pronoun = re.match(r"^(?:he|she)\b\s*(?P<rest>.*)$", clause, re.I)
-        relative = _last_relative(found, out, last_key)
+        relative = last_relative(found, out, last_key)
         if pronoun and relative is not None and not _REPORTED.search(body):
             # "My sister is a nurse. — Sorry, she's a doctor": he/she is the person of ours spoken about last
             who, rest = relative, pronoun.group("rest")
