@@ -27,6 +27,7 @@ A backend without redaction events (PostgreSQL, for now) hides nothing (:func:`r
 from __future__ import annotations
 
 import datetime as _dt
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -38,6 +39,7 @@ from agentmem_nb.items import ItemKey, LayerKind
 from agentmem_nb.messages import Message
 from agentmem_nb.store.jsonl import Durability, JsonlFile
 from agentmem_nb.store.problems import Problem
+from agentmem_nb.store.scan import Cursor
 from agentmem_nb.timeutil import Clock, format_ts, parse_ts
 
 __all__ = ["Redaction", "Redactions", "redactions_of", "redacted_items", "shown", "redaction_stamp"]
@@ -68,6 +70,13 @@ class Redactions:
         self.file = JsonlFile(path, durability=durability, base=base)
         self._clock = clock
         self._zone = zone
+        # the events folded so far, followed by the store's change rule (store.scan): every search and window asks
+        # for them, so they are read once and then only what was appended (re-reading the file on every read made
+        # each search cost a pass over every redaction ever recorded)
+        self._lock = threading.Lock()
+        self._cursor = Cursor()
+        self._folded = 0
+        self._active: dict[ItemKey, Redaction] = {}
 
     def add(self, item: ItemKey, *, reason: str, source: str = "user") -> Redaction:
         """Record that ``item`` is redacted, and why; returns the event. The message itself is not touched.
@@ -100,8 +109,20 @@ class Redactions:
         return [event for event in found if event is not None]
 
     def active(self) -> dict[ItemKey, Redaction]:
-        """The redacted messages and the (latest) event that redacted each."""
-        return {event.item: event for event in self.events()}
+        """The redacted messages and the (latest) event that redacted each (a copy: reads only the events appended
+        since the last call; a file cut, replaced or edited in place is read again from the start)."""
+        with self._lock:
+            scanned = self.file.scan(self._cursor)
+            if scanned.change in ("rewritten", "truncated"):
+                self._folded, self._active = 0, {}
+            if scanned.stop > self._folded:
+                for rid, rec in self.file.read_records(self._folded, scanned.stop):
+                    event = self._event(rid, rec)
+                    if event is not None:
+                        self._active[event.item] = event
+                self._folded = scanned.stop
+            self._cursor = scanned.cursor
+            return dict(self._active)
 
     def stamp(self) -> int:
         """A number that grows with every event (the file's size; 0 without one): a view that shows messages tells

@@ -55,3 +55,52 @@ def test_an_unreadable_line_is_a_problem_not_an_error(store: MemoryStore) -> Non
     with pytest.warns(MemoryDataWarning, match="redactions.jsonl"):
         assert len(mem.redactions.events()) == 1
     assert any("redactions.jsonl" in str(p.path) for p in mem.problems())
+
+
+def test_reads_fold_only_the_redactions_appended_since_the_last_read(store: MemoryStore, monkeypatch) -> None:
+    mem = store.user("alice")
+    for i in range(1, 41):
+        mem.append("s1", "user", f"message {i} about tea")
+    for i in range(1, 31):
+        mem.redactions.add(ItemKey("session", "s1", i), reason=f"r{i}")
+    red = mem.redactions
+    read: list[int] = []
+    real = red.file.read_records
+
+    def counting(start: int, stop: int):
+        read.append(stop - start)
+        return real(start, stop)
+
+    real_iter = red.file.iter_records
+
+    def counting_iter(*args, **kwargs):
+        for record in real_iter(*args, **kwargs):
+            read.append(1)
+            yield record
+
+    monkeypatch.setattr(red.file, "read_records", counting)
+    monkeypatch.setattr(red.file, "iter_records", counting_iter)
+    mem.session_window("s1", 35, 2, 2)
+    mem.search_session("s1", "tea")
+    first = sum(read)
+    for _ in range(5):  # every later search and window reads no event again
+        mem.search_session("s1", "tea")
+        mem.session_window("s1", 35, 2, 2)
+    assert sum(read) == first <= 30
+    mem.redactions.add(ItemKey("session", "s1", 31), reason="one more")
+    assert mem.redactions.active()[ItemKey("session", "s1", 31)].reason == "one more"
+    assert sum(read) == first + 1  # only the new event
+
+
+def test_a_redactions_file_replaced_by_as_many_lines_is_read_again(store: MemoryStore) -> None:
+    mem = store.user("alice")
+    mem.redactions.add(ItemKey("session", "s1", 1), reason="first")
+    assert set(mem.redactions.active()) == {ItemKey("session", "s1", 1)}
+    path = mem.redactions.file.path
+    text = path.read_text(encoding="utf-8").replace('"target_id": 1', '"target_id": 2').replace(
+        '"target_id":1', '"target_id":2')
+    assert text != path.read_text(encoding="utf-8")
+    replacement = path.with_name("replacement.tmp")
+    replacement.write_text(text, encoding="utf-8")
+    replacement.replace(path)  # another file of the same size: a restore from a backup, an editor's save
+    assert set(mem.redactions.active()) == {ItemKey("session", "s1", 2)}
