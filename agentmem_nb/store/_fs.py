@@ -307,8 +307,23 @@ _orphans: list[KeptFile] = []  # kept files whose owner was collected: closed at
 
 
 def _after_fork_in_child() -> None:
-    global _generation
+    # The child closes its copies of the parent's kept descriptors: unused (their generation is the parent's), they
+    # would keep every layer file the parent had open alive in each child for its whole life (up to MAX_KEPT each),
+    # and keep the parent's open file descriptions, and so any flock the parent had taken on them, referenced until
+    # the child exits. Closing a copy in the child leaves the parent's descriptor and its lock as they are. The lock
+    # is made anew: a parent thread may have held it at the fork, and that thread does not exist here to release it.
+    global _generation, _kept_lock
     _generation += 1
+    _kept_lock = threading.Lock()
+    inherited = [kept.fd for kept in _kept if kept.fd is not None]
+    for kept in _kept:
+        kept.fd = None
+    _kept.clear()
+    for fd in inherited:
+        try:
+            os.close(fd)
+        except OSError:  # already closed by code that ran before this hook: nothing is left to release
+            pass
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -186,6 +186,37 @@ def test_a_forked_child_does_not_share_the_parents_descriptor_or_its_lock(tmp_pa
     assert [m.content for m in mem.session("s1").tail(2)] == ["kept in the parent", "from the child"]
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc to list a process's descriptors")
+def test_a_forked_child_closes_its_copies_of_the_parents_kept_descriptors(tmp_path: Path) -> None:
+    """A child that never writes (a worker of a fork pool) holds no descriptor to the parent's layer files: kept
+    copies would keep the parent's open files, and any lock on them, referenced for the child's whole life."""
+    mem = _warm(tmp_path)
+    mem.append("s1", "user", "kept in the parent")
+    kept_path = os.path.realpath(mem.session("s1").path)
+    assert mem.session("s1")._file._kept.fd is not None
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            open_files = []
+            for name in os.listdir("/proc/self/fd"):
+                try:
+                    open_files.append(os.readlink(f"/proc/self/fd/{name}"))
+                except OSError:  # the listing's own descriptor, gone by now
+                    continue
+            os.write(write_end, str(open_files.count(kept_path)).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    held_by_child = int(os.read(read_end, 16))
+    os.close(read_end)
+    os.waitpid(pid, 0)
+    assert held_by_child == 0
+    assert [m.content for m in mem.session("s1").tail(1)] == ["kept in the parent"]  # the parent's is untouched
+    mem.append("s1", "user", "and the parent goes on")
+    assert mem.session("s1")._file._kept.fd is not None
+
+
 def test_a_line_file_outside_its_base_is_refused_when_used_not_when_made(tmp_path: Path) -> None:
     """Making the object opens nothing (as before descriptors were kept); the first use refuses the path."""
     lines = JsonlFile(tmp_path / "elsewhere" / "a.jsonl", base=tmp_path / "store")
