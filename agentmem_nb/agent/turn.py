@@ -175,6 +175,16 @@ class Turn:
         try:
             for mode, data in stream:
                 if self.stop.is_set():  # between two pieces of the graph's work: nothing more is taken from it
+                    if mode == "messages":  # a piece already on its way (the model's own stream stops at its next)
+                        continue
+                    if mode == "updates":  # a node's finished output: a final answer the reader already has is kept
+                        for msg in _new_messages(data):
+                            delivered = not stream_tokens or "".join(self._streamed) == msg.text
+                            if isinstance(msg, AIMessage) and not msg.tool_calls and delivered:
+                                for _ in self._observe(msg):  # an answer that calls no tool starts no tool
+                                    pass
+                    if self._answered():  # the answer was complete when the stop came: it is the reply
+                        break
                     raise TurnCancelled("the rest of the answer")
                 if mode == "messages":
                     chunk, meta = data
@@ -184,10 +194,8 @@ class Turn:
                             self._streamed.append(text)
                             yield TurnEvent("token", text=text)
                     continue
-                for update in (data or {}).values():
-                    new = update.get("messages", []) if isinstance(update, dict) else []
-                    for msg in new if isinstance(new, list) else []:
-                        yield from self._observe(msg)
+                for msg in _new_messages(data):
+                    yield from self._observe(msg)
         except ToolFailed as exc:
             self.error = _short(str(exc))
         except MalformedToolCall as exc:
@@ -212,7 +220,7 @@ class Turn:
             try:
                 stream.close()
             except TurnCancelled as exc:  # the model's stream, ended by the stop request as the graph closed
-                if not self.cancelled:
+                if not self.cancelled and not self._answered():
                     self._cancel(str(exc))
 
     def _cancel(self, before: str) -> None:
@@ -244,6 +252,14 @@ class Turn:
             call = self.issued.get((run.step, run.position)) if run is not None else None
             if run is not None and call is not None:
                 yield TurnEvent("tool_finished", tool_call=_finished(call, run))
+
+    def _answered(self) -> bool:
+        """Whether the model has given its final answer (an answer that calls no tool, the last thing produced):
+        a stop that lands after it — the reader has every piece of it, the graph is finishing its bookkeeping —
+        keeps it rather than throwing away a reply already shown whole. A stop while pieces were still on their way
+        to the reader cuts the answer, as it always did."""
+        last = self.produced[-1] if self.produced else None
+        return isinstance(last, AIMessage) and not last.tool_calls and not self.error
 
     def _final(self) -> AIMessage | None:
         return next((m for m in reversed(self.produced) if isinstance(m, AIMessage)), None)
@@ -357,6 +373,15 @@ def describe_model_error(exc: BaseException, config: LLMConfig | None = None) ->
         where = f" {config.base_url}" if config is not None and config.base_url else ""
         return redact(f"The model call failed: could not reach the server{where}: {detail}", secrets=secrets)
     return redact(f"The model call failed: {type(exc).__name__}: {detail}", secrets=secrets)
+
+
+def _new_messages(update: Any) -> list[BaseMessage]:
+    """The messages the nodes of one ``updates`` event of the graph's stream added, in order."""
+    out: list[BaseMessage] = []
+    for node_update in (update or {}).values():
+        new = node_update.get("messages", []) if isinstance(node_update, dict) else []
+        out.extend(m for m in (new if isinstance(new, list) else []) if isinstance(m, BaseMessage))
+    return out
 
 
 def _short(text: str) -> str:

@@ -133,3 +133,26 @@ def test_cancel_ends_the_model_call_itself_not_only_the_reading_of_it(store: Mem
             gate.set()
     assert len(pieces) < 10, len(pieces)  # not 300: the model's own loop ended at its next piece
     assert store.user("alice").log.tail(1)[0].trace["cancelled"] is True
+
+
+def test_a_stop_after_the_whole_answer_was_streamed_keeps_the_answer(store: MemoryStore) -> None:
+    """The stop lands after the model's last piece, while the graph still hands over the finished answer: that
+    answer is the reply (saved, logged, not marked cancelled), not thrown away as if it had been cut."""
+    model = _LongAnswer(model_name="long")
+    whole = " ".join(f"word{i}" for i in range(200))
+    svc = ChatService(store, model=model)
+    sid = svc.new_conversation("alice")
+    streamed = ""
+    result = None
+    for event in svc.stream_turn("alice", sid, "tell me a long story"):
+        if event.kind == "token":
+            streamed += event.text
+            if streamed == whole:  # every piece of the answer is in: stop now
+                assert svc.cancel("alice", sid) is True
+        if event.kind == "done":
+            result = event.result
+    assert streamed == whole
+    assert result is not None and not result.cancelled and result.error is None
+    assert result.assistant_message is not None and result.assistant_message.content == whole
+    assert [m.role for m in store.user("alice").session(sid).tail(10)] == ["user", "assistant"]
+    assert store.user("alice").log.tail(1)[0].assistant_message_id == result.assistant_message.message_id
