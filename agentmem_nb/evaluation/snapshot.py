@@ -11,14 +11,15 @@ prompt or model is judged by::
     diff = Snapshot.load("recall.snapshot.json").diff(Snapshot.of(run_case_files([...])))
     print(diff.format())                                        # "sister-city: + #4 (daily 2026-04-06) ..."
 
-Cases are keyed by ``file-name::case-name`` (:attr:`~agentmem_nb.evaluation.cases.CaseResult.test_id`). The file is
+Cases are keyed by ``file-name::case-name`` (:attr:`~agentmem_nb.evaluation.cases.CaseResult.test_id`; with the
+trailing folders too when two case files of a run share a name, :func:`case_keys`). The file is
 JSON with sorted keys, so it diffs well under version control too.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from typing import Any
 from agentmem_nb.errors import InvalidArgument
 from agentmem_nb.evaluation.cases import CaseResult, CasesReport, tool_line
 
-__all__ = ["SnapshotMessage", "CaseSnapshot", "Snapshot", "Moved", "CaseDiff", "SnapshotDiff", "FORMAT"]
+__all__ = ["SnapshotMessage", "CaseSnapshot", "Snapshot", "Moved", "CaseDiff", "SnapshotDiff", "FORMAT", "case_keys"]
 
 FORMAT = "agentmem-cases-snapshot/1"
 
@@ -206,7 +207,8 @@ class Snapshot:
     @classmethod
     def of(cls, report: CasesReport) -> Snapshot:
         """The snapshot of a run."""
-        return cls({r.test_id: CaseSnapshot.of(r) for r in report.results})
+        keys = case_keys([(r.file, r.name) for r in report.results])
+        return cls({key: CaseSnapshot.of(r) for key, r in zip(keys, report.results, strict=True)})
 
     def to_dict(self) -> dict[str, Any]:
         """JSON shape."""
@@ -256,6 +258,25 @@ class Snapshot:
                 if diff.changed:
                     out.append(diff)
         return SnapshotDiff(tuple(out))
+
+
+def case_keys(cases: Sequence[tuple[str, str]]) -> list[str]:
+    """The snapshot key of each ``(file, case name)``: ``file-name::case`` (what :attr:`CaseResult.test_id` says),
+    unless two case files of one run share a name in different folders — then as many of the trailing folders as
+    tell them apart (``team-a/recall.memcases.yaml::car``), so neither case overwrites the other's snapshot."""
+    parts = [Path(file).resolve().parts for file, _ in cases]
+    depth = [1] * len(cases)
+    while True:
+        keys = ["/".join(p[-d:]) + f"::{name}" for p, d, (_, name) in zip(parts, depth, cases, strict=True)]
+        seen: dict[str, list[int]] = {}
+        for i, key in enumerate(keys):
+            seen.setdefault(key, []).append(i)
+        grow = [i for same in seen.values() if len({parts[j] for j in same}) > 1 for i in same
+                if depth[i] < len(parts[i])]
+        if not grow:  # unique, or the same file named twice (its cases are one case)
+            return keys
+        for i in grow:
+            depth[i] += 1
 
 
 def _case_diff(name: str, old: CaseSnapshot, new: CaseSnapshot) -> CaseDiff:

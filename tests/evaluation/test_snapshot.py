@@ -106,3 +106,25 @@ def test_rank_text_reply_and_tool_changes_are_each_reported() -> None:
     same = SnapshotMessage("daily", "2026-04-06", 1, "Ana lives in Lisbon", 1, 1)
     reworded = old.diff(Snapshot({"f::c": CaseSnapshot(True, (same, b), "Porto", old.cases["f::c"].tools)}))
     assert [m.after.text for m in reworded.cases[0].reworded] == ["Ana lives in Lisbon"]  # type: ignore[union-attr]
+
+
+def test_two_case_files_with_one_name_in_two_folders_keep_both_snapshots(tmp_path: Path) -> None:
+    from cases_testlib import CAR
+
+    files = []
+    for team, budget in (("team-a", 4), ("team-b", 2)):
+        (tmp_path / team).mkdir()
+        path = tmp_path / team / "recall.memcases.yaml"
+        path.write_text(CAR + "cases:\n" + "\n".join("  " + line for line in CASES.format(budget=budget).splitlines())
+                        + "\n", encoding="utf-8")
+        files.append(path)
+    snap = Snapshot.of(run_case_files(files))
+    assert sorted(snap.cases) == ["team-a/recall.memcases.yaml::agent", "team-a/recall.memcases.yaml::car",
+                                  "team-b/recall.memcases.yaml::agent", "team-b/recall.memcases.yaml::car"]
+    assert len(snap.cases["team-a/recall.memcases.yaml::car"].retrieved) == 4
+    assert len(snap.cases["team-b/recall.memcases.yaml::car"].retrieved) == 2
+    again = Snapshot.load(snap.save(tmp_path / "snap.json"))
+    assert not again.diff(Snapshot.of(run_case_files(files))).changed
+    # one file alone keeps the short key snapshots have always used
+    assert sorted(Snapshot.of(run_case_files(files[:1])).cases) == ["recall.memcases.yaml::agent",
+                                                                     "recall.memcases.yaml::car"]
