@@ -77,7 +77,7 @@ class FactsPanel:
         self.status.add_class("amn-facts-status")
         self.parts = widgets.VBox([self.timeline_title, self.timeline, self.conflicts_title, self.conflicts,
                                    self.status])
-        self.box = widgets.VBox([self.notice, self.parts])
+        self.box = widgets.VBox([widgets.HTML(_STYLE), self.notice, self.parts])
         self.box.add_class("amn-inspector-facts")
 
     # ------------------------------------------------------------------ what the controls do
@@ -236,3 +236,10 @@ class FactsPanel:
             raise InvalidArgument(f"no fact {fact_id!r} for user {self._inspector.user_id!r}: choose one listed in "
                                   "the facts layer (scope 'history' lists every fact ever)")
         return found
+
+
+# theme variables only, like the inspector's own style (Light and Dark both read)
+_STYLE = """<style>
+.amn-facts-step.amn-facts-chosen { border-left: 3px solid var(--jp-brand-color1); padding-left: 4px; }
+.amn-inspector-root.amn-facts-disabled { border: 1px solid var(--jp-border-color1); padding: 4px 8px; }
+</style>"""
