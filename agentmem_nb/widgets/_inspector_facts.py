@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import ipywidgets as widgets
 
-from agentmem_nb.errors import InvalidArgument
+from agentmem_nb.errors import InvalidArgument, StoreError
 from agentmem_nb.store.facts import FactKey, fact_key
 from agentmem_nb.widgets._facts_parts import (
     NO_FACTS,
@@ -227,7 +227,7 @@ class FactsPanel:
         facts = self.facts
         if facts is None:
             self._require_user()
-            raise ValueError(NO_FACTS)
+            raise StoreError(NO_FACTS)  # as redacting on such a store does (_inspector_data.NO_REDACTIONS)
         return facts
 
     def _fact(self, fact_id: int) -> Fact:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agentmem_nb import MemoryStore
+from agentmem_nb.errors import StoreError
 from agentmem_nb.frames import FACT_COLUMNS
 from agentmem_nb.store.contract import KeepsFacts
 from agentmem_nb.store.postgres import PostgresStore
@@ -21,7 +22,7 @@ def test_the_facts_layer_is_disabled_with_its_reason_on_a_store_without_facts(
     assert inspector.errors == [] and list(inspector.frame.columns) == list(FACT_COLUMNS) and len(inspector.frame) == 0
     assert not panel.enabled and panel.box.layout.display == "" and panel.parts.layout.display == "none"
     assert "keeps no facts" in panel.notice.value and "KeepsFacts" in panel.notice.value
-    with pytest.raises(ValueError, match="keeps no facts"):
+    with pytest.raises(StoreError, match="keeps no facts"):
         panel.resolve(1, accept=True)
     inspector.refresh()
     assert inspector.errors == [] and "keeps no facts" in inspector.html_values()["facts_notice"]
