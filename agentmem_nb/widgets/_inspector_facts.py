@@ -15,8 +15,8 @@ cannot show:
 The timeline and the conflict rows are the pieces :class:`~agentmem_nb.widgets.facts.FactsWidget` shows too
 (:mod:`agentmem_nb.widgets._facts_parts`); rebuilt rows are closed, so refreshing after every chat turn leaves no
 widgets behind. A store whose users keep no facts (:class:`~agentmem_nb.store.contract.KeepsFacts`, the PostgreSQL
-backend today) shows the layer with no rows and this panel disabled, with :data:`~agentmem_nb.widgets._facts_parts.NO_FACTS`
-as the reason.
+backend today) shows the layer with no rows and this panel disabled, with
+:data:`~agentmem_nb.widgets._facts_parts.NO_FACTS` as the reason.
 """
 
 from __future__ import annotations
@@ -157,8 +157,10 @@ class FactsPanel:
             return "".join(part.value for row in box.children for part in getattr(row, "children", (row,))
                            if isinstance(part, widgets.HTML))
 
-        return {"facts_notice": self.notice.value, "facts_timeline": self.timeline_title.value + texts(self.timeline),
-                "facts_conflicts": self.conflicts_title.value + texts(self.conflicts), "facts_status": self.status.value}
+        return {"facts_notice": self.notice.value,
+                "facts_timeline": self.timeline_title.value + texts(self.timeline),
+                "facts_conflicts": self.conflicts_title.value + texts(self.conflicts),
+                "facts_status": self.status.value}
 
     # ------------------------------------------------------------------ view
 
