@@ -104,6 +104,7 @@ class FactsPanel:
         fact = self._fact(fact_id)
         self.chosen = fact.fact_id
         self._key = (self._require_user(), fact.key)
+        self.status.value = ""  # the last decision's note belongs to the last decision
         return self._draw_timeline()
 
     def select_key(self, key: str) -> list[Fact]:
@@ -111,6 +112,7 @@ class FactsPanel:
         subject, _, attribute = str(key).partition(".")
         self._key = (self._require_user(), fact_key(subject, attribute))
         self.chosen = None
+        self.status.value = ""
         return self._draw_timeline()
 
     def resolve(self, fact_id: int, *, accept: bool) -> Fact:
