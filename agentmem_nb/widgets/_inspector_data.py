@@ -24,6 +24,7 @@ from agentmem_nb.messages import Message
 from agentmem_nb.retrieval import Retriever, Scope
 from agentmem_nb.store.redactions import redactions_of  # the one rule for which backends keep redactions
 from agentmem_nb.widgets._cells import cell_text, one_line, shorten
+from agentmem_nb.widgets._facts_parts import facts_of
 
 if TYPE_CHECKING:
     from agentmem_nb.store import MemoryStore, MessageFile, UserMemory
@@ -46,6 +47,7 @@ LAYERS: dict[str, str] = {
     "tool_calls": "Tool calls",
     "problems": "Problems",
     "conversations": "Conversations",
+    "facts": "Facts",
 }
 """Layer names (the API's) and their labels (the picker's)."""
 
@@ -60,6 +62,7 @@ SHOWN: dict[str, tuple[str, ...]] = {
     "tool_calls": ("ts", "session_id", "turn", "tool", "input_text", "output", "output_len", "status", "duration_ms"),
     "problems": ("file", "line", "kind", "count", "detail"),
     "conversations": ("session_id", "title", "created_at", "updated_at", "messages"),
+    "facts": ("fact_id", "key", "value", "status", "source", "valid_from", "valid_to"),
 }
 """Which columns each view's table shows (the full frame keeps all of them)."""
 
@@ -70,6 +73,7 @@ _SEARCHED: dict[str, tuple[str, ...]] = {
     "tool_calls": ("tool", "input_text", "output"),
     "problems": ("file", "kind", "detail"),
     "conversations": ("session_id", "title"),
+    "facts": ("key", "value", "status", "source"),
 }
 
 _HIT_CHARS = 110
@@ -149,11 +153,11 @@ class InspectorData:
             return check_session_id(scope)
         if layer == "days":
             return check_day(scope)
-        if layer == "long_term" and scope == "history":
+        if layer in ("long_term", "facts") and scope == "history":
             return "history"
         if layer == "tool_calls" and scope in ("sessions", "log"):
             return "sessions" if scope == "sessions" else None
-        allowed = {"long_term": "'history'", "tool_calls": "'sessions' or 'log'"}.get(layer)
+        allowed = {"long_term": "'history'", "facts": "'history'", "tool_calls": "'sessions' or 'log'"}.get(layer)
         choices = f"{allowed} or None" if allowed else "None (this layer has no scopes)"
         raise ValueError(f"scope {scope!r} does not apply to the {layer!r} layer: use {choices}")
 
@@ -174,6 +178,12 @@ class InspectorData:
             return frames.long_term_history(mem) if scope == "history" else frames.long_term(mem)
         if layer == "problems":
             return frames.problems(mem)
+        if layer == "facts":
+            # the current facts (active and held for review), or every fact ever (scope "history"); a store that
+            # keeps no facts gives the same columns, no rows (the Facts panel says why)
+            if facts_of(mem) is None:
+                return pd.DataFrame(columns=list(frames.FACT_COLUMNS))
+            return frames.facts(mem, current=scope != "history")
         return frames.conversations(mem)
 
     def scope_options(self, mem: UserMemory | None, layer: str, scope: str | None) -> list[tuple[str, str]]:
@@ -195,6 +205,8 @@ class InspectorData:
             return [("lines", ""), ("history of changes", "history")]
         if layer == "tool_calls":
             return [("from the dialogue log", ""), ("from the threads", "sessions")]
+        if layer == "facts":
+            return [("current facts", ""), ("every fact ever (history)", "history")]
         return []
 
     # ------------------------------------------------------------------ redactions

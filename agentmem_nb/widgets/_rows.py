@@ -22,6 +22,7 @@ ROW_KEYS: dict[str, tuple[str, ...]] = {
     "tool_calls": ("session_id", "turn", "call_index"),
     "problems": ("file", "line", "kind"),
     "conversations": ("session_id",),
+    "facts": ("fact_id",),
 }
 """Columns that name a row of a non-message layer (its position moves when rows are added before it)."""
 

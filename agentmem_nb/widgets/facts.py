@@ -5,6 +5,8 @@ it (its window), one click away.
 State and data only: the rows come from :func:`agentmem_nb.frames.facts` and the decisions go to the store
 (``user.facts.resolve``, itself an event), every text reaches HTML through :func:`~agentmem_nb.widgets.html.escape`,
 and a failing callback shows its error in the widget (:class:`~agentmem_nb.widgets._callbacks.CallbackErrors`).
+The timeline and the conflict rows are :mod:`agentmem_nb.widgets._facts_parts`, which the inspector's Facts layer
+shows too (``MemoryInspector(store).select_layer("facts")``).
 ``resolve(fact_id, accept=...)`` does what the buttons do, so tests and notebooks drive it without a browser.
 """
 
@@ -18,24 +20,10 @@ import pandas as pd
 from agentmem_nb import frames
 from agentmem_nb.store import Fact, UserMemory
 from agentmem_nb.widgets._callbacks import CallbackErrors
+from agentmem_nb.widgets._facts_parts import conflict_row, replace_children, timeline_html
 from agentmem_nb.widgets.html import escape
 
 __all__ = ["FactsWidget", "timeline_html"]
-
-
-def timeline_html(history: list[Fact]) -> str:
-    """One key's history as an HTML list, oldest first: value, status, from → to, source."""
-    if not history:
-        return "<i>no values yet</i>"
-    items = []
-    for fact in history:
-        start = fact.valid_from.strftime("%Y-%m-%d %H:%M") if fact.valid_from else "?"
-        end = fact.valid_to.strftime("%Y-%m-%d %H:%M") if fact.valid_to else "now"
-        how = f", {fact.ended_by}" if fact.ended_by else ""
-        items.append(f"<li><b>{escape(fact.value)}</b> [{escape(fact.status)}{escape(how)}] {escape(start)} → "
-                     f"{escape(end)} <small>from {escape(str(fact.source or '-'))} by "
-                     f"{escape(fact.extracted_by)}</small></li>")
-    return "<ol class='amn-facts-root'>" + "".join(items) + "</ol>"
 
 
 class FactsWidget(CallbackErrors, widgets.VBox):
@@ -124,15 +112,9 @@ class FactsWidget(CallbackErrors, widgets.VBox):
         return fact
 
     def _draw_conflicts(self) -> None:
-        rows = []
-        for fact in self.user.facts.conflicts():
-            active = ", ".join(f.value for f in self.user.facts.get(fact.subject, fact.attribute)) or "-"
-            label = widgets.HTML(f"{escape(str(fact.key))}: <b>{escape(fact.value)}</b> (now {escape(active)}; "
-                                 f"from {escape(str(fact.source or '-'))})")
-            accept = widgets.Button(description="accept", button_style="success")
-            reject = widgets.Button(description="reject", button_style="warning")
-            accept.on_click(self._guarded("accepting a fact", lambda _b, i=fact.fact_id: self.resolve(i, accept=True)))
-            reject.on_click(self._guarded("rejecting a fact",
-                                          lambda _b, i=fact.fact_id: self.resolve(i, accept=False)))
-            rows.append(widgets.HBox([label, accept, reject]))
-        self.conflict_box.children = rows or [widgets.HTML("<i>none</i>")]
+        # the old rows are closed by replace_children: rows rebuilt without it stayed in ipywidgets' registry
+        rows: list[widgets.Widget] = [
+            conflict_row(fact, self.user.facts.get(fact.subject, fact.attribute), guarded=self._guarded,
+                         resolve=lambda i, accept: self.resolve(i, accept=accept))
+            for fact in self.user.facts.conflicts()]
+        replace_children(self.conflict_box, rows or [widgets.HTML("<i>none</i>")])

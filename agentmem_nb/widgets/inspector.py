@@ -6,6 +6,7 @@ Layout (CSS classes in brackets; the browser test addresses them)::
     caption: user · layer · rows · the zone times are shown in          [amn-inspector-caption]
     the layer as a sortable, filterable, paged table (itables)          [amn-inspector-table]
     edit panel (long-term lines: edit, delete; history: restore; messages: redact)    [amn-inspector-edit]
+    facts panel (facts layer: a key's timeline, conflicts to resolve, sources)       [amn-inspector-facts]
     [search box: amn-inspector-search] [Search]
     status while a search or load runs                                  [amn-inspector-status]
     "20 of 54,903 matches for …"                                        [amn-inspector-hits-summary]
@@ -32,6 +33,9 @@ Driven from code (what the tests do)::
     inspector.follow(chat)                  # refresh after each of the chat's turns (search and hit kept),
     inspector.open_hit(0)                   # and "Open in chat" opens the hit's message in that chat
     inspector.edit_note(2, "- likes green tea"); inspector.restore_version(3)
+    inspector.select_layer("facts")         # the Facts layer (see _inspector_facts):
+    inspector.facts_panel.select_fact(7); inspector.facts_panel.resolve(9, accept=True)
+    inspector.facts_panel.open_source(7)    # the window around a fact's source message
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from agentmem_nb.widgets._busy import BusyState
 from agentmem_nb.widgets._callbacks import WidgetError
 from agentmem_nb.widgets._cells import cell_text, zone_note
 from agentmem_nb.widgets._follow import FollowsChat
+from agentmem_nb.widgets._inspector_facts import FactsPanel
 from agentmem_nb.widgets._inspector_data import (
     LAYERS,
     MESSAGE_LAYERS,
@@ -167,6 +172,8 @@ class MemoryInspector(OpensMessages, FollowsChat, widgets.VBox):
         self.window_view.add_class("amn-inspector-window-title")
         self.window_table = new_table("amn-inspector-window")
         self.editor = _memory_edit.EditPanel(self)
+        self.facts_panel = FactsPanel(self)
+        """The Facts layer's timeline, conflicts and source buttons (:mod:`agentmem_nb.widgets._inspector_facts`)."""
 
         super().__init__([
             widgets.HTML(_STYLE),
@@ -175,6 +182,7 @@ class MemoryInspector(OpensMessages, FollowsChat, widgets.VBox):
             self.caption,
             self.table,
             self.editor.box,
+            self.facts_panel.box,
             widgets.HBox([self.search_box, self.search_button]),
             self._busy.status,
             self.hits_summary,
@@ -394,7 +402,8 @@ class MemoryInspector(OpensMessages, FollowsChat, widgets.VBox):
         """Every HTML string the widget currently shows, by part (for checks such as escaping)."""
         return {"caption": self.caption.value, "hits_summary": self.hits_summary.value,
                 "window_caption": self.window_caption.value, "window": self.window_view.value,
-                "status": self._busy.status.value, "edit": self.editor.status.value, "error": self.error_area.value}
+                "status": self._busy.status.value, "edit": self.editor.status.value, "error": self.error_area.value,
+                **self.facts_panel.html_values()}
 
     def table_data(self) -> dict[str, str]:
         """The data each table sends to the browser (itables' JSON, cells escaped), by table."""
@@ -469,6 +478,7 @@ class MemoryInspector(OpensMessages, FollowsChat, widgets.VBox):
         if rows:
             offset = max(0, len(self.frame) - self.max_rows)
             self.editor.row_chosen(offset + rows[0])
+            self.facts_panel.row_chosen(offset + rows[0])
 
     # ------------------------------------------------------------------ rendering
 
@@ -477,6 +487,7 @@ class MemoryInspector(OpensMessages, FollowsChat, widgets.VBox):
         self._render_hits()
         self._render_window()
         self.editor.render()
+        self.facts_panel.render()
 
     def _render_table(self) -> None:
         total = len(self.frame)

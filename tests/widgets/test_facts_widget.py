@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from facts_testlib import open_widgets
+
 from agentmem_nb import MemoryStore
 from agentmem_nb.store import FactSource, Statement
 from agentmem_nb.widgets.facts import FactsWidget
@@ -58,3 +60,20 @@ def test_a_facts_source_window_is_one_pick_away(store: MemoryStore) -> None:
     assert "#1 [" in shown and "#4 [" in shown
     widget.source_picker.value = 2
     assert "has no source message" in widget.source.value and widget.errors == []
+
+
+def test_refreshing_closes_the_old_conflict_rows(store: MemoryStore) -> None:
+    """Rows rebuilt on a refresh are closed: the number of open widgets (ipywidgets' registry) stays the same."""
+    user = _store(store)
+    user.facts.record([Statement("user", "birthday", "May 1")], source=FactSource("s1", 9))
+    user.facts.record([Statement("user", "birthday", "June 2")], source=FactSource("s1", 11))
+    widget = FactsWidget(user)
+    assert len(widget.conflict_box.children) == 2
+    widget.refresh()
+    first = widget.conflict_box.children
+    opened = open_widgets()
+    for _ in range(5):
+        widget.refresh()
+    assert open_widgets() == opened
+    assert all(row.comm is None and row.children[1].comm is None for row in first)  # the replaced rows are closed
+    widget.close()

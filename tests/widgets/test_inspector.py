@@ -235,7 +235,10 @@ def test_programmatic_misuse_raises_with_the_fix(inspector) -> None:
         inspector.select_layer("log") or inspector.select_scope("x")
     with pytest.raises(ValueError, match="session_id"):
         inspector.select_layer("sessions") or inspector.select_scope("../etc")
-    assert set(LAYERS) == {"long_term", "sessions", "days", "log", "tool_calls", "problems", "conversations"}
+    with pytest.raises(ValueError, match="'history'"):
+        inspector.select_layer("facts") or inspector.select_scope("current")
+    assert set(LAYERS) == {"long_term", "sessions", "days", "log", "tool_calls", "problems", "conversations",
+                           "facts"}
 
 
 def test_xss_payloads_are_escaped_in_every_html_value(inspector) -> None:
@@ -274,7 +277,7 @@ def test_seed_data_in_every_layer(seed_root) -> None:
                                         "sessions": sum(len(mem.session(s)) for s in mem.session_ids()),
                                         "days": sum(len(mem.daily(d)) for d in mem.days()),
                                         "log": 31, "tool_calls": 8, "problems": len(mem.problems()),
-                                        "conversations": 8}[layer]
+                                        "conversations": 8, "facts": len(mem.facts.current())}[layer]
     inspector.select_layer("sessions")
     hits = inspector.search("生日")
     assert hits and inspector.search_mode == "keyword"
