@@ -359,21 +359,25 @@ class GraphChat:
                           self.graph.stream(inputs, self._config(thread_id), stream_mode=["updates", "messages"]))
             try:
                 for mode, data in stream:
-                    if stop.is_set():  # between two pieces of the graph's work: nothing more is taken from it
-                        cancelled = True
-                        break
                     if mode == "messages":
                         chunk = data[0] if isinstance(data, tuple) and data else None
-                        if isinstance(chunk, AIMessageChunk) and chunk.text:
+                        if not isinstance(chunk, AIMessageChunk):
+                            continue  # a node's whole message: its "updates" item follows, shown (and stopped) there
+                        if chunk.text:
                             yield TurnEvent("token", text=chunk.text)
-                        continue
-                    for node, update in (data or {}).items():
-                        if node == "__interrupt__":
-                            asked = _interrupt_text(update)
-                            continue
-                        for msg in _messages_of(update, self.channel):
-                            produced.append(msg)
-                            yield from _observe(msg, issued, finished)
+                    else:
+                        for node, update in (data or {}).items():
+                            if node == "__interrupt__":
+                                asked = _interrupt_text(update)
+                                continue
+                            for msg in _messages_of(update, self.channel):
+                                produced.append(msg)
+                                yield from _observe(msg, issued, finished)
+                    # Stop is heard between two pieces of the graph's work: the piece just received is done (and
+                    # checkpointed), so it is shown; nothing more is taken from the graph.
+                    if stop.is_set():
+                        cancelled = True
+                        break
             except Exception as exc:  # noqa: BLE001 - whatever the user's graph raised (a node, a tool, the model) is the turn's error, shown in the chat; the checkpointer keeps what was written
                 error = _describe(exc, thread_id)
             finally:
