@@ -26,10 +26,20 @@ What a turn does:
 * ``cancel`` stops the run between two pieces of the graph's work (a tool already running is waited for); what the
   graph had checkpointed stays.
 
-The history shown (:class:`GraphSource`) is read from the checkpointer through LangGraph's ``list()`` only, like
+The history shown (:class:`GraphSource`) is read from the checkpointer through LangGraph's ``list()``, like
 :mod:`agentmem_nb.frames.langgraph` (whose reading of message roles, text and write times it uses): one assistant
 bubble per run of AI and tool messages, carrying their tool calls with the matched results, so a LangGraph thread
-reads like one of ours. Only the checkpoints written since the last read are decoded again.
+reads like one of ours.
+
+**Cost.** A saver hands each checkpoint over decoded, and each holds the whole state, so reading a thread's history
+costs its steps times its length: 100 turns of ``create_agent`` (about 400 checkpoints of up to 400 messages) took
+13 s to walk on this machine (load 12 on 2 cores), and listing the threads with ``frames.threads`` 9 s. The chat
+therefore reads at most :data:`TIMED_CHECKPOINTS` checkpoints per look at a thread, newest first, and after that only
+the checkpoints written since (a turn writes a few). A message first held by a checkpoint read gets that checkpoint's
+time; one older than what was read is shown "≤" the oldest time read (an upper bound, ``meta["ts_upper_bound"]``).
+Threads are listed without decoding anything for ``InMemorySaver`` and ``SqliteSaver`` (their thread ids and newest
+checkpoint ids, whose UUIDv6 holds the time); any other saver is listed by ``frames.threads`` (exact, slow); the
+list is read when the chat opens or is refreshed, not after every turn.
 """
 
 from __future__ import annotations
@@ -53,7 +63,8 @@ from agentmem_nb.turns import TurnEvent, TurnResult
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
-__all__ = ["GraphChat", "GraphSource", "GRAPH_LIMITS", "NOT_ANSWERED"]
+__all__ = ["GraphChat", "GraphSource", "GRAPH_LIMITS", "NOT_ANSWERED", "TIMED_CHECKPOINTS", "list_threads",
+           "uuid6_time"]
 
 GRAPH_LIMITS = ("a chat over your LangGraph graph: the conversation is in its checkpointer, so the features of "
                 "agentmem_nb's store (users, turn traces, memory editing) are off here")
@@ -62,8 +73,12 @@ GRAPH_LIMITS = ("a chat over your LangGraph graph: the conversation is in its ch
 NOT_ANSWERED = "(no result: the graph stopped before this tool answered)"
 """The output shown for a tool call no ``ToolMessage`` answers (a run stopped at an interrupt, an error or Stop)."""
 
+TIMED_CHECKPOINTS = 32
+"""Checkpoints decoded per look at a thread (see "Cost" in the module docstring)."""
+
 _ERROR_CHARS = 600
 _THREAD_ID_CHARS = 512
+_UUID_EPOCH = 0x01B21DD213814000  # 1582-10-15 to 1970-01-01 in the 100 ns ticks of a UUIDv1/v6 time
 
 
 class _Thread:
@@ -82,12 +97,18 @@ class _Thread:
     def refresh(self, checkpointer: BaseCheckpointSaver[Any], channel: str) -> None:
         config = {"configurable": {"thread_id": self.thread_id, "checkpoint_ns": ""}}
         newer: list[CheckpointTuple] = []
+        reached = False
         found = checkpointer.list(config)  # type: ignore[arg-type]  # RunnableConfig is a TypedDict of this shape
         try:
-            for tup in found:  # newest first: stop at the newest one already read
+            for tup in found:  # newest first: stop at the newest one already read, or when the budget is spent
                 if tup.checkpoint["id"] == self.last_checkpoint:
+                    reached = True
                     break
                 newer.append(tup)
+                if len(newer) >= TIMED_CHECKPOINTS:
+                    break
+            else:
+                reached = True  # the thread's first checkpoint was read
         finally:
             close = getattr(found, "close", None)  # a saver's list() is a generator holding a cursor
             if close is not None:
@@ -95,6 +116,14 @@ class _Thread:
         if not newer:
             return
         newer.reverse()
+        oldest = newer[0]
+        if not reached:
+            # the messages of the oldest checkpoint read not placed yet were written at or before its time
+            bound = (-1, oldest.checkpoint["id"], _dt.datetime.fromisoformat(oldest.checkpoint["ts"]))
+            for message in oldest.checkpoint["channel_values"].get(channel) or ():
+                mid = getattr(message, "id", None)
+                if mid is not None and mid not in self.written.first:
+                    self.written.first[mid] = bound
         latest = self.written.walk(newer, channel)
         if latest or isinstance(newer[-1].checkpoint["channel_values"].get(channel), list):
             self.latest = latest
@@ -114,7 +143,8 @@ class _Thread:
             if group:
                 out.append(self._assistant(group))
                 group = []
-            out.append(Message(message_id=position, ts=self._ts(message), role=_role(message),
+            ts, meta = self._when(message)
+            out.append(Message(message_id=position, ts=ts, role=_role(message), meta=meta,
                                content=_text(getattr(message, "content", None)), session_id=self.thread_id))
         if group:
             out.append(self._assistant(group))
@@ -140,15 +170,18 @@ class _Thread:
                 calls.append(_call_record({"name": message.name or "tool", "args": {}, "id": message.tool_call_id},
                                           message))
         position, last = group[-1]
-        meta: dict[str, Any] = {"tool_calls": calls} if calls else {}
-        return Message(message_id=position, ts=self._ts(last), role="assistant", content="\n\n".join(texts),
-                       meta=meta, session_id=self.thread_id)
+        ts, meta = self._when(last)
+        if calls:
+            meta["tool_calls"] = calls
+        return Message(message_id=position, ts=ts, role="assistant", content="\n\n".join(texts), meta=meta,
+                       session_id=self.thread_id)
 
-    def _ts(self, message: Any) -> _dt.datetime:
+    def _when(self, message: Any) -> tuple[_dt.datetime, dict[str, Any]]:
+        """The time the message was written, and ``{"ts_upper_bound": True}`` when it is only known to be no later."""
         where = self.written.first.get(getattr(message, "id", None) or "")
         if where is not None:
-            return where[2]
-        return self.latest_ts or _dt.datetime.now(_dt.timezone.utc)
+            return where[2], ({"ts_upper_bound": True} if where[0] == -1 else {})
+        return self.latest_ts or _dt.datetime.now(_dt.timezone.utc), {"ts_upper_bound": True}
 
 
 def _call_record(call: Mapping[str, Any], answer: ToolMessage | None) -> dict[str, Any]:
@@ -178,6 +211,7 @@ class GraphSource:
         self.checkpointer = checkpointer
         self.channel = channel
         self._threads: dict[str, _Thread] = {}
+        self._listed: dict[str, _dt.datetime | None] | None = None  # thread -> last write, as last listed
         self._lock = threading.Lock()  # the widget reads from its worker thread and from cells
 
     def users(self) -> list[str]:
@@ -203,11 +237,22 @@ class GraphSource:
         return listed[0].session_id if listed else None
 
     def conversations(self, user_id: str) -> list[Conversation]:
-        """Every thread, written last first, named by its id (a checkpointer keeps no titles)."""
-        frame = threads(self.checkpointer)
-        return [Conversation(session_id=str(t), title=str(t), created_at=first.to_pydatetime(),
-                             updated_at=last.to_pydatetime())
-                for t, first, last in zip(frame["thread_id"], frame["first_ts"], frame["last_ts"])]
+        """Every thread, written last first, named by its id (a checkpointer keeps no titles). The saver is listed
+        once (and again after :meth:`reload`); the threads this chat read since are brought up to date."""
+        with self._lock:
+            if self._listed is None:
+                self._listed = list_threads(self.checkpointer)
+            known = dict(self._listed)
+            for thread_id, thread in self._threads.items():
+                if thread.latest_ts is not None:
+                    known[thread_id] = thread.latest_ts
+        ordered = sorted(known.items(), key=lambda kv: (kv[1] is not None, kv[1] or _EARLIEST, kv[0]), reverse=True)
+        return [Conversation(session_id=t, title=t, created_at=None, updated_at=when) for t, when in ordered]
+
+    def reload(self) -> None:
+        """List the threads again at the next :meth:`conversations` (written by another cell or process)."""
+        with self._lock:
+            self._listed = None
 
     def count(self, user_id: str, session_id: str) -> int:
         """Messages shown for the thread (read from the checkpointer now)."""
@@ -231,6 +276,55 @@ class GraphSource:
                 found = self._threads[thread_id] = _Thread(thread_id)
             found.refresh(self.checkpointer, self.channel)
             return found
+
+
+_EARLIEST = _dt.datetime.min.replace(tzinfo=_dt.timezone.utc)
+
+
+def list_threads(checkpointer: BaseCheckpointSaver[Any]) -> dict[str, _dt.datetime | None]:
+    """Every thread of the saver and the time of its newest top-level checkpoint.
+
+    For ``InMemorySaver`` and ``SqliteSaver`` nothing is decoded: their thread ids and newest checkpoint ids are read
+    where they keep them, and the time is the one a UUIDv6 checkpoint id holds (``None`` for another id). Any other
+    saver is read through ``frames.threads`` (every checkpoint decoded: exact, and slow on long threads)."""
+    newest = _newest_checkpoint_ids(checkpointer)
+    if newest is None:
+        frame = threads(checkpointer)
+        return {str(t): last.to_pydatetime() for t, last in zip(frame["thread_id"], frame["last_ts"])}
+    return {thread_id: uuid6_time(checkpoint_id) for thread_id, checkpoint_id in newest.items()}
+
+
+def _newest_checkpoint_ids(checkpointer: BaseCheckpointSaver[Any]) -> dict[str, str] | None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    if isinstance(checkpointer, InMemorySaver):
+        # storage: thread id -> checkpoint namespace -> checkpoint id -> (checkpoint, metadata, parent)
+        return {str(thread_id): max(spaces[""]) for thread_id, spaces in list(checkpointer.storage.items())
+                if spaces.get("")}
+    try:
+        from langgraph.checkpoint.sqlite import SqliteSaver
+    except ImportError:  # langgraph-checkpoint-sqlite is optional: such a saver cannot be one
+        return None
+    if type(checkpointer) is not SqliteSaver:  # a subclass may keep its checkpoints elsewhere
+        return None
+    checkpointer.setup()  # creates the tables of a new database (idempotent), as list() would
+    with checkpointer.lock:
+        rows = checkpointer.conn.execute("SELECT thread_id, MAX(checkpoint_id) FROM checkpoints "
+                                         "WHERE checkpoint_ns = '' GROUP BY thread_id").fetchall()
+    return {str(thread_id): str(checkpoint_id) for thread_id, checkpoint_id in rows}
+
+
+def uuid6_time(checkpoint_id: str) -> _dt.datetime | None:
+    """The time a UUIDv6 (RFC 9562; LangGraph's checkpoint ids) holds, or ``None`` for any other id."""
+    try:
+        value = uuid.UUID(checkpoint_id)
+    except ValueError:
+        return None
+    if value.version != 6:
+        return None
+    bits = value.int >> 64
+    ticks = ((bits >> 16) << 12) | (bits & 0x0FFF)  # time_high+time_mid (48 bits), then time_low (12 bits)
+    return _dt.datetime.fromtimestamp((ticks - _UUID_EPOCH) / 1e7, _dt.timezone.utc)
 
 
 class GraphChat:

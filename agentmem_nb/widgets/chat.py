@@ -464,6 +464,7 @@ class ChatWidget(CallbackErrors, widgets.VBox):
 
     def refresh(self) -> None:
         """Pick up messages and conversations written by someone else (another cell, another process)."""
+        self.source.reload()
         self._history.sync()
         self._render()
         self._refresh_conversations()

@@ -70,6 +70,9 @@ class ChatSource(Protocol):
     def stamp(self, user_id: str, session_id: str) -> object:
         """A value that changes when messages already shown may have changed (then the tail is read afresh)."""
 
+    def reload(self) -> None:
+        """Forget what is cached about the list of conversations (``ChatWidget.refresh``)."""
+
 
 class StoreSource:
     """The sessions of a :class:`~agentmem_nb.store.MemoryStore` (what :class:`~agentmem_nb.agent.ChatService`
@@ -127,3 +130,6 @@ class StoreSource:
     def stamp(self, user_id: str, session_id: str) -> object:
         """The user's redaction stamp: a message shown may have been redacted since."""
         return redaction_stamp(self.store.user(user_id))
+
+    def reload(self) -> None:
+        """Nothing to forget: the store is read afresh each time."""

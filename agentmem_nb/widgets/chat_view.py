@@ -52,6 +52,8 @@ def message_html(message: Message, zone: _dt.tzinfo | None, *, trace_link: bool 
     """
     role = message.role if message.role in _KNOWN_ROLES else "other"
     when = _local(message.ts, zone).strftime("%Y-%m-%d %H:%M")
+    if message.meta.get("ts_upper_bound") is True:  # only known to be no later (a long LangGraph thread, see graph_chat)
+        when = f"≤ {when}"
     body = safe_markdown(message.content) if role == "assistant" else escape(message.content)
     calls = message.tool_calls if role == "assistant" else ()
     link = (f' · <button type="button" class="amn-trace-link" data-trace="{message.message_id}" '

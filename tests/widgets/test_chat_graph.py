@@ -29,7 +29,7 @@ from langgraph.types import interrupt
 
 from agentmem_nb import frames
 from agentmem_nb.agent import OfflineChatModel
-from agentmem_nb.agent.graph_chat import GRAPH_LIMITS, NOT_ANSWERED, GraphChat
+from agentmem_nb.agent.graph_chat import GRAPH_LIMITS, NOT_ANSWERED, TIMED_CHECKPOINTS, GraphChat, list_threads, uuid6_time
 from agentmem_nb.errors import ConfigError, InvalidIdentifier
 from agentmem_nb.widgets.chat import ChatWidget
 
@@ -380,3 +380,79 @@ def test_stop_ends_the_turn_between_two_pieces_of_the_graphs_work(saver: Any) ->
     assert [m.type for m in thread_messages(agent, "s")] == ["human", "ai", "tool"]
     assert [(c.name, c.output) for c in result.tool_calls] == [("slow_lookup", "found Lyon")]
     assert not chat.busy and chat.stop() is False
+
+
+# ---------------------------------------------------------------------- cost: what is decoded
+
+
+class CountingSaver(InMemorySaver):
+    """A real InMemorySaver that counts the checkpoints its list() hands over (each one decoded: the cost)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.decoded = 0
+
+    def list(self, config: Any, **kwargs: Any) -> Iterator[Any]:  # type: ignore[override]
+        for tup in super().list(config, **kwargs):
+            self.decoded += 1
+            yield tup
+
+
+def test_a_long_thread_opens_by_decoding_a_bounded_number_of_checkpoints() -> None:
+    saver = CountingSaver()
+    agent = offline_agent(saver)
+    for turn in range(16):
+        agent.invoke({"messages": [{"role": "user", "content": f"I prefer tea number {turn}"}]},
+                     {"configurable": {"thread_id": "long"}})
+    total = len(list(saver.list({"configurable": {"thread_id": "long"}})))
+    assert total > 2 * TIMED_CHECKPOINTS  # the walk of frames.session_messages would decode all of them
+
+    saver.decoded = 0
+    chat = ChatWidget.for_graph(agent, thread_id="long")
+    assert saver.decoded == TIMED_CHECKPOINTS  # the thread listing decoded nothing
+    assert len(chat.messages) == 32 and chat.messages[0].content == "I prefer tea number 0"
+    # messages written within the checkpoints read have their exact time; older ones are shown "no later than"
+    frame = frames.session_messages(saver, "long")
+    exact = {int(i): t.to_pydatetime() for i, t in zip(frame["message_id"], frame["ts"])}
+    bounded = [m for m in chat.messages if m.meta.get("ts_upper_bound")]
+    timed = [m for m in chat.messages if not m.meta.get("ts_upper_bound")]
+    assert bounded and timed and bounded[-1].message_id < timed[0].message_id
+    assert all(m.ts == exact[m.message_id] for m in timed)
+    assert all(m.ts >= exact[m.message_id] for m in bounded)
+    assert "≤ " in chat.history.value
+
+    # a turn then decodes only the checkpoints it wrote (and the one the graph reads to start)
+    before = len(list(saver.list({"configurable": {"thread_id": "long"}})))
+    saver.decoded = 0
+    chat.send("I prefer green tea")
+    during = saver.decoded
+    written = len(list(saver.list({"configurable": {"thread_id": "long"}}))) - before
+    assert written >= 4 and during <= written + 3  # each look also reads the newest checkpoint it already knew
+    assert chat.messages[-1].ts == frames.session_messages(saver, "long")["ts"].iloc[-1].to_pydatetime()
+
+
+def test_threads_are_listed_without_decoding_and_as_frames_threads_lists_them(saver: Any) -> None:
+    agent = offline_agent(saver)
+    for thread in ("a", "b", "c"):
+        agent.invoke({"messages": [{"role": "user", "content": "I prefer green tea"}]},
+                     {"configurable": {"thread_id": thread}})
+    agent.invoke({"messages": [{"role": "user", "content": "I prefer oat milk"}]}, {"configurable": {"thread_id": "a"}})
+    listed = list_threads(saver)
+    frame = frames.threads(saver)
+    assert list(listed) != [] and sorted(listed) == sorted(frame["thread_id"])
+    for thread_id, last in zip(frame["thread_id"], frame["last_ts"]):
+        when = listed[thread_id]
+        # the time in the newest checkpoint's id and the checkpoint's own "ts" are taken by the same call
+        assert when is not None and abs((when - last.to_pydatetime()).total_seconds()) < 5
+    chat = ChatWidget.for_graph(agent)
+    assert chat.session_id == "a"  # the thread written last
+    assert [value for _, value in chat.conversation_list.options] == ["a", "c", "b"]
+
+
+def test_uuid6_time_reads_only_version_6_ids() -> None:
+    from langgraph.checkpoint.base.id import uuid6
+
+    assert uuid6_time("not-a-uuid") is None
+    assert uuid6_time("56197e3e-114f-4288-ad26-0eea900b38b3") is None  # a UUIDv4 holds no time
+    stamp = uuid6_time(str(uuid6(clock_seq=3)))
+    assert stamp is not None and stamp.tzinfo is not None and stamp.year >= 2024
