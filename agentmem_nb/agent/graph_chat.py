@@ -420,6 +420,12 @@ class GraphChat:
         stop.set()
         return True
 
+    def waiting(self, user_id: str, session_id: str) -> str:
+        """What thread ``session_id`` asks while it is paused at an ``interrupt()`` ("" when it is not paused): the
+        chat shows it when the thread is opened, since the next message answers it."""
+        pending = self.pending_interrupts(session_id)
+        return _interrupt_text(pending) if pending else ""
+
     def pending_interrupts(self, thread_id: str) -> tuple[Any, ...]:
         """The ``Interrupt`` objects thread ``thread_id`` is paused at (empty when it is not paused)."""
         state = self.graph.get_state(self._config(thread_id))

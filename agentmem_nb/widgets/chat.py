@@ -72,6 +72,9 @@ __all__ = ["ChatWidget", "ChatError", "ChatEvent", "TurnSubscription", "OFFLINE_
 SEND_ACTION = "sending your message"
 """How a failed send is named in the error box ("Error while sending your message: ...")."""
 
+WAITING = "Waiting for your answer"
+"""The title of the notice shown while a LangGraph thread is paused at an ``interrupt()`` (see ``GraphChat``)."""
+
 
 class _Service(Protocol):
     """What the widget needs from :class:`agentmem_nb.agent.ChatService` (a fake with these members works too;
@@ -364,7 +367,7 @@ class ChatWidget(CallbackErrors, widgets.VBox):
             if result.cancelled:
                 self._show_notice(error or "Stopped on request.")
             elif result.interrupt:
-                self._show_notice(result.interrupt, title="Waiting for your answer")
+                self._show_notice(result.interrupt, title=WAITING)
             elif error:
                 # the service kept the user's message and logged the failure; its visible reply is not persisted,
                 # so this is the only place the person sees it
@@ -569,8 +572,19 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         self.stop_button.layout.display = "flex" if can_stop else "none"
 
     def _show_notice(self, text: str, *, title: str = "Stopped") -> None:
-        self.error_area.value = (f'<div class="{self._css_root} amn-error-box amn-chat-notice"><b>{escape(title)}:</b> '
-                                 f"{escape(text)}</div>")
+        waiting = " amn-chat-waiting" if title == WAITING else ""
+        self.error_area.value = (f'<div class="{self._css_root} amn-error-box amn-chat-notice{waiting}"><b>'
+                                 f"{escape(title)}:</b> {escape(text)}</div>")
+
+    def _show_waiting(self) -> None:
+        # a service that can pause a conversation (GraphChat: a LangGraph interrupt) says so when it is opened,
+        # since the next message will answer the question rather than start a turn
+        waiting = getattr(self.service, "waiting", None)
+        text = waiting(self.user_id, self.session_id) if waiting is not None else ""
+        if text:
+            self._show_notice(text, title=WAITING)
+        elif "amn-chat-waiting" in self.error_area.value:
+            self.clear_error()  # the notice of the conversation shown before
 
     # ------------------------------------------------------------------ callbacks (errors shown, never lost)
 
@@ -625,6 +639,7 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         self._render()
         self._refresh_conversations()
         self._refresh_users()
+        self._show_waiting()
 
     def _latest_session(self) -> str | None:
         return self.source.latest_session(self.user_id)

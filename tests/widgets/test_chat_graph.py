@@ -335,6 +335,12 @@ def test_an_interrupt_is_shown_as_a_pause_and_the_next_message_answers_it(saver:
     assert [(m.role, m.content) for m in chat.messages] == [("user", "Please send the report")]
     assert not chat.busy
 
+    # opened again (another cell, after a restart), the thread says it waits; another thread does not
+    other = ChatWidget.for_graph(graph, thread_id="hitl", channel="history")
+    assert "Waiting for your answer" in other.error_area.value and "Send the report to Bob?" in other.error_area.value
+    other.new_conversation()
+    assert other.error_area.value == ""
+
     answered = chat.send("yes, send it")
     assert answered.interrupt == "" and answered.error is None and answered.reply == "Understood: yes, send it."
     assert answered.user_message.meta == {"resume": True}
