@@ -20,7 +20,9 @@ What a turn does:
   finished when the ``ToolMessage`` that answers it (matched by call id, never by name) arrives.
 * An exception raised by the graph (a node, a tool without error handling, the model) ends the turn like a failed
   model call of ours: ``TurnResult.error`` says what was raised; what the graph wrote before stays in the
-  checkpointer (the user's message is written at the run's first step), and the chat stays usable.
+  checkpointer (the user's message is written at the run's first step), and the chat stays usable. A graph that
+  fails before it has checkpointed the message (a reducer that refuses the input) raises ``AgentMemError`` instead,
+  so the chat shows the error and gives the text back to the box.
 * A run that stops at ``interrupt()`` is paused, not failed: ``TurnResult.interrupt`` says what the graph asks, and
   the next message of that thread is sent as ``Command(resume=text)``, which answers it.
 * ``cancel`` stops the run between two pieces of the graph's work (a tool already running is waited for); what the
@@ -53,7 +55,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage
 
-from agentmem_nb.errors import ConfigError, InvalidArgument, InvalidIdentifier
+from agentmem_nb.errors import AgentMemError, ConfigError, InvalidArgument, InvalidIdentifier
 from agentmem_nb.frames.langgraph import _role, _text, _Written, threads
 from agentmem_nb.messages import Message, ToolCall
 from agentmem_nb.redact import redact
@@ -445,6 +447,7 @@ class GraphChat:
                 raise RuntimeError(f"a turn of thread {thread_id!r} is still running: wait for it, or cancel it")
             self._running[thread_id] = stop
         started_at = time.perf_counter()
+        known = len(self.chat_source.thread(thread_id).latest)  # to tell afterwards whether the message was kept
         issued: dict[str, ToolCall] = {}
         finished: dict[str, ToolCall] = {}
         produced: list[BaseMessage] = []
@@ -485,13 +488,18 @@ class GraphChat:
         finally:
             with self._lock:
                 self._running.pop(thread_id, None)
-        yield from self._done(thread_id, text, started_at, issued, finished, produced, error=error, asked=asked,
+        thread = self.chat_source.thread(thread_id)
+        kept = resuming or any(isinstance(m, HumanMessage) and m.content == text for m in thread.latest[known:])
+        if error is not None and not kept:
+            # the graph failed before it checkpointed the message: raised, so the chat gives the text back
+            raise AgentMemError(f"{error} Your message was not kept by the graph (nothing of it was checkpointed).")
+        yield from self._done(thread, text, started_at, issued, finished, produced, error=error, asked=asked,
                               cancelled=cancelled, resuming=resuming)
 
-    def _done(self, thread_id: str, text: str, started_at: float, issued: dict[str, ToolCall],
+    def _done(self, thread: _Thread, text: str, started_at: float, issued: dict[str, ToolCall],
               finished: dict[str, ToolCall], produced: list[BaseMessage], *, error: str | None, asked: str,
               cancelled: bool, resuming: bool) -> Iterator[TurnEvent]:
-        shown = self.chat_source.thread(thread_id).shown
+        thread_id, shown = thread.thread_id, thread.shown
         user_message = next((m for m in reversed(shown) if m.role == "user"), None)
         if resuming or user_message is None or user_message.content != text:
             # a resumed run adds no message of its own (the answer goes to interrupt()); nor does a run that failed

@@ -79,7 +79,9 @@ WAITING = "Waiting for your answer"
 class _Service(Protocol):
     """What the widget needs from :class:`agentmem_nb.agent.ChatService` (a fake with these members works too;
     ``stream_turn`` and ``cancel`` are optional: without them there is no live progress, without ``cancel`` no
-    Stop)."""
+    Stop). Also optional: ``waiting(user_id, session_id)``, what a paused conversation asks (shown when it is
+    opened), and, for a service without ``store``, ``chat_source`` (see :func:`_source_of`);
+    :class:`~agentmem_nb.agent.graph_chat.GraphChat` has both."""
 
     @property
     def offline(self) -> bool: ...

@@ -462,3 +462,25 @@ def test_uuid6_time_reads_only_version_6_ids() -> None:
     assert uuid6_time("56197e3e-114f-4288-ad26-0eea900b38b3") is None  # a UUIDv4 holds no time
     stamp = uuid6_time(str(uuid6(clock_seq=3)))
     assert stamp is not None and stamp.tzinfo is not None and stamp.year >= 2024
+
+
+def strict(left: list[Any], right: list[Any]) -> list[Any]:
+    """A reducer that refuses every input: the run fails before its first checkpoint holds the message."""
+    raise ValueError("this state takes no messages today")
+
+
+class Strict(TypedDict):
+    messages: Annotated[list[Any], strict]
+
+
+def test_a_graph_that_fails_before_keeping_the_message_gives_the_text_back(saver: Any) -> None:
+    builder = StateGraph(Strict)
+    builder.add_node("n", lambda state: {})
+    builder.add_edge(START, "n")
+    chat = ChatWidget.for_graph(builder.compile(checkpointer=saver), thread_id="strict", run_in_thread=False)
+    chat.input.value = "Hello?"
+    chat.input.submit()  # Enter in the box
+    assert "this state takes no messages today" in chat.error_area.value
+    assert "not kept by the graph" in chat.error_area.value
+    assert chat.input.value == "Hello?"  # the draft is back, to retry
+    assert chat.messages == () and not chat.busy
