@@ -52,6 +52,9 @@ class TurnResult:
     cancelled: bool = False
     """True when the turn was stopped on request (``ChatService.cancel``): ``error`` says so, nothing was saved
     as a reply."""
+    interrupt: str = ""
+    """What a LangGraph graph asks when its run stopped at an ``interrupt()`` (``GraphChat``): the run is paused,
+    not failed (``error`` is ``None``), and the next message answers it. Empty otherwise."""
 
     @property
     def ok(self) -> bool:

@@ -44,12 +44,12 @@ from __future__ import annotations
 
 import secrets
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 import ipywidgets as widgets
 
-from agentmem_nb.identifiers import check_session_id, check_user_id
+from agentmem_nb.identifiers import check_user_id
 from agentmem_nb.messages import Message
 from agentmem_nb.redact import redact
 from agentmem_nb.turns import TurnEvent, TurnResult
@@ -57,6 +57,7 @@ from agentmem_nb.widgets._callbacks import CallbackErrors, WidgetError
 from agentmem_nb.widgets._turns import ChatEvent, TurnCallback, TurnObservers, TurnSubscription, callback_name
 from agentmem_nb.widgets.chat_controls import ChatInput, HistoryView
 from agentmem_nb.widgets.chat_kernel import INTERRUPT, in_kernel, running_a_cell
+from agentmem_nb.widgets.chat_source import ChatSource, StoreSource
 from agentmem_nb.widgets.chat_state import ChatHistory, LiveTurn
 from agentmem_nb.widgets.chat_view import (OFFLINE_HINT, STYLE, banner_html, conversation_label, status_html,
                                            tool_panel_html)
@@ -71,11 +72,16 @@ __all__ = ["ChatWidget", "ChatError", "ChatEvent", "TurnSubscription", "OFFLINE_
 SEND_ACTION = "sending your message"
 """How a failed send is named in the error box ("Error while sending your message: ...")."""
 
+WAITING = "Waiting for your answer"
+"""The title of the notice shown while a LangGraph thread is paused at an ``interrupt()`` (see ``GraphChat``)."""
+
 
 class _Service(Protocol):
     """What the widget needs from :class:`agentmem_nb.agent.ChatService` (a fake with these members works too;
     ``stream_turn`` and ``cancel`` are optional: without them there is no live progress, without ``cancel`` no
-    Stop)."""
+    Stop). Also optional: ``waiting(user_id, session_id)``, what a paused conversation asks (shown when it is
+    opened), and, for a service without ``store``, ``chat_source`` (see :func:`_source_of`);
+    :class:`~agentmem_nb.agent.graph_chat.GraphChat` has both."""
 
     @property
     def offline(self) -> bool: ...
@@ -90,18 +96,36 @@ class _Service(Protocol):
     def new_conversation(self, user_id: str, title: str = "") -> str: ...
 
 
+def _source_of(service: _Service, store: MemoryStore | None) -> tuple[MemoryStore | None, ChatSource]:
+    """The store the service writes to and where the chat reads conversations: ``store``, ``service.store``, or
+    (a service over something else, such as a LangGraph graph) ``service.chat_source``."""
+    store = store if store is not None else getattr(service, "store", None)
+    if store is not None:
+        return store, StoreSource(store)
+    source: ChatSource | None = getattr(service, "chat_source", None)
+    if source is None:
+        raise TypeError(f"ChatWidget needs the MemoryStore the service writes to: {type(service).__name__} has "
+                        "no .store attribute, so pass it as ChatWidget(service, store, user_id=...); for your own "
+                        "LangGraph graph use ChatWidget.for_graph(graph)")
+    return None, source
+
+
 ChatError = WidgetError
 """The chat's name for :class:`~agentmem_nb.widgets._callbacks.WidgetError` (kept for existing code); ``error`` is
 ``None`` when the service reported a failed turn through ``TurnResult.error`` instead of raising."""
 
 
 class ChatWidget(CallbackErrors, widgets.VBox):
-    """A chat box over a :class:`~agentmem_nb.agent.ChatService` and the store it writes to.
+    """A chat box over a :class:`~agentmem_nb.agent.ChatService` and the store it writes to — or over your own
+    compiled LangGraph graph and its checkpointer: :meth:`for_graph`.
 
     Args:
         service: the chat service (``turn``/``stream_turn``/``new_conversation``/``offline``/``model_name``, and
             ``cancel`` for the Stop button).
         store: the :class:`~agentmem_nb.store.MemoryStore` the service writes to; defaults to ``service.store``.
+            A service without a store names where its conversations are read instead (``service.chat_source``, a
+            :class:`~agentmem_nb.widgets.chat_source.ChatSource`; :class:`~agentmem_nb.agent.graph_chat.GraphChat`
+            has one): then ``store`` is ``None`` and the features of our store are off.
         user_id: whose memory to talk to. A user with no folder yet is shown as new; nothing is written for them
             until their first message.
         session_id: the conversation to open; ``None`` opens the user's most recent one (or a new, not yet saved
@@ -130,21 +154,21 @@ class ChatWidget(CallbackErrors, widgets.VBox):
     ) -> None:
         # first: Widget.__del__ calls close(), which needs it, even when a check below rejects the arguments
         self._observers = TurnObservers()
-        store = store if store is not None else getattr(service, "store", None)
-        if store is None:
-            raise TypeError(f"ChatWidget needs the MemoryStore the service writes to: {type(service).__name__} has "
-                            "no .store attribute, so pass it as ChatWidget(service, store, user_id=...)")
+        store, source = _source_of(service, store)
         if page_size < 1:
             raise ValueError(f"page_size must be >= 1, got {page_size!r}")
         self.service = service
-        self.store = store
+        self.store: MemoryStore | None = store
+        """Our store the service writes to; ``None`` for a chat over a LangGraph graph (see :attr:`source`)."""
+        self.source: ChatSource = source
+        """Where the conversations are read (our store's sessions, or a LangGraph checkpointer's threads)."""
         self.page_size = int(page_size)
         self.stream_interval = float(stream_interval)
         self.run_in_thread = in_kernel() if run_in_thread is None else bool(run_in_thread)
         self.user_id = check_user_id(user_id)
         self.session_id = ""
         self._init_callbacks()  # errors, error_area, _syncing (set while the widget changes the list/user box)
-        self._history = ChatHistory(store, page_size=self.page_size)
+        self._history = ChatHistory(source, page_size=self.page_size)
         self._live: LiveTurn | None = None
         self._worker: threading.Thread | None = None
         self._busy = False
@@ -177,9 +201,12 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         self.new_button = widgets.Button(description="New conversation", icon="plus",
                                          layout=widgets.Layout(width="auto"))
         self.new_button.add_class("amn-chat-new")
-        self.user_box = widgets.Combobox(value=self.user_id, options=self.store.users(), ensure_option=False,
+        # a source without users (a LangGraph checkpointer) hides the box: its threads belong to no user
+        self.user_box = widgets.Combobox(value=self.user_id, options=source.users(), ensure_option=False,
                                          continuous_update=False, description="User",
-                                         style={"description_width": "36px"}, layout=widgets.Layout(width="auto"))
+                                         style={"description_width": "36px"},
+                                         layout=widgets.Layout(width="auto",
+                                                               display=None if source.has_users else "none"))
         self.user_box.add_class("amn-chat-user")
         self.status = widgets.HTML()
         self.status.add_class("amn-chat-status")
@@ -213,6 +240,43 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         self.user_box.observe(self._guarded_change("switching to that user", self._pick_user), names="value")
 
         self._open(session_id)
+
+    @classmethod
+    def for_graph(
+        cls,
+        graph: Any,
+        *,
+        thread_id: str | None = None,
+        config: Mapping[str, Any] | None = None,
+        channel: str = "messages",
+        **options: Any,
+    ) -> ChatWidget:
+        """A chat over your own compiled LangGraph graph: each message goes to ``graph`` as a ``HumanMessage`` of
+        thread ``thread_id`` of *its* checkpointer, the reply streams in, its tool calls and results show as ours
+        do, and the conversation stays in that checkpointer (a new conversation is a new thread id; an existing
+        thread opens with its history). See :class:`~agentmem_nb.agent.graph_chat.GraphChat` for errors and
+        interrupts.
+
+        Args:
+            graph: the compiled graph (``create_agent(...)``, ``StateGraph(...).compile(checkpointer=...)``), with a
+                checkpointer and a list of messages in its state.
+            thread_id: the thread to open; ``None`` takes ``config["configurable"]["thread_id"]``, else the thread
+                spoken in last, else a new one.
+            config: the run config passed with each turn (``recursion_limit``, ``configurable`` keys your nodes
+                read, callbacks …); its ``thread_id`` is replaced by the open conversation's.
+            channel: the state key holding the messages (``"messages"`` for ``create_agent``/``MessagesState``).
+            options: the other options of :class:`ChatWidget` (``page_size``, ``stream_interval``, ``run_in_thread``).
+
+        >>> # chat = ChatWidget.for_graph(agent, thread_id="morning"); chat
+        >>> # chat.send("What did I say about tea?").tool_calls
+        """
+        from agentmem_nb.agent.graph_chat import GraphChat
+
+        service = GraphChat(graph, config=config, channel=channel)
+        if thread_id is None:
+            given = (config or {}).get("configurable", {}).get("thread_id")
+            thread_id = str(given) if given is not None else None
+        return cls(service, user_id=service.user_id, session_id=thread_id, **options)
 
     # ------------------------------------------------------------------ public API
 
@@ -277,7 +341,7 @@ class ChatWidget(CallbackErrors, widgets.VBox):
     @property
     def is_new_user(self) -> bool:
         """True while the user has no folder on disk (nothing is written before their first message)."""
-        return self.user_id not in self.store.users()
+        return self.source.is_new_user(self.user_id)
 
     def send(self, text: str) -> TurnResult:
         """Send ``text`` as the user, update the widget while the turn runs, and return the ``TurnResult``.
@@ -304,6 +368,8 @@ class ChatWidget(CallbackErrors, widgets.VBox):
             event = ChatEvent("turn", user_id, session_id, result=result, error=error or "")
             if result.cancelled:
                 self._show_notice(error or "Stopped on request.")
+            elif result.interrupt:
+                self._show_notice(result.interrupt, title=WAITING)
             elif error:
                 # the service kept the user's message and logged the failure; its visible reply is not persisted,
                 # so this is the only place the person sees it
@@ -364,6 +430,8 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         TurnTrace`. What the "trace" link of each reply does."""
         from agentmem_nb.widgets.trace import TurnTrace
 
+        if self.store is None or not self.source.has_traces:
+            raise LookupError(f"no turn traces here: {self.source.limits or 'this chat keeps none'}")
         trace = TurnTrace(self.store, user_id=self.user_id, session_id=self.session_id, message_id=message_id)
         if self.trace is not None:
             self.trace.close()
@@ -401,6 +469,7 @@ class ChatWidget(CallbackErrors, widgets.VBox):
 
     def refresh(self) -> None:
         """Pick up messages and conversations written by someone else (another cell, another process)."""
+        self.source.reload()
         self._history.sync()
         self._render()
         self._refresh_conversations()
@@ -413,7 +482,7 @@ class ChatWidget(CallbackErrors, widgets.VBox):
 
     def switch_conversation(self, session_id: str) -> None:
         """Open another conversation of the current user."""
-        session_id = check_session_id(session_id)
+        session_id = self.source.check_session(session_id)
         if session_id != self.session_id:
             before = (self.user_id, self.session_id)
             self._open(session_id)
@@ -431,6 +500,9 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         """Talk as another user: opens ``session_id`` or that user's most recent conversation. A user unknown to
         the store is shown as new and nothing is written for them until their first message."""
         user_id = check_user_id(user_id)
+        if not self.source.has_users:
+            raise ValueError(f"cannot switch to user {user_id!r}: {self.source.limits} — open another thread with "
+                             "switch_conversation(thread_id)")
         before = (self.user_id, self.session_id)
         self.user_id = user_id
         self._open(session_id)
@@ -501,9 +573,20 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         self.stop_button.disabled = not can_stop
         self.stop_button.layout.display = "flex" if can_stop else "none"
 
-    def _show_notice(self, text: str) -> None:
-        self.error_area.value = (f'<div class="{self._css_root} amn-error-box amn-chat-notice"><b>Stopped:</b> '
-                                 f"{escape(text)}</div>")
+    def _show_notice(self, text: str, *, title: str = "Stopped") -> None:
+        waiting = " amn-chat-waiting" if title == WAITING else ""
+        self.error_area.value = (f'<div class="{self._css_root} amn-error-box amn-chat-notice{waiting}"><b>'
+                                 f"{escape(title)}:</b> {escape(text)}</div>")
+
+    def _show_waiting(self) -> None:
+        # a service that can pause a conversation (GraphChat: a LangGraph interrupt) says so when it is opened,
+        # since the next message will answer the question rather than start a turn
+        waiting = getattr(self.service, "waiting", None)
+        text = waiting(self.user_id, self.session_id) if waiting is not None else ""
+        if text:
+            self._show_notice(text, title=WAITING)
+        elif "amn-chat-waiting" in self.error_area.value:
+            self.clear_error()  # the notice of the conversation shown before
 
     # ------------------------------------------------------------------ callbacks (errors shown, never lost)
 
@@ -552,23 +635,16 @@ class ChatWidget(CallbackErrors, widgets.VBox):
         if session_id is None:
             # a user's first conversation is saved with its first message, not when it is merely looked at
             session_id = self._latest_session() or secrets.token_hex(6)
-        self.session_id = check_session_id(session_id)
+        self.session_id = self.source.check_session(session_id)
         self.live.value = ""
         self._history.open(self.user_id, self.session_id)
         self._render()
         self._refresh_conversations()
         self._refresh_users()
+        self._show_waiting()
 
     def _latest_session(self) -> str | None:
-        if self.is_new_user:
-            return None  # reading an absent user's files would find nothing (and must create nothing)
-        mem = self.store.user(self.user_id)
-        listed = mem.conversations.list()
-        if listed:
-            return listed[0].session_id
-        # threads written without a conversation index (older tools, hand-made files): the one spoken in last
-        ends = [(pair[1].ts, sid) for sid in mem.session_ids() if (pair := mem.session(sid).first_and_last())]
-        return max(ends)[1] if ends else None
+        return self.source.latest_session(self.user_id)
 
     def _render(self) -> None:
         self.history.value = self._history.html()
@@ -579,20 +655,22 @@ class ChatWidget(CallbackErrors, widgets.VBox):
 
     def _refresh_conversations(self) -> None:
         new_user = self.is_new_user
-        listed = [] if new_user else self.store.user(self.user_id).conversations.list()
-        options = [(conversation_label(c.title, c.session_id, c.updated_at, self.store.zone), c.session_id)
-                   for c in listed]
+        listed = self.source.conversations(self.user_id)
+        zone = self.source.zone
+        options = [(conversation_label(c.title, c.session_id, c.updated_at, zone), c.session_id) for c in listed]
         if self.session_id not in {c.session_id for c in listed}:
-            options.insert(0, (conversation_label("", self.session_id, None, self.store.zone), self.session_id))
+            options.insert(0, (conversation_label("", self.session_id, None, zone), self.session_id))
         with self._quiet():
             if list(self.conversation_list.options) != options:
                 self.conversation_list.options = options
             self.conversation_list.value = self.session_id
         self.status.value = status_html(self.user_id, self.session_id, self._history.known_total,
-                                        self.service.model_name, new_user=new_user)
+                                        self.service.model_name, new_user=new_user, limits=self.source.limits)
 
     def _refresh_users(self) -> None:
-        users = self.store.users()
+        if not self.source.has_users:
+            return
+        users = self.source.users()
         if self.user_id not in users:
             users = sorted([*users, self.user_id])
         self._set_control(self.user_box, "options", users)

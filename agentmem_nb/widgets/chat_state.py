@@ -13,26 +13,26 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agentmem_nb.messages import Message, ToolCall
-from agentmem_nb.store.redactions import redaction_stamp, shown
 from agentmem_nb.turns import TurnEvent
 from agentmem_nb.widgets.chat_view import history_html, live_html, message_html
 
 if TYPE_CHECKING:
-    from agentmem_nb.store import MemoryStore, MessageFile
+    from agentmem_nb.widgets.chat_source import ChatSource
 
 __all__ = ["ChatHistory", "LiveTurn"]
 
 
 class ChatHistory:
-    """The newest messages of one conversation, read incrementally from the store, and their HTML.
+    """The newest messages of one conversation, read incrementally from its source, and their HTML.
 
     Args:
-        store: where the conversation lives.
+        source: where the conversation lives (:class:`~agentmem_nb.widgets.chat_source.ChatSource`: our store, or
+            a LangGraph checkpointer).
         page_size: how many of the newest messages to keep; :meth:`show_earlier` adds another page.
     """
 
-    def __init__(self, store: MemoryStore, *, page_size: int) -> None:
-        self.store = store
+    def __init__(self, source: ChatSource, *, page_size: int) -> None:
+        self.source = source
         self.page_size = page_size
         self.user_id = ""
         self.session_id = ""
@@ -43,16 +43,12 @@ class ChatHistory:
         self.render_count = 0
         """How many messages were rendered to HTML (a cost measure: cached messages do not count)."""
         self._rendered: dict[tuple[int, bool, bool, str], str] = {}
-        self._redactions_seen = 0  # the user's redaction stamp when the messages were read
+        self._stamp_seen: object = None  # the source's stamp when the messages were read (see ChatSource.stamp)
 
     @property
     def hidden_count(self) -> int:
         """Older messages of this conversation not shown yet."""
         return max(0, self.known_total - len(self.messages))
-
-    def layer(self) -> MessageFile:
-        """The open conversation's message file."""
-        return self.store.user(self.user_id).session(self.session_id)
 
     def open(self, user_id: str, session_id: str) -> None:
         """Show the newest page of another conversation (read from disk now)."""
@@ -62,19 +58,19 @@ class ChatHistory:
         self.sync(reload=True)
 
     def sync(self, *, reload: bool = False) -> None:
-        """Bring :attr:`messages` up to date with the file, reading only lines that are new since the last sync."""
-        layer = self.layer()
-        total = len(layer)
+        """Bring :attr:`messages` up to date with the source, reading only messages that are new since the last
+        sync."""
+        source, user_id, session_id = self.source, self.user_id, self.session_id
+        total = source.count(user_id, session_id)
         new = total - self.known_total
-        user = self.store.user(self.user_id)
-        stamp = redaction_stamp(user)
-        reload = reload or stamp != self._redactions_seen  # a message shown may have been redacted since: read again
-        self._redactions_seen = stamp
+        stamp = source.stamp(user_id, session_id)
+        reload = reload or stamp != self._stamp_seen  # a message shown may have changed since (redacted): read again
+        self._stamp_seen = stamp
         if reload or new < 0:
             # a shrunk file (rewritten by hand) or a page change: read the tail afresh
-            self.messages = shown(user, layer.tail(min(total, self.shown)), "session")
+            self.messages = source.tail(user_id, session_id, min(total, self.shown))
         elif new > 0:
-            self.messages += shown(user, layer.tail(new), "session")
+            self.messages += source.tail(user_id, session_id, new)
             del self.messages[: max(0, len(self.messages) - self.shown)]
         self.known_total = total
 
@@ -94,7 +90,10 @@ class ChatHistory:
 
     def has_trace(self, index: int) -> bool:
         """Whether the message at ``index`` of :attr:`messages` gets a "trace" link: every assistant reply, and a
-        user message that no reply follows (a failed or stopped turn, whose trace shows why)."""
+        user message that no reply follows (a failed or stopped turn, whose trace shows why). None when the source
+        keeps no traces (a LangGraph checkpointer)."""
+        if not self.source.has_traces:
+            return False
         message = self.messages[index]
         if message.role == "assistant":
             return True
@@ -113,7 +112,7 @@ class ChatHistory:
                    message.content)
             html = self._rendered.get(key)
             if html is None:
-                html = self._rendered[key] = message_html(message, self.store.zone, trace_link=key[1],
+                html = self._rendered[key] = message_html(message, self.source.zone, trace_link=key[1],
                                                           focused=key[2])
                 self.render_count += 1
             parts.append(html)

@@ -52,6 +52,8 @@ def message_html(message: Message, zone: _dt.tzinfo | None, *, trace_link: bool 
     """
     role = message.role if message.role in _KNOWN_ROLES else "other"
     when = _local(message.ts, zone).strftime("%Y-%m-%d %H:%M")
+    if message.meta.get("ts_upper_bound") is True:  # only known to be no later (a long LangGraph thread, see graph_chat)
+        when = f"≤ {when}"
     body = safe_markdown(message.content) if role == "assistant" else escape(message.content)
     calls = message.tool_calls if role == "assistant" else ()
     link = (f' · <button type="button" class="amn-trace-link" data-trace="{message.message_id}" '
@@ -123,12 +125,14 @@ def live_html(live: LiveTurn) -> str:
     return '<div class="amn-chat-root">' + "".join(parts) + "</div>"
 
 
-def status_html(user_id: str, session_id: str, count: int, model: str, *, new_user: bool) -> str:
-    """The line under the conversation list: who, which conversation, how many messages, which model."""
+def status_html(user_id: str, session_id: str, count: int, model: str, *, new_user: bool, limits: str = "") -> str:
+    """The line under the conversation list: who, which conversation, how many messages, which model — and
+    ``limits``, why features of our store are off (a chat over a LangGraph graph)."""
     new = (' · <span class="amn-new-user">new user: nothing is saved until the first message</span>'
            if new_user else "")
+    note = f'<div class="amn-chat-limits">{escape(limits)}</div>' if limits else ""
     return (f'<div class="amn-chat-root amn-status-text">{escape(user_id)} · {escape(session_id)} · {count} messages'
-            + (f" · model {escape(model)}" if model else "") + new + "</div>")
+            + (f" · model {escape(model)}" if model else "") + new + note + "</div>")
 
 
 def conversation_label(title: str, session_id: str, updated: _dt.datetime | None, zone: _dt.tzinfo | None) -> str:
