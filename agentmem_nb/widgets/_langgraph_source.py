@@ -366,8 +366,10 @@ def run_trace(source: LangGraphSource, thread: str, message_id: int, *, zone: _d
     history = lg.checkpoint_history(saver, thread, channel=channel, zone=zone)
     times = {int(s): t for s, t in zip(history["step"], history["ts"]) if not pd.isna(s)}
 
-    def at(step: int) -> float:
-        return float(times[step].timestamp() * 1000.0)
+    epoch = next(iter(times.values())) if times else None
+
+    def at(step: int) -> float:  # milliseconds from the thread's first checkpoint (differences of exact times)
+        return float((times[step] - epoch).total_seconds() * 1000.0)
 
     question = turn.iloc[0]
     asked = int(question["step"]) if question["role"] == "user" and not pd.isna(question["step"]) else None
@@ -380,7 +382,7 @@ def run_trace(source: LangGraphSource, thread: str, message_id: int, *, zone: _d
     raw_steps: list[dict[str, Any]] = []
     tool_calls: list[ToolCall] = []
     tool_starts: list[float] = []
-    previous_model = 0
+    previous_model = 1  # the first model step was given the whole thread so far; each later one, what came since
     for step in steps:
         before = [s for s in times if s < step]
         start, stop = (at(max(before)) if before else zero) - zero, at(step) - zero
@@ -388,7 +390,7 @@ def run_trace(source: LangGraphSource, thread: str, message_id: int, *, zone: _d
         for _, row in rows.iterrows():
             if row["role"] == "assistant":
                 upto = int(row["message_id"])
-                given = messages[(ids > previous_model) & (ids < upto)]
+                given = messages[(ids >= previous_model) & (ids < upto)]
                 previous_model = upto
                 raw_steps.append({"step": len(raw_steps) + 1, "start_ms": start, "ms": stop - start,
                                   "given": [_given(g) for _, g in given.iterrows()]})
