@@ -129,7 +129,8 @@ def trace_html(data: TraceData, *, origin: str | None = None) -> str:
                 f"{escape(entry.user_message)}</div>")
     rows = "".join(_row(span, data, total) for span in data.spans)
     context = (f'<details class="amn-trace-context"><summary>memory context given with the system prompt</summary>'
-               f"<pre>{escape(entry.memory_context) or '(none)'}</pre></details>")
+               f"<pre>{escape(entry.memory_context) or '(none)'}</pre></details>"
+               if origin is None or entry.memory_context else "")  # a run recorded elsewhere keeps no such context
     scale = (f'<div class="amn-trace-scale"><span>0 ms</span><span>{total / 2:.0f} ms</span>'
              f"<span>{total:.0f} ms</span></div>")
     return (f'<div class="amn-trace-root">{header}{note}{question}<div class="amn-trace-rows">{scale}{rows}</div>'

@@ -273,6 +273,7 @@ def test_the_trace_of_a_call_is_the_graph_run_timed_by_its_checkpoints(agent: An
     assert [m.role for m in data.spans[2].given] == ["ai", "tool"]
     assert data.entry.user_message == "What did I say about tea?"
     assert "message #2" in trace.view.value and "log #" not in trace.view.value
+    assert "memory context" not in trace.view.value  # the checkpointer keeps no system prompt to show
 
 
 def test_an_interrupted_run_shows_its_unanswered_call_as_stopped(saver: Any, lg_store: InMemoryStore) -> None:
