@@ -16,9 +16,10 @@ What each becomes:
 - the store's **namespaces are a layer**: ``store`` lists the items (scope: a namespace or any prefix of one, written
   with dots, ``"users.alice"`` — LangGraph forbids a dot inside a label, so the text names one tuple).
 
-Everything is read through the public functions of :mod:`agentmem_nb.frames.langgraph` (``thread_messages``,
-``thread_tool_calls``, ``threads``, ``checkpoint_history``, ``store_items``, ``store_namespaces``): the widgets show
-what a notebook gets from those, no other reader of a saver exists here. A search is the store's exact search — a
+Everything is read through the public functions of :mod:`agentmem_nb.frames.langgraph` (``checkpointer_messages``
+and ``checkpointer_tool_calls`` — what ``frames.session_messages`` / ``frames.tool_calls`` run for a checkpointer —,
+``thread_messages``, ``thread_tool_calls``, ``threads``, ``checkpoint_history``, ``store_items``,
+``store_namespaces``): the widgets show what a notebook gets from those; no other reader of a saver exists here. A search is the store's exact search — a
 casefolded substring, hits oldest first, the last ``limit`` of them — and the window around a message hit is
 positional in its thread, as ``MessageFile.window`` is (anchor included, sides clamped to ``MAX_WINDOW_SIDE``).
 
@@ -209,18 +210,14 @@ class LangGraphData:
         return [str(t) for t in lg.threads(self.source.checkpointer, zone=self.zone)["thread_id"]]
 
     def messages(self, thread: str | None) -> pd.DataFrame:
-        """One thread's messages, or every thread's ordered by time (``None``)."""
-        ids = [thread] if thread else self.thread_ids()
-        parts = [lg.thread_messages(self.source.checkpointer, t, channel=self.source.channel, zone=self.zone)
-                 for t in ids]
-        return _by_time(parts) if parts else lg.thread_messages(self.source.checkpointer, "-", zone=self.zone)
+        """One thread's messages, or every thread's ordered by time (``None``): ``frames.session_messages``."""
+        return lg.checkpointer_messages(self.source.checkpointer, thread or None, channel=self.source.channel,
+                                        zone=self.zone)
 
     def tool_calls(self, thread: str | None = None) -> pd.DataFrame:
-        """One thread's tool calls, or every thread's ordered by time (``None``)."""
-        ids = [thread] if thread else self.thread_ids()
-        parts = [lg.thread_tool_calls(self.source.checkpointer, t, channel=self.source.channel, zone=self.zone)
-                 for t in ids]
-        return _by_time(parts) if parts else lg.thread_tool_calls(self.source.checkpointer, "-", zone=self.zone)
+        """One thread's tool calls, or every thread's ordered by time (``None``): ``frames.tool_calls``."""
+        return lg.checkpointer_tool_calls(self.source.checkpointer, thread or None, channel=self.source.channel,
+                                          zone=self.zone)
 
     def namespaces(self) -> list[str]:
         """Every namespace of the store and every prefix of one, as dotted text, sorted."""
@@ -255,7 +252,7 @@ class LangGraphData:
             ids = [scope] if scope else self.thread_ids()
             parts = [lg.checkpoint_history(self.source.checkpointer, t, channel=self.source.channel, zone=self.zone)
                      for t in ids]
-            return _by_time(parts) if parts else lg.checkpoint_history(self.source.checkpointer, "-", zone=self.zone)
+            return _by_time(parts) if parts else pd.DataFrame(columns=list(lg.CHECKPOINT_COLUMNS))
         prefix = tuple(scope.split(".")) if scope else ()
         return lg.store_items(self.source.store, namespace_prefix=prefix, zone=self.zone)
 

@@ -22,6 +22,8 @@ ROW_KEYS: dict[str, tuple[str, ...]] = {
     "tool_calls": ("session_id", "turn", "call_index"),
     "problems": ("file", "line", "kind"),
     "conversations": ("session_id",),
+    "threads": ("thread_id",),  # a LangGraph checkpointer's threads, newest first (widgets/_langgraph_source.py)
+    "checkpoints": ("thread_id", "checkpoint_id"),
 }
 """Columns that name a row of a non-message layer (its position moves when rows are added before it)."""
 

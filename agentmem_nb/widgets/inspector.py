@@ -310,6 +310,9 @@ class MemoryInspector(OpensMessages, FollowsChat, widgets.VBox):
             raise ValueError("no user selected: call select_user('...') first (the store has no users yet)")
         return self.store.user(self.user_id)
 
+    def _shows_users(self) -> bool:
+        return self.langgraph is None  # a LangGraph source: every followed turn refreshes the view
+
     def select_user(self, user_id: str) -> None:
         """Show ``user``'s memory (the layer stays; a session or day scope is dropped)."""
         if self.langgraph is not None:

@@ -117,14 +117,25 @@ def test_search_is_the_exact_substring_search_and_a_hit_opens_its_window(agent: 
     assert len(table_rows(inspector.window_table)) == len(thread)
 
 
-def test_a_window_is_read_from_its_thread_when_another_scope_is_shown(agent: Any) -> None:
+def test_a_window_whose_thread_was_deleted_says_so_after_a_refresh(agent: Any, saver: Any) -> None:
     inspector = MemoryInspector(agent)
-    inspector.select_scope("morning")
-    hit = inspector.search("oat")[0]
-    assert hit.key == "morning"
-    inspector.state.hits = [hit.__class__(1, "sessions", "evening", 1, None, "x", "", "evening")]
-    window = inspector.select_hit(0)  # a hit of a thread the morning scope does not hold
-    assert window.frame["content"].iloc[window.anchor_row] == "What did I say about tea?"
+    inspector.search("oat")
+    inspector.select_hit(0)
+    saver.delete_thread("morning")
+    inspector.refresh()
+    assert inspector.window is not None and inspector.window.anchor_row == -1
+    assert "thread 'morning' has no message #5" in inspector.window.reason
+    assert "no message #5" in inspector.window_view.value
+    assert set(inspector.frame["session_id"]) == {"evening"}
+
+
+def test_an_empty_checkpointer_shows_empty_layers(lg_store: InMemoryStore) -> None:
+    inspector = MemoryInspector(LangGraphSource(checkpointer=InMemorySaver(), store=lg_store))
+    for layer in ("sessions", "tool_calls", "threads", "checkpoints", "store"):
+        inspector.select_layer(layer)
+        assert len(inspector.frame) == 0 and inspector.search("tea") == []
+    assert inspector.errors == []
+    assert len(ToolTimeline(InMemorySaver()).frame) == 0
 
 
 def test_a_refresh_shows_the_new_turn_and_keeps_the_chosen_hit(agent: Any) -> None:
@@ -177,6 +188,18 @@ def test_the_other_checkpointer_layers_are_their_frames(agent: Any, saver: Any, 
     assert inspector.frame[["session_id" if layer == "tool_calls" else "thread_id"]].equals(
         want[["session_id" if layer == "tool_calls" else "thread_id"]])
     assert len(inspector.frame) == len(want)
+
+
+def test_a_chosen_thread_row_stays_chosen_when_a_newer_thread_moves_it(agent: Any) -> None:
+    inspector = MemoryInspector(agent, layer="threads")
+    inspector.search("morning")
+    inspector.select_hit(0)
+    assert inspector.window is not None and inspector.window.hit.anchor == 1  # threads are newest first
+    _chat(agent, "night", "I prefer chamomile")
+    inspector.refresh()
+    assert inspector.frame["thread_id"].tolist()[0] == "night"
+    window = inspector.window
+    assert window is not None and window.frame["thread_id"].iloc[window.anchor_row] == "morning"
 
 
 def test_the_checkpoints_layer_is_each_threads_history(agent: Any, saver: Any) -> None:
@@ -300,3 +323,21 @@ def test_the_views_show_times_in_the_sources_zone(agent: Any, saver: Any) -> Non
     assert "times in Asia/Tokyo" in inspector.caption.value and "times in Asia/Tokyo" in timeline.summary.value
     assert str(inspector.frame["ts"].dt.tz) == "Asia/Tokyo" and str(timeline.frame["ts"].dt.tz) == "Asia/Tokyo"
     assert isinstance(timeline.frame["ts"].iloc[0], pd.Timestamp)
+
+
+def test_a_followed_chats_turn_refreshes_a_langgraph_view(agent: Any, tmp_path: Path) -> None:
+    from agentmem_nb import MemoryStore
+    from agentmem_nb.agent import ChatService, LLMConfig
+    from agentmem_nb.widgets import ChatWidget
+
+    chat = ChatWidget(ChatService(MemoryStore(tmp_path / "memory"), config=LLMConfig()), user_id="alice")
+    inspector, timeline = MemoryInspector(agent), ToolTimeline(agent)
+    inspector.follow(chat)
+    timeline.follow(chat)
+    _chat(agent, "night", "I prefer chamomile")  # the graph ran: the views have not looked yet
+    assert "night" not in set(inspector.frame["session_id"])
+    chat.send("hello")
+    assert inspector.auto_refreshes == 1 and timeline.auto_refreshes == 1
+    assert inspector.last_error is None and timeline.last_error is None
+    assert "night" in set(inspector.frame["session_id"]) and "night" in set(timeline.frame["session_id"])
+    assert inspector.user_id is None  # the chat's user is not the graph's
