@@ -1,8 +1,9 @@
 """MemoryInspector and ToolTimeline over a LangGraph agent's memory (``widgets/_langgraph_source.py``).
 
 Every source here is real: a graph built by ``create_agent`` with agentmem_nb's offline model (which makes real tool
-calls), run against ``InMemorySaver`` or ``SqliteSaver`` and an ``InMemoryStore`` its tools write to. What the widgets
-show is compared with what :mod:`agentmem_nb.frames` returns for the same objects.
+calls), run against ``InMemorySaver``, ``SqliteSaver`` (``PostgresSaver`` under ``-m postgres``) and an
+``InMemoryStore`` its tools write to. What the widgets show is compared with what :mod:`agentmem_nb.frames` returns
+for the same objects.
 """
 
 from __future__ import annotations
@@ -45,10 +46,17 @@ def search_session(keyword: str, runtime: ToolRuntime) -> str:
     return "\n".join(f"#{n} note: {i.value['note']}" for n, i in enumerate(hits, 1)) or "no hits"
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def saver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     if request.param == "memory":
         yield InMemorySaver()
+    elif request.param == "postgres":
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from pg_server import shared_server  # the suite's throwaway server (skips, or fails under CI, without one)
+
+        with PostgresSaver.from_conn_string(shared_server().new_database()) as pg_saver:
+            pg_saver.setup()
+            yield pg_saver
     else:
         conn = sqlite3.connect(tmp_path / "checkpoints.db", check_same_thread=False)
         yield SqliteSaver(conn)
@@ -91,7 +99,7 @@ def test_the_threads_are_the_sessions(agent: Any, saver: Any) -> None:
     assert [v for _, v in inspector.scope_picker.options] == ["", *frames.threads(saver)["thread_id"]]
     inspector.select_scope("morning")
     assert inspector.frame.equals(frames.session_messages(saver, "morning"))
-    assert "InMemorySaver" in inspector.caption.value or "SqliteSaver" in inspector.caption.value
+    assert f"{type(saver).__name__} + InMemoryStore" in inspector.caption.value
 
 
 def test_search_is_the_exact_substring_search_and_a_hit_opens_its_window(agent: Any, saver: Any) -> None:
