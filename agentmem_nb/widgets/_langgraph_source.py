@@ -133,6 +133,8 @@ def langgraph_source(source: object) -> LangGraphSource | None:
     and store) or a ``LangGraphSource`` — or ``None`` when it is none of them (our ``MemoryStore``)."""
     if isinstance(source, LangGraphSource):
         return source
+    if isinstance(source, MemoryStore):  # ours: answered without importing LangGraph (a notebook may not need it)
+        return None
     if lg.is_checkpointer(source):
         return LangGraphSource(checkpointer=source)
     if lg.is_store(source):

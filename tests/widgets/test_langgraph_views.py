@@ -349,3 +349,15 @@ def test_a_followed_chats_turn_refreshes_a_langgraph_view(agent: Any, tmp_path: 
     assert inspector.last_error is None and timeline.last_error is None
     assert "night" in set(inspector.frame["session_id"]) and "night" in set(timeline.frame["session_id"])
     assert inspector.user_id is None  # the chat's user is not the graph's
+
+
+def test_our_stores_views_do_not_import_langgraph(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; from agentmem_nb import MemoryStore; from agentmem_nb.widgets import MemoryInspector, "
+            "ToolTimeline; s = MemoryStore(sys.argv[1]); s.user('a').append('s1', 'user', 'hi'); "
+            "MemoryInspector(s); ToolTimeline(s); print(sorted(m for m in sys.modules if m.startswith('langgraph')))")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "memory")], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "[]", done.stdout
