@@ -195,19 +195,25 @@ class FollowsChat(CallbackErrors):
         self._links = live
         return self._links
 
+    def _shows_users(self) -> bool:
+        """Whether the view shows one user's memory; a view of a LangGraph graph's memory has no users, so every
+        followed turn refreshes it (the view overrides this)."""
+        return True
+
     def _on_chat_event(self, event: TurnNotice, *, follow_user: bool) -> None:
         user_id = event.user_id
-        if not user_id:
+        users = self._shows_users()
+        if users and not user_id:
             return  # nothing says whose memory changed; the Refresh button still works
         shown = self.user_id
-        if shown is not None and user_id != shown and not follow_user:
+        if users and shown is not None and user_id != shown and not follow_user:
             return  # another user's turn or switch: nothing this view shows has changed, so read nothing
         # a previous automatic refresh's error is stale once another one runs; an error from the person's own
         # action stays until their next action
         if self.last_error is not None and self.last_error.action == _ACTION:
             self.clear_error()
         try:
-            if shown != user_id:
+            if users and shown != user_id:
                 self.select_user(user_id)  # a view with no user yet, or follow_user=True
             else:
                 self.refresh()

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from agentmem_nb.store.redactions import Redaction, Redactions
 
 __all__ = ["LAYERS", "MESSAGE_LAYERS", "SHOWN", "InspectorHit", "InspectorWindow", "Found", "InspectorData",
-           "view_of", "redaction_note", "NO_REDACTIONS"]
+           "view_of", "redaction_note", "NO_REDACTIONS", "row_hit", "row_window"]
 
 NO_REDACTIONS = ("Redaction is not available on PostgreSQL yet: its events are kept in the user's folder "
                  "(redactions.jsonl) and a database user has none. Nothing was hidden or written; to hide a message "
@@ -143,9 +143,33 @@ class Found:
 class InspectorData:
     """Reads for the inspector: one store, one retriever; the layer frames through the given follower."""
 
+    read_only = ""
+    """Why the source cannot be edited from the inspector (empty: it can; see ``_langgraph_source.READ_ONLY``)."""
+    default_layer = "sessions"
+
     def __init__(self, store: MemoryStore, retriever: Retriever) -> None:
         self.store = store
         self.retriever = retriever
+        self.layers = LAYERS
+        """The layers this source has, and their labels."""
+
+    @property
+    def zone(self) -> _dt.tzinfo | None:
+        """The zone the store shows times in."""
+        return self.store.zone
+
+    @property
+    def label(self) -> str:
+        """Who the caption names when no user is chosen."""
+        return "no user"
+
+    def users(self) -> list[str]:
+        """The store's users."""
+        return self.store.users()
+
+    def shown(self, view: str) -> tuple[str, ...]:
+        """The columns a view's table shows."""
+        return SHOWN[view]
 
     def check_scope(self, layer: str, scope: str) -> str | None:
         """``scope`` validated for ``layer`` (raises ``ValueError`` naming the scopes that apply)."""
@@ -254,9 +278,12 @@ class InspectorData:
 
     # ------------------------------------------------------------------ search
 
-    def find(self, mem: UserMemory, frame: pd.DataFrame, layer: str, scope: str | None, text: str, *,
+    def find(self, mem: UserMemory | None, frame: pd.DataFrame, layer: str, scope: str | None, text: str, *,
              limit: int) -> Found:
-        """Search the layer for ``text``: the hits listed (at most ``limit``) and the true number of matches."""
+        """Search the layer for ``text``: the hits listed (at most ``limit``) and the true number of matches
+        (nothing without a user)."""
+        if mem is None:
+            return Found((), 0, "")
         if layer in MESSAGE_LAYERS:
             return self._find_messages(mem, frame, layer, scope, text.strip(), limit)
         view = view_of(layer, scope)
@@ -302,22 +329,15 @@ class InspectorData:
 
     def row_hit(self, frame: pd.DataFrame, view: str, layer: str, rank: int, position: int) -> InspectorHit:
         """The hit naming row ``position`` of a non-message layer."""
-        row = frame.iloc[position]
-        shown = [c for c in SHOWN[view] if c in row.index]
-        label = " · ".join(one_line(cell_text(row[c])) for c in shown if cell_text(row[c]))
-        stamp = next((row[c] for c in ("ts", "added_at", "updated_at") if c in row.index and not pd.isna(row[c])),
-                     None)
-        session = row["session_id"] if "session_id" in row.index and not pd.isna(row["session_id"]) else None
-        return InspectorHit(rank, layer, None, position, stamp.to_pydatetime() if stamp is not None else None,
-                            shorten(f"row {position}: {label}", _HIT_CHARS), session_id=session)
+        return row_hit(frame, SHOWN[view], layer, rank, position)
 
-    def session_message_id(self, follower: frames.LayerFollower, hit: InspectorHit) -> int | None:
+    def session_message_id(self, follower: frames.LayerFollower | None, hit: InspectorHit) -> int | None:
         """The id, in its conversation, of the message a hit names: a day file numbers its copy of a message on its
         own, so a days hit is found in its session by its timestamp (written once, to the microsecond, for both
         copies)."""
         if hit.layer == "sessions":
             return hit.anchor
-        if hit.session_id is None or hit.ts is None:
+        if hit.session_id is None or hit.ts is None or follower is None:
             return None
         thread = follower.session(hit.session_id)
         if not len(thread):
@@ -337,9 +357,29 @@ class InspectorData:
             ids = [m.message_id for m in found.messages]
             return InspectorWindow(hit, before, after, window, ids.index(hit.anchor) if hit.anchor in ids else -1,
                                    found.reason)
-        if hit.anchor >= len(frame):
-            return InspectorWindow(hit, before, after, frame.iloc[0:0], -1,
-                                   f"row {hit.anchor} is no longer in this layer ({len(frame)} rows): search again")
-        start = max(0, hit.anchor - before)
-        window = frame.iloc[start : hit.anchor + after + 1].reset_index(drop=True)
-        return InspectorWindow(hit, before, after, window, hit.anchor - start)
+        return row_window(frame, hit, before, after)
+
+
+# The two rules for a row of a non-message layer, shared by every source's reads (ours above, a LangGraph
+# checkpointer's and store's in _langgraph_source).
+
+def row_hit(frame: pd.DataFrame, shown: tuple[str, ...], layer: str, rank: int, position: int) -> InspectorHit:
+    """The hit naming row ``position`` of ``frame``, labelled with its ``shown`` columns."""
+    row = frame.iloc[position]
+    columns = [c for c in shown if c in row.index]
+    label = " · ".join(one_line(cell_text(row[c])) for c in columns if cell_text(row[c]))
+    stamp = next((row[c] for c in ("ts", "added_at", "updated_at") if c in row.index and not pd.isna(row[c])),
+                 None)
+    session = row["session_id"] if "session_id" in row.index and not pd.isna(row["session_id"]) else None
+    return InspectorHit(rank, layer, None, position, stamp.to_pydatetime() if stamp is not None else None,
+                        shorten(f"row {position}: {label}", _HIT_CHARS), session_id=session)
+
+
+def row_window(frame: pd.DataFrame, hit: InspectorHit, before: int, after: int) -> InspectorWindow:
+    """The rows of ``frame`` around a row hit (its anchor is the row's position), clamped at both ends."""
+    if hit.anchor >= len(frame):
+        return InspectorWindow(hit, before, after, frame.iloc[0:0], -1,
+                               f"row {hit.anchor} is no longer in this layer ({len(frame)} rows): search again")
+    start = max(0, hit.anchor - before)
+    window = frame.iloc[start : hit.anchor + after + 1].reset_index(drop=True)
+    return InspectorWindow(hit, before, after, window, hit.anchor - start)

@@ -34,6 +34,8 @@ class InspectorState:
     window: InspectorWindow | None = None
     before: int = 2
     after: int = 2
+    layers: tuple[str, ...] = tuple(LAYERS)
+    """The layers the source has (a LangGraph source has its own, see ``_langgraph_source``)."""
 
     @property
     def view(self) -> str:
@@ -52,8 +54,8 @@ class InspectorState:
 
     def choose_layer(self, layer: str) -> bool:
         """Switch layer (scope and search dropped); True if it changed."""
-        if layer not in LAYERS:
-            raise ValueError(f"unknown layer {layer!r}: use one of {', '.join(LAYERS)}")
+        if layer not in self.layers:
+            raise ValueError(f"unknown layer {layer!r}: use one of {', '.join(self.layers)}")
         if layer == self.layer:
             return False
         self.layer = layer

@@ -23,6 +23,8 @@ ROW_KEYS: dict[str, tuple[str, ...]] = {
     "problems": ("file", "line", "kind"),
     "conversations": ("session_id",),
     "facts": ("fact_id",),
+    "threads": ("thread_id",),  # a LangGraph checkpointer's threads, newest first (widgets/_langgraph_source.py)
+    "checkpoints": ("thread_id", "checkpoint_id"),
 }
 """Columns that name a row of a non-message layer (its position moves when rows are added before it)."""
 

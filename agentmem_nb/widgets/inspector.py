@@ -36,6 +36,12 @@ Driven from code (what the tests do)::
     inspector.select_layer("facts")         # the Facts layer (see _inspector_facts):
     inspector.facts_panel.select_fact(7); inspector.facts_panel.resolve(9, accept=True)
     inspector.facts_panel.open_source(7)    # the window around a fact's source message
+
+A LangGraph agent's memory in place of the store (:mod:`agentmem_nb.widgets._langgraph_source`): its threads are
+the sessions, its store's namespaces a layer, everything read only::
+
+    MemoryInspector(agent)              # a compiled graph: its checkpointer and its store
+    MemoryInspector(saver)              # or a checkpointer, a BaseStore, or LangGraphSource(checkpointer=, store=)
 """
 
 from __future__ import annotations
@@ -58,12 +64,18 @@ from agentmem_nb.widgets._inspector_data import (
     LAYERS,
     MESSAGE_LAYERS,
     Found,
-    SHOWN,
     InspectorData,
     InspectorHit,
     InspectorWindow,
 )
 from agentmem_nb.widgets._inspector_state import InspectorState, clamp_side
+from agentmem_nb.widgets._langgraph_source import (
+    LangGraphData,
+    LangGraphLike,
+    LangGraphSource,
+    langgraph_source,
+    our_store,
+)
 from agentmem_nb.widgets._open import OpenMessage, OpensMessages
 from agentmem_nb.widgets._rows import find_row, row_identity
 from agentmem_nb.widgets._tables import TABLE_STYLE, new_table, show_rows
@@ -82,9 +94,12 @@ class MemoryInspector(OpensMessages, FollowsChat, widgets.VBox):
     """Browse one user's memory layer by layer, search it, step through anchor windows, and edit it.
 
     Args:
-        store: the :class:`~agentmem_nb.store.MemoryStore` to read.
-        user_id: whose memory (default: the first user in the store, if any).
-        layer: one of :data:`LAYERS` (``"sessions"`` by default).
+        store: the :class:`~agentmem_nb.store.MemoryStore` to read — or a LangGraph agent's memory: a compiled
+            graph, a checkpointer, a ``BaseStore`` or a :class:`~agentmem_nb.widgets.LangGraphSource` (threads as
+            the sessions, the store's namespaces as the ``store`` layer, read only; see :attr:`langgraph`).
+        user_id: whose memory (default: the first user in the store, if any; a LangGraph source has no users).
+        layer: one of :data:`LAYERS` (``"sessions"`` by default; a LangGraph source's layers are
+            ``_langgraph_source.LANGGRAPH_LAYERS``, ``"store"`` first when it has no checkpointer).
         scope: a session id (sessions layer), a day (days layer), ``"history"`` (long-term layer) or ``"sessions"``
             (tool calls from the thread files instead of the log); ``None`` = everything.
         max_rows: rows given to the table (the newest; it pages them); the DataFrame in :attr:`frame` has them all.
@@ -104,10 +119,10 @@ class MemoryInspector(OpensMessages, FollowsChat, widgets.VBox):
 
     def __init__(
         self,
-        store: MemoryStore,
+        store: MemoryStore | LangGraphLike,
         *,
         user_id: str | None = None,
-        layer: str = "sessions",
+        layer: str | None = None,
         scope: str | None = None,
         max_rows: int = 2000,
         hit_limit: int = 20,
@@ -120,11 +135,16 @@ class MemoryInspector(OpensMessages, FollowsChat, widgets.VBox):
         if max_rows < 1 or hit_limit < 1:
             raise ValueError(f"max_rows and hit_limit must be >= 1, got {max_rows!r} and {hit_limit!r}")
         self._init_open(on_open_message)
-        self.store = store
+        self.langgraph: LangGraphSource | None = langgraph_source(store)
+        """The LangGraph checkpointer and store shown (``None``: our store is)."""
+        self.store: MemoryStore | None = our_store(store) if self.langgraph is None else None
+        """The store shown (``None`` for a LangGraph source)."""
         self.retriever = retriever if retriever is not None else Retriever()
-        self.data = InspectorData(store, self.retriever)
-        """Reads the store (frames, search, windows)."""
-        self.state = InspectorState(before=clamp_side(before), after=clamp_side(after))
+        self.data: InspectorData | LangGraphData = (LangGraphData(self.langgraph) if self.langgraph is not None
+                                                    else InspectorData(our_store(store), self.retriever))
+        """Reads the source (frames, search, windows)."""
+        self.state = InspectorState(before=clamp_side(before), after=clamp_side(after),
+                                    layers=tuple(self.data.layers))
         """What is chosen (user, layer, scope, search, hits, window)."""
         self.max_rows = int(max_rows)
         self.hit_limit = int(hit_limit)
@@ -137,7 +157,7 @@ class MemoryInspector(OpensMessages, FollowsChat, widgets.VBox):
         self.user_picker = widgets.Dropdown(description="User", options=[], layout=widgets.Layout(width="auto"),
                                             style={"description_width": "40px"})
         self.user_picker.add_class("amn-inspector-user")
-        self.layer_picker = widgets.Dropdown(description="Layer", options=[(v, k) for k, v in LAYERS.items()],
+        self.layer_picker = widgets.Dropdown(description="Layer", options=[(v, k) for k, v in self.data.layers.items()],
                                              layout=widgets.Layout(width="auto"), style={"description_width": "44px"})
         self.layer_picker.add_class("amn-inspector-layer")
         self.scope_picker = widgets.Dropdown(description="Show", options=[], layout=widgets.Layout(width="auto"),
@@ -208,9 +228,13 @@ class MemoryInspector(OpensMessages, FollowsChat, widgets.VBox):
         self.open_button.on_click(self._guarded("open in chat", lambda _b: self.open_hit()))
         self.table.observe(self._guarded_change("choose row", self._row_chosen), names="selected_rows")
 
-        if layer not in LAYERS:
-            raise ValueError(f"unknown layer {layer!r}: use one of {', '.join(LAYERS)}")
-        users = store.users()
+        layer = self.data.default_layer if layer is None else layer
+        if layer not in self.data.layers:
+            raise ValueError(f"unknown layer {layer!r}: use one of {', '.join(self.data.layers)}")
+        if self.langgraph is not None and user_id is not None:
+            raise ValueError(f"user_id={user_id!r}: a LangGraph source has no users (its threads are the sessions: "
+                             "choose one with scope=THREAD_ID)")
+        users = self.data.users()
         chosen = user_id if user_id is not None else (users[0] if users else None)
         self.state.user_id = check_user_id(chosen) if chosen is not None else None
         self.state.layer = layer
@@ -288,12 +312,20 @@ class MemoryInspector(OpensMessages, FollowsChat, widgets.VBox):
     @property
     def mem(self) -> UserMemory:
         """The current user's memory."""
+        if self.store is None:
+            raise ValueError(self.data.read_only)
         if self.user_id is None:
             raise ValueError("no user selected: call select_user('...') first (the store has no users yet)")
         return self.store.user(self.user_id)
 
+    def _shows_users(self) -> bool:
+        return self.langgraph is None  # a LangGraph source: every followed turn refreshes the view
+
     def select_user(self, user_id: str) -> None:
         """Show ``user``'s memory (the layer stays; a session or day scope is dropped)."""
+        if self.langgraph is not None:
+            raise ValueError(f"select_user({user_id!r}): a LangGraph source has no users; its threads are the "
+                             "sessions (select_scope(THREAD_ID))")
         self.state.choose_user(check_user_id(user_id))
         self._load()
 
@@ -391,8 +423,11 @@ class MemoryInspector(OpensMessages, FollowsChat, widgets.VBox):
         """Hide a message of a conversation (and its copy in its day file) behind a redaction event with its
         reason: the lines on disk are kept, the events are recorded in ``redactions.jsonl`` (see
         :mod:`agentmem_nb.store.redactions`: from then on no search returns it, the agent's included)."""
+        if self.store is None:
+            raise ValueError(self.data.read_only)
         if self.user_id is None:
             raise ValueError("no user selected: call select_user('...') first")
+        assert isinstance(self.data, InspectorData)  # our store: its reads
         self.data.redact(self.mem, self._follower(), session_id, int(message_id), reason)
         self.refresh()
         self.editor.status.value = (f'<div class="amn-inspector-root amn-edit-done">✓ message {int(message_id)} of '
@@ -427,9 +462,8 @@ class MemoryInspector(OpensMessages, FollowsChat, widgets.VBox):
         self._render_all()
 
     def _find(self, text: str) -> Found:
-        if self.user_id is None:
-            return Found((), 0, "")
-        return self.data.find(self.mem, self.frame, self.layer, self.scope, text, limit=self.hit_limit)
+        mem = self.mem if self.user_id is not None else None  # a LangGraph source answers without one
+        return self.data.find(mem, self.frame, self.layer, self.scope, text, limit=self.hit_limit)
 
     def _window_for(self, hit: InspectorHit) -> InspectorWindow:
         mem = self.mem if self.user_id is not None else None
@@ -444,7 +478,7 @@ class MemoryInspector(OpensMessages, FollowsChat, widgets.VBox):
 
     def _message_of(self, hit: InspectorHit) -> tuple[str | None, int | None]:
         if hit.layer in MESSAGE_LAYERS:
-            found = self.data.session_message_id(self._follower(), hit) if self.user_id is not None else None
+            found = self.data.session_message_id(self._follower() if self.user_id is not None else None, hit)
             return hit.session_id, found
         if hit.anchor < len(self.frame) and "message_id" in self.frame.columns:
             value = self.frame["message_id"].iloc[hit.anchor]
@@ -492,14 +526,17 @@ class MemoryInspector(OpensMessages, FollowsChat, widgets.VBox):
     def _render_table(self) -> None:
         total = len(self.frame)
         shown = self.frame.tail(self.max_rows)
-        who = escape(self.user_id) if self.user_id else "no user"
+        who = escape(self.user_id) if self.user_id else escape(self.data.label)
+        if self.data.read_only:
+            who += f' · <span class="amn-inspector-read-only">{escape(self.data.read_only)}</span>'
+
         scope = f" · {escape(self.scope)}" if self.scope else ""
         extent = (f"{total:,} rows" if total <= self.max_rows
                   else f"the newest {self.max_rows:,} of {total:,} rows (all of them are in <code>.frame</code>)")
-        self.caption.value = (f'<div class="amn-inspector-root amn-caption">{who} · {escape(LAYERS[self.layer])}'
-                              f"{scope} · {extent} · <span class=\"amn-zone\">{escape(zone_note(self.store.zone))}"
+        self.caption.value = (f'<div class="amn-inspector-root amn-caption">{who} · {escape(self.data.layers[self.layer])}'
+                              f"{scope} · {extent} · <span class=\"amn-zone\">{escape(zone_note(self.data.zone))}"
                               "</span></div>")
-        columns = [c for c in SHOWN[self.state.view] if c in self.frame.columns] if total else []
+        columns = [c for c in self.data.shown(self.state.view) if c in self.frame.columns] if total else []
         show_rows(self.table, self.data.redacted(self.mem if self.user_id else None, shown, self.layer), columns)
 
     def _render_hits(self) -> None:
@@ -551,14 +588,15 @@ class MemoryInspector(OpensMessages, FollowsChat, widgets.VBox):
         reason = f'<div class="amn-window-reason">{escape(window.reason)}</div>' if window.reason else ""
         self.window_view.value = f'<div class="amn-inspector-root">{title}{why}{reason}</div>'
         view = self.state.view if hit.layer not in MESSAGE_LAYERS else hit.layer
-        columns = [c for c in SHOWN[view] if c in window.frame.columns]
+        columns = [c for c in self.data.shown(view) if c in window.frame.columns]
         self.window_table.layout.display = "none" if window.reason else ""
         shown = self.data.redacted(self.mem if self.user_id else None, window.frame, hit.layer)
         show_rows(self.window_table, shown, columns, selected=window.anchor_row)
 
     def _sync_controls(self) -> None:
         with self._quiet():
-            users = self.store.users()
+            users = self.data.users()
+            self.user_picker.layout.display = "none" if self.langgraph is not None else ""
             if self.user_id is not None and self.user_id not in users:
                 users = sorted([*users, self.user_id])
             if list(self.user_picker.options) != users:

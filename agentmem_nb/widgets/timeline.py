@@ -29,6 +29,10 @@ Driven from code::
     timeline.show_trace(0)             # the waterfall of the turn that made call 0 (also the "Trace" button)
     timeline.follow(chat)              # refresh after each of the chat's turns (filters and chosen call kept),
     timeline.open_call(0)              # and "Open in chat" opens the message that made the call in that chat
+
+A LangGraph agent's calls in place of a user's (:mod:`agentmem_nb.widgets._langgraph_source`): ``ToolTimeline(agent)``
+or ``ToolTimeline(checkpointer)`` lists the tool calls of every thread (the session filter picks threads), and the
+trace of a call is the graph run that made it, timed by its checkpoints.
 """
 
 from __future__ import annotations
@@ -49,6 +53,13 @@ from agentmem_nb.widgets._callbacks import WidgetError
 from agentmem_nb.widgets._cells import cell_text, zone_note
 from agentmem_nb.widgets._chart import TimelineChart
 from agentmem_nb.widgets._follow import FollowsChat
+from agentmem_nb.widgets._langgraph_source import (
+    LangGraphData,
+    LangGraphLike,
+    LangGraphSource,
+    langgraph_source,
+    our_store,
+)
 from agentmem_nb.widgets._open import OpenMessage, OpensMessages
 from agentmem_nb.widgets._rows import find_row, row_identity
 from agentmem_nb.widgets._tables import TABLE_STYLE, new_table, show_rows
@@ -93,8 +104,10 @@ class ToolTimeline(OpensMessages, FollowsChat, widgets.VBox):
     """Every tool call of a user on a time axis, with filters and details.
 
     Args:
-        store: the :class:`~agentmem_nb.store.MemoryStore` to read.
-        user_id: whose calls (default: the first user in the store, if any).
+        store: the :class:`~agentmem_nb.store.MemoryStore` to read — or a LangGraph agent's memory: a compiled
+            graph, a checkpointer or a :class:`~agentmem_nb.widgets.LangGraphSource` (every thread's calls; see
+            :attr:`langgraph`).
+        user_id: whose calls (default: the first user in the store, if any; a LangGraph source has no users).
         source: ``"log"`` (the dialogue log, default) or ``"sessions"`` (the thread files); see
             :mod:`agentmem_nb.frames.tools`.
         lanes: one lane per ``"tool"`` (default) or per ``"session"``.
@@ -112,7 +125,7 @@ class ToolTimeline(OpensMessages, FollowsChat, widgets.VBox):
 
     def __init__(
         self,
-        store: MemoryStore,
+        store: MemoryStore | LangGraphLike,
         *,
         user_id: str | None = None,
         source: frames.ToolSource = "log",
@@ -127,10 +140,18 @@ class ToolTimeline(OpensMessages, FollowsChat, widgets.VBox):
         _check_choice("source", source, ("log", "sessions"))
         _check_choice("lanes", lanes, ("tool", "session"))
         self._init_open(on_open_message)
-        self.store = store
+        self.langgraph: LangGraphSource | None = langgraph_source(store)
+        """The LangGraph checkpointer whose threads' calls are shown (``None``: our store's user's are)."""
+        if self.langgraph is not None and self.langgraph.checkpointer is None:
+            raise ValueError("ToolTimeline needs the graph's checkpointer (its threads hold the tool calls); a "
+                             "store alone has none: pass the graph, the checkpointer, or "
+                             "LangGraphSource(checkpointer=..., store=...)")
+        self.store: MemoryStore | None = our_store(store) if self.langgraph is None else None
+        """The store shown (``None`` for a LangGraph source)."""
+        self._lg = LangGraphData(self.langgraph) if self.langgraph is not None else None
         self.max_rows = int(max_rows)
         self.user_id: str | None = None
-        self.source: frames.ToolSource = source
+        self.source: frames.ToolSource = source if self.langgraph is None else "sessions"  # a checkpointer's threads
         self.lanes: Lanes = lanes
         self.filters = TimelineFilters()
         self.all_calls: pd.DataFrame = pd.DataFrame()
@@ -241,7 +262,10 @@ class ToolTimeline(OpensMessages, FollowsChat, widgets.VBox):
         self.chart.observe(self._guarded_change("zoom", self._brushed), names="brush")
         self.table.observe(self._guarded_change("choose call", self._row_clicked), names="selected_rows")
 
-        users = store.users()
+        if self.langgraph is not None and user_id is not None:
+            raise ValueError(f"user_id={user_id!r}: a LangGraph source has no users (its threads are the sessions: "
+                             "filter(session=THREAD_ID))")
+        users = self._users()
         chosen = user_id if user_id is not None else (users[0] if users else None)
         self.user_id = check_user_id(chosen) if chosen is not None else None
         self._reload()
@@ -249,6 +273,8 @@ class ToolTimeline(OpensMessages, FollowsChat, widgets.VBox):
     # ------------------------------------------------------------------ public API
 
     def __repr__(self) -> str:
+        if self.langgraph is not None:
+            return f"ToolTimeline(langgraph={self.langgraph.label!r}, lanes={self.lanes!r})"
         return f"ToolTimeline(user={self.user_id!r}, source={self.source!r}, lanes={self.lanes!r})"
 
     @property
@@ -259,12 +285,21 @@ class ToolTimeline(OpensMessages, FollowsChat, widgets.VBox):
     @property
     def mem(self) -> UserMemory:
         """The current user's memory."""
+        if self.store is None:
+            raise ValueError("a LangGraph source has no user memory: its calls are in .frame, its messages in "
+                             "frames.session_messages(checkpointer, THREAD_ID)")
         if self.user_id is None:
             raise ValueError("no user selected: call select_user('...') first (the store has no users yet)")
         return self.store.user(self.user_id)
 
+    def _shows_users(self) -> bool:
+        return self.langgraph is None  # a LangGraph source: every followed turn refreshes the view
+
     def select_user(self, user_id: str) -> None:
         """Show ``user``'s calls (filters are kept; a session filter from the previous user is dropped)."""
+        if self.langgraph is not None:
+            raise ValueError(f"select_user({user_id!r}): a LangGraph source has no users; its threads are the "
+                             "sessions (filter(session=THREAD_ID))")
         user_id = check_user_id(user_id)
         if user_id != self.user_id:
             self.user_id = user_id
@@ -273,6 +308,9 @@ class ToolTimeline(OpensMessages, FollowsChat, widgets.VBox):
 
     def set_source(self, source: frames.ToolSource) -> None:
         """Read calls from the dialogue log (``"log"``) or from the thread files (``"sessions"``)."""
+        if self.langgraph is not None and source != "sessions":
+            raise ValueError(f"source={source!r}: a LangGraph checkpointer's calls come from its threads only "
+                             "('sessions')")
         self.source = _check_choice("source", source, ("log", "sessions"))
         self._reload()
 
@@ -362,7 +400,14 @@ class ToolTimeline(OpensMessages, FollowsChat, widgets.VBox):
         if position is None:
             raise IndexError("no call selected: click a mark or a row first, or pass the call's index")
         row = self.select(position) if index is not None else self.frame.iloc[position]
-        assert self.user_id is not None  # a selected call belongs to the shown user
+        if self._lg is not None:  # the graph run that made the call, from the thread's checkpoints
+            thread, message = str(row["session_id"]), int(row["message_id"])
+            trace = TurnTrace.of(self._lg.run_trace(thread, message),
+                                 origin=f"{self._lg.label} · message #{message}")
+            self._close_trace()
+            self.trace_area.children = (trace,)
+            return trace
+        assert self.user_id is not None and self.store is not None  # a selected call belongs to the shown user
         if self.source == "log":  # the call's row names its dialogue-log line
             trace = TurnTrace(self.store, user_id=self.user_id, entry_id=int(row["turn"]))
         else:  # thread files: the assistant message that carries the call
@@ -402,7 +447,9 @@ class ToolTimeline(OpensMessages, FollowsChat, widgets.VBox):
 
     def _reload(self) -> None:
         with self._busy.working("Loading tool calls…"):
-            if self.user_id is None:
+            if self._lg is not None:
+                self.all_calls = self._lg.tool_calls()
+            elif self.user_id is None:
                 self.all_calls = _empty_calls()
             else:
                 self.all_calls = self._follower().tool_calls(source=self.source)
@@ -435,7 +482,7 @@ class ToolTimeline(OpensMessages, FollowsChat, widgets.VBox):
         shown = self.frame.tail(self.max_rows)
         offset = len(self.frame) - len(shown)
         total, count = len(self.all_calls), len(self.frame)
-        who = escape(self.user_id) if self.user_id else "no user"
+        who = escape(self.user_id) if self.user_id else escape(self._lg.label) if self._lg else "no user"
         extent = f"{count:,} of {total:,} calls" if self.filters.active() else f"{total:,} calls"
         if len(shown) < count:
             extent += f" (the newest {len(shown):,} drawn and listed; all are in <code>.frame</code>)"
@@ -445,7 +492,7 @@ class ToolTimeline(OpensMessages, FollowsChat, widgets.VBox):
         tools = self.frame["tool"].nunique() if count else 0
         self.summary.value = (f'<div class="amn-timeline-root">{who} · {extent} · {tools} tool(s) · '
                               f'lanes per {escape(self.lanes)} · <span class="amn-zone">'
-                              f"{escape(zone_note(self.store.zone))}</span></div>")
+                              f"{escape(zone_note(self._zone()))}</span></div>")
         self._render_chart()
         listed = shown.assign(ts=_to_the_millisecond(shown["ts"])) if len(shown) else shown  # calls a few ms apart
         show_rows(self.table, listed, [c for c in _TABLE_COLUMNS if c in shown.columns] if len(shown) else [],
@@ -514,7 +561,9 @@ class ToolTimeline(OpensMessages, FollowsChat, widgets.VBox):
 
     def _sync_controls(self) -> None:
         with self._quiet():
-            users = self.store.users()
+            users = self._users()
+            for picker in (self.user_picker, self.source_picker):  # a LangGraph source has neither users nor a log
+                picker.layout.display = "none" if self.langgraph is not None else ""
             if self.user_id is not None and self.user_id not in users:
                 users = sorted([*users, self.user_id])
             if list(self.user_picker.options) != users:
@@ -549,6 +598,12 @@ class ToolTimeline(OpensMessages, FollowsChat, widgets.VBox):
 
     def _after_error(self) -> None:
         self._sync_controls()  # show the state the widget is really in
+
+    def _users(self) -> list[str]:
+        return self.store.users() if self.store is not None else []
+
+    def _zone(self) -> _dt.tzinfo | None:
+        return self.store.zone if self.store is not None else self._lg.zone if self._lg is not None else None
 
 
 # ---------------------------------------------------------------------- helpers

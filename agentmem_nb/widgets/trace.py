@@ -6,6 +6,7 @@ Open it from a reply's "trace" link in the chat (:meth:`ChatWidget.open_trace`),
 
     TurnTrace(store, user_id="alice", session_id="s1", message_id=12)   # the turn that wrote message #12
     TurnTrace(store, user_id="alice", entry_id=40)                      # line 40 of the dialogue log
+    TurnTrace.of(data, origin="thread t1 · message #4")                # a trace built elsewhere (a LangGraph run)
 
 The data comes from the dialogue log (:mod:`agentmem_nb.widgets.trace_data`); this module only draws it. The
 waterfall is plain HTML (bars positioned in percent of the turn, so it fits any width; each row a ``<details>``
@@ -50,7 +51,7 @@ class TurnTrace(widgets.VBox):
 
     def __init__(self, store: MemoryStore, *, user_id: str, session_id: str | None = None,
                  message_id: int | None = None, entry_id: int | None = None) -> None:
-        self.store = store
+        self.store: MemoryStore | None = store
         self.user_id = check_user_id(user_id)
         self.session_id = check_session_id(session_id) if session_id is not None else None
         self.message_id = message_id
@@ -66,6 +67,22 @@ class TurnTrace(widgets.VBox):
                     "log was cleared).</div>")
         else:
             body = trace_html(self.data)
+        self._show(body)
+
+    @classmethod
+    def of(cls, data: TraceData, *, origin: str) -> TurnTrace:
+        """The trace ``data``, drawn like a dialogue-log turn's, its header naming ``origin`` instead of a log line
+        (a LangGraph run: :func:`agentmem_nb.widgets._langgraph_source.run_trace`). ``store`` is ``None``."""
+        trace = cls.__new__(cls)  # no store to look the turn up in: the data is given, only the view is built
+        trace.store = None
+        trace.user_id = ""
+        trace.session_id = data.entry.session_id
+        trace.message_id = data.entry.assistant_message_id
+        trace.data = data
+        trace._show(trace_html(data, origin=origin))
+        return trace
+
+    def _show(self, body: str) -> None:
         self.view = widgets.HTML(_STYLE + body)
         self.view.add_class("amn-trace-view")
         super().__init__([self.view])
@@ -92,8 +109,9 @@ class TurnTrace(widgets.VBox):
         return bundle
 
 
-def trace_html(data: TraceData) -> str:
-    """The whole trace as HTML: a header line, then one row per span (a bar in a track, and its detail)."""
+def trace_html(data: TraceData, *, origin: str | None = None) -> str:
+    """The whole trace as HTML: a header line, then one row per span (a bar in a track, and its detail).
+    ``origin`` names where the turn was recorded (default: its dialogue-log line, ``log #N``)."""
     entry = data.entry
     total = max(data.total_ms, 1e-6)
     tokens = ""
@@ -101,7 +119,8 @@ def trace_html(data: TraceData) -> str:
         tokens = f" · tokens {data.input_tokens or 0} in / {data.output_tokens or 0} out"
     status = {"ok": "answered", "error": "failed", "cancelled": "stopped"}[data.status]
     when = entry.ts.strftime("%Y-%m-%d %H:%M:%S %Z").strip() if entry.ts is not None else ""
-    header = (f'<div class="amn-trace-head"><b>Turn trace</b> · {escape(entry.session_id)} · log #{entry.entry_id}'
+    where = escape(origin) if origin is not None else f"log #{entry.entry_id}"
+    header = (f'<div class="amn-trace-head"><b>Turn trace</b> · {escape(entry.session_id)} · {where}'
               f" · {escape(when)} · model {escape(entry.model or '?')} · {data.total_ms:.0f} ms{tokens} · "
               f'<span class="amn-trace-status amn-trace-{data.status}">{status}</span></div>')
     note = ("" if data.timed else '<div class="amn-trace-note">This turn was logged before step timings were '
@@ -110,7 +129,8 @@ def trace_html(data: TraceData) -> str:
                 f"{escape(entry.user_message)}</div>")
     rows = "".join(_row(span, data, total) for span in data.spans)
     context = (f'<details class="amn-trace-context"><summary>memory context given with the system prompt</summary>'
-               f"<pre>{escape(entry.memory_context) or '(none)'}</pre></details>")
+               f"<pre>{escape(entry.memory_context) or '(none)'}</pre></details>"
+               if origin is None or entry.memory_context else "")  # a run recorded elsewhere keeps no such context
     scale = (f'<div class="amn-trace-scale"><span>0 ms</span><span>{total / 2:.0f} ms</span>'
              f"<span>{total:.0f} ms</span></div>")
     return (f'<div class="amn-trace-root">{header}{note}{question}<div class="amn-trace-rows">{scale}{rows}</div>'
