@@ -23,7 +23,9 @@ The view never follows the chat's *conversation*: a session scope or filter stay
 
 **From a hit to the conversation.** Following a chat that has ``open_message(session_id, message_id)`` (a
 :class:`~agentmem_nb.widgets.ChatWidget`) also wires the view's ``on_open_message`` hook to it when the view has no
-hook yet, so in a notebook ``inspector.follow(chat)`` is enough for "Open in chat" to work. The link reaches the chat
+hook yet, so in a notebook ``inspector.follow(chat)`` is enough for "Open in chat" to work. The message opened is
+the view's user's: when the chat talks as someone else, it is switched to the view's user first (as its user box
+would), never left showing a same-named conversation of its own user. The link reaches the chat
 weakly (following never keeps a chat alive), and ``unfollow`` unwires it (handing the hook to another chat the view
 still follows, if any). A hook the person set with ``on_open_message`` is never replaced.
 
@@ -105,6 +107,11 @@ class _Link:
             self.view._live_links()  # let this link go (and its hook with it)
             raise ValueError("the chat this view followed is gone or no longer followed: follow a chat again, or "
                              "wire one with on_open_message(chat.open_message)")
+        view_user = self.view.user_id if self.view._shows_users() else None
+        if view_user is not None and getattr(chat, "user_id", view_user) != view_user:
+            # the message is the view's user's: the chat shows that user's conversation, never the same-named one
+            # of the user it talks as (a view that kept its user while the chat switched)
+            chat.switch_user(view_user, session_id)  # type: ignore[attr-defined]  # a chat with users has it
         chat.open_message(session_id, message_id)  # type: ignore[attr-defined]  # wire_open checked it has one
 
 

@@ -653,3 +653,25 @@ def test_a_hook_set_by_hand_is_kept_and_a_gone_chat_is_let_go(store: MemoryStore
     assert other.following == ()
     with pytest.raises(ValueError, match="no chat is wired"):
         other.open_hit(0)
+
+
+def test_open_in_chat_from_a_view_of_another_user_opens_that_users_conversation(store: MemoryStore,
+                                                                                 service: ChatService) -> None:
+    """The inspector keeps bob while the chat talks as alice; both have a conversation "s1". Opening bob's hit opens
+    bob's s1 in the chat (switched to bob), never alice's s1 at the same message number."""
+    alice, bob = store.user("alice"), store.user("bob")
+    for i in range(4):
+        alice.append("s1", "user", f"alice line {i}")
+    bob.append("s1", "user", "bob has nothing to hide")
+    bob.append("s1", "user", "bob moved to Porto last spring")
+    chat = ChatWidget(service, user_id="alice", session_id="s1", stream_interval=0)
+    inspector = MemoryInspector(store, user_id="bob")
+    inspector.follow(chat)
+    inspector.search("Porto")
+    session_id, message_id = inspector.open_hit(0)
+    assert (session_id, message_id) == ("s1", 2)
+    assert chat.user_id == "bob" and chat.session_id == "s1"
+    focused = chat.history.focus["message_id"]
+    assert focused == message_id
+    shown = store.user(chat.user_id).session(chat.session_id).window(focused, 0, 0)
+    assert [m.content for m in shown.messages] == ["bob moved to Porto last spring"]
