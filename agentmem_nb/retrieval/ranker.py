@@ -66,6 +66,7 @@ class RankerConfig:
         date_boost: extra share of its score a message gets when it falls in a date the query names.
         expansion_docs / expansion_terms / expansion_weight: pseudo-relevance feedback (off by default).
         dense_weight / embedder: embedding similarity (off unless an embedder is given).
+        dense_top_k: how many nearest messages of the scope get the dense signal (rescaled over them).
     """
 
     bm25: BM25Params = BM25Params()
@@ -77,11 +78,12 @@ class RankerConfig:
     expansion_terms: int = 10
     expansion_weight: float = 0.3
     dense_weight: float = 0.0
+    dense_top_k: int = 50
     embedder: Embedder | None = field(default=None, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         for name in ("context_weight", "context_span", "thread_weight", "date_boost", "expansion_docs",
-                     "expansion_terms", "expansion_weight", "dense_weight"):
+                     "expansion_terms", "expansion_weight", "dense_weight", "dense_top_k"):
             if getattr(self, name) < 0:
                 raise ValueError(f"RankerConfig.{name} must be >= 0, got {getattr(self, name)!r}")
 
@@ -99,6 +101,7 @@ class Candidate:
     signals: dict[str, float]
     _explain: Callable[[], dict[tuple[str, str], float]] | None = None
     _terms: dict[tuple[str, str], float] | None = None
+    part: str = ""  # the part of the question that ranked it (retrieval part by part), "" for the whole
 
     @property
     def terms(self) -> dict[tuple[str, str], float]:

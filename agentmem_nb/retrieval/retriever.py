@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from itertools import zip_longest
 from typing import Literal
 
 from agentmem_nb.errors import InvalidArgument
@@ -40,12 +41,14 @@ from agentmem_nb.retrieval.index import (
     UserIndex,
     user_index,
 )
+from agentmem_nb.retrieval.parts import MERGE_RULES, MergeRule, question_parts
 from agentmem_nb.retrieval.ranker import Candidate, RankerConfig, match_count, rank
 from agentmem_nb.store import MAX_SEARCH_LIMIT, MAX_WINDOW_SIDE, UserMemory
 from agentmem_nb.store.redactions import redacted_items
 
 __all__ = [
     "Retriever",
+    "merge_ranked",
     "rank_hits",
     "retrieve",
     "search",
@@ -105,15 +108,21 @@ class Retriever:
         ChatService(store, retriever=retriever)   # the agent's search tools use it
     """
 
-    def __init__(self, *, index: IndexConfig | None = None, ranker: RankerConfig | None = None) -> None:
+    def __init__(self, *, index: IndexConfig | None = None, ranker: RankerConfig | None = None,
+                 parts: MergeRule = "whole", part_names: bool = True) -> None:
+        if parts not in MERGE_RULES:
+            raise InvalidArgument(f"unknown merge rule parts={parts!r}: use one of {', '.join(MERGE_RULES)}")
         self.index_config = index or IndexConfig()
         self.ranker = ranker or RankerConfig()
+        self.parts: MergeRule = parts
+        self.part_names = part_names
         self._dense = (
-            DenseIndex(self.ranker.embedder) if self.ranker.embedder is not None and self.ranker.dense_weight else None
+            DenseIndex(self.ranker.embedder, top_k=self.ranker.dense_top_k)
+            if self.ranker.embedder is not None and self.ranker.dense_weight else None
         )
 
     def __repr__(self) -> str:
-        return f"Retriever(index={self.index_config!r}, ranker={self.ranker!r})"
+        return f"Retriever(index={self.index_config!r}, ranker={self.ranker!r}, parts={self.parts!r})"
 
     # ------------------------------------------------------------------ plumbing
 
@@ -131,12 +140,23 @@ class Retriever:
     ) -> tuple[tuple[FileFollower, ...], list[Candidate]]:
         view = self.view(user, scope)
         ui = self.user_index(user)
+        parts = question_parts(query, names=self.part_names) if self.parts != "whole" else ()
         if self._dense is not None:
             # Vectors for every message before ranking: read back from the user's folder, only new ones embedded.
             self._dense.prepare(view.index, user)
+            # The question (and its parts, one batch) embedded in a worker while the lexical ranking runs.
+            self._dense.start([query, *parts])
         gids = [view.followers[li].gids[pos] for li, pos in _positions(view.followers, exclude)] if exclude else []
-        return view.followers, rank(view, query, ui.tokenizer, self.ranker, limit=limit, dense=self._dense,
-                                    exclude=gids)
+        whole = rank(view, query, ui.tokenizer, self.ranker, limit=limit, dense=self._dense, exclude=gids)
+        if not parts:
+            return view.followers, whole
+        lists = [whole]
+        for part in parts:
+            found = rank(view, part, ui.tokenizer, self.ranker, limit=limit, dense=self._dense, exclude=gids)
+            for candidate in found:
+                candidate.part = part
+            lists.append(found)
+        return view.followers, merge_ranked(self.parts, lists, limit)
 
     # ------------------------------------------------------------------ public
 
@@ -308,6 +328,39 @@ class Retriever:
                              exclude=exclude)
 
 
+def merge_ranked(rule: MergeRule, lists: Sequence[Sequence[Candidate]], limit: int) -> list[Candidate]:
+    """The anchors of a question ranked as a whole (``lists[0]``) and part by part (the others), merged by ``rule``
+    (:data:`~agentmem_nb.retrieval.parts.MergeRule`), each message once, at most ``limit``. A message keeps the
+    ``part`` of the list that brought it in first."""
+    seen: set[tuple[int, int]] = set()
+    out: list[Candidate] = []
+
+    def take(candidate: Candidate) -> bool:
+        key = (candidate.layer, candidate.position)
+        if key in seen:
+            return False
+        seen.add(key)
+        out.append(candidate)
+        return True
+
+    whole, rest = (lists[0], lists[1:]) if lists else ([], [])
+    if rule == "interleave":
+        for row in zip_longest(*lists):
+            for candidate in row:
+                if candidate is not None:
+                    take(candidate)
+    else:
+        head = whole[:1] if rule == "reserve" else []
+        for candidate in head:
+            take(candidate)
+        if rule == "reserve":
+            for found in rest:  # one reserved anchor per part: its best not yet taken
+                next((c for c in found if take(c)), None)
+        for candidate in whole:
+            take(candidate)
+    return out[:limit]
+
+
 def _hiding_redacted(user: UserMemory, exclude: Collection[ItemKey]) -> Collection[ItemKey]:
     """``exclude`` and every redacted message: a search never returns one, as a hit or as a neighbour (the rule of
     :mod:`agentmem_nb.store.redactions`; the exact path gets it from ``UserMemory.search_*``)."""
@@ -391,6 +444,7 @@ def _hit(layers: Sequence[FileFollower], candidate: Candidate, rank_no: int, mes
         score=sum(s.value for s in signals),
         signals=signals,
         matched_terms=terms,
+        part=candidate.part,
     )
 
 
