@@ -83,6 +83,12 @@ def variants(embedder: LocalEmbedder) -> dict[str, Callable[[], Retriever]]:
                 label = f"{base}-{rule}" + ("" if names else "-nonames")
                 out[label] = lambda ranker=ranker, rule=rule, names=names: Retriever(
                     ranker=ranker, parts=rule, part_names=names)  # type: ignore[arg-type]
+    for slot in (1, 2):
+        out[f"hybrid-slot{slot}"] = lambda slot=slot: Retriever(ranker=hybrid, dense_slot=slot)
+    for lam in (0.25, 0.5, 1.0):
+        out[f"hybrid-mmr{lam:g}"] = lambda lam=lam: Retriever(ranker=hybrid, diversity=lam)
+    for share in (0.3,):
+        out[f"hybrid-dctx{share:g}"] = lambda share=share: Retriever(ranker=replace(hybrid, dense_context=share))
     for k in (20, 100):
         out[f"hybrid-k{k}"] = lambda k=k: Retriever(ranker=replace(hybrid, dense_top_k=k))
     for w in (2.0, 6.0):
@@ -146,6 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--variants", default="lexical,hybrid")
     parser.add_argument("--groups", default="", help="name=v1,v2;name2=v3,v4 (LOO choice inside each group)")
     parser.add_argument("--budget", type=int, default=10)
+    parser.add_argument("--redo", action="store_true", help="score again the variants kept in --folder's results")
     args = parser.parse_args(argv)
     args.folder.mkdir(parents=True, exist_ok=True)
     corpus = corpus_in(args.folder, args.files)
@@ -159,6 +166,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in dict.fromkeys(names + [v for g in groups.values() for v in g]):
         if name not in known:
             raise SystemExit(f"unknown variant {name!r}: one of {', '.join(known)}")
+        if name in stored and not args.redo:  # scored by an earlier run of the same code: reused
+            results[name] = {conv: {int(c): (v[0], v[1], v[2]) for c, v in cats.items()}
+                             for conv, cats in stored[name].items()}
+            continue
         counts, p95 = score(corpus, known[name](), args.budget, name)
         embedder.save()
         results[name] = counts

@@ -234,6 +234,15 @@ class DenseIndex:
             self._remember(query, vector)
         return vector
 
+    def vectors(self, index: KindIndex, gids: Sequence[int]) -> np.ndarray | None:
+        """The unit vectors of messages ``gids`` of ``index`` (rows in that order), or None if one has none yet."""
+        with self._lock:
+            state = self._vectors.get(index)
+            if state is None or not gids or max(gids) >= len(state.have) or not state.have[list(gids)].all():
+                return None
+            out: np.ndarray = state.matrix[list(gids)]
+            return out
+
     def similarities(self, view: ScopeView, query: str) -> dict[int, float]:
         """The ``top_k`` messages of the scope nearest to the query: ``{global id: signal in [0, 1]}`` (see the
         class). Messages without a vector yet are embedded first (without persisting: no user here)."""
@@ -245,14 +254,17 @@ class DenseIndex:
             matrix = None if state is None else state.matrix[: len(state.have)]
         if not vector.any() or matrix is None or not len(matrix) or matrix.shape[1] != len(vector):
             return {}
-        # float32 products over the scope's rows only (rows are unit vectors already, the question too)
+        # float32 products over the scope's rows only (rows are unit vectors already, the question too), with
+        # einsum rather than `@`: `@` goes to OpenBLAS, whose threads spin against the other work of a shared
+        # machine — 10k x 384 took 12-24 ms with its 2 threads at load average 8, against 2-3 ms here
+        # (benchmarks/DENSE.md).
         ids: Any = None  # the scope's global ids (None: every row)
         if view.whole:
-            sims = matrix @ vector
+            sims = np.einsum("ij,j->i", matrix, vector)
         else:
             ids = np.concatenate([f.gids.snapshot().take(np.arange(len(f))) for f in view.followers])
             ids = ids[ids < len(matrix)]
-            sims = matrix[ids] @ vector
+            sims = np.einsum("ij,j->i", matrix[ids], vector)
         if not len(sims):
             return {}
         k = min(self.top_k, len(sims))

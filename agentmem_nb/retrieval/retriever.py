@@ -109,20 +109,26 @@ class Retriever:
     """
 
     def __init__(self, *, index: IndexConfig | None = None, ranker: RankerConfig | None = None,
-                 parts: MergeRule = "whole", part_names: bool = True) -> None:
+                 parts: MergeRule = "whole", part_names: bool = True, dense_slot: int = 0,
+                 diversity: float = 0.0) -> None:
         if parts not in MERGE_RULES:
             raise InvalidArgument(f"unknown merge rule parts={parts!r}: use one of {', '.join(MERGE_RULES)}")
         self.index_config = index or IndexConfig()
         self.ranker = ranker or RankerConfig()
         self.parts: MergeRule = parts
         self.part_names = part_names
+        self.dense_slot = max(0, int(dense_slot))
+        if diversity < 0:
+            raise InvalidArgument(f"diversity must be >= 0, got {diversity!r}")
+        self.diversity = float(diversity)
         self._dense = (
             DenseIndex(self.ranker.embedder, top_k=self.ranker.dense_top_k)
             if self.ranker.embedder is not None and self.ranker.dense_weight else None
         )
 
     def __repr__(self) -> str:
-        return f"Retriever(index={self.index_config!r}, ranker={self.ranker!r}, parts={self.parts!r})"
+        return (f"Retriever(index={self.index_config!r}, ranker={self.ranker!r}, parts={self.parts!r}, "
+                f"dense_slot={self.dense_slot}, diversity={self.diversity})")
 
     # ------------------------------------------------------------------ plumbing
 
@@ -148,15 +154,66 @@ class Retriever:
             self._dense.start([query, *parts])
         gids = [view.followers[li].gids[pos] for li, pos in _positions(view.followers, exclude)] if exclude else []
         whole = rank(view, query, ui.tokenizer, self.ranker, limit=limit, dense=self._dense, exclude=gids)
-        if not parts:
-            return view.followers, whole
-        lists = [whole]
-        for part in parts:
-            found = rank(view, part, ui.tokenizer, self.ranker, limit=limit, dense=self._dense, exclude=gids)
-            for candidate in found:
-                candidate.part = part
-            lists.append(found)
-        return view.followers, merge_ranked(self.parts, lists, limit)
+        if self.diversity and self._dense is not None and len(whole) > 1:
+            whole = self._diversified(view, whole)
+        merged = whole
+        if parts:
+            lists = [whole]
+            for part in parts:
+                found = rank(view, part, ui.tokenizer, self.ranker, limit=limit, dense=self._dense, exclude=gids)
+                for candidate in found:
+                    candidate.part = part
+                lists.append(found)
+            merged = merge_ranked(self.parts, lists, limit)
+        if self.dense_slot and self._dense is not None and merged:
+            # The nearest messages by the embedding alone take the anchors after the first (moved up if the fused
+            # ranking had them lower): a paraphrase the words miss entirely still reaches the budget.
+            first = (merged[0].layer, merged[0].position)
+            extra = [c for c in self._dense_only(view, query, set(gids)) if (c.layer, c.position) != first]
+            extra = extra[: self.dense_slot]
+            moved = {(c.layer, c.position) for c in extra}
+            merged = [merged[0], *extra, *(c for c in merged[1:] if (c.layer, c.position) not in moved)][:limit]
+        return view.followers, merged
+
+    def _diversified(self, view: ScopeView, ranked: list[Candidate]) -> list[Candidate]:
+        """``ranked`` re-ordered by maximal marginal relevance: each next anchor is the one whose score (as a share of
+        the best) minus ``diversity`` times its cosine with the nearest anchor already chosen is highest. Turns that
+        say the same thing again give their place to turns about something else the question may also need."""
+        import numpy as np
+
+        assert self._dense is not None
+        gids = [view.followers[c.layer].gids[c.position] for c in ranked]
+        vectors = self._dense.vectors(view.index, gids)
+        if vectors is None:
+            return ranked
+        relevance = np.array([c.score for c in ranked]) / max(ranked[0].score, 1e-12)
+        similar = np.einsum("ik,jk->ij", vectors, vectors)  # not `@`: see DenseIndex.similarities
+        nearest = np.full(len(ranked), -np.inf)
+        left = np.ones(len(ranked), dtype=bool)
+        order = []
+        for _ in range(len(ranked)):
+            value = relevance - self.diversity * np.where(np.isfinite(nearest), nearest, 0.0)
+            pick = int(np.flatnonzero(left)[np.argmax(value[left])])
+            order.append(pick)
+            left[pick] = False
+            np.maximum(nearest, similar[pick], out=nearest)
+        return [ranked[i] for i in order]
+
+    def _dense_only(self, view: ScopeView, query: str, exclude: set[int]) -> list[Candidate]:
+        """The scope's messages ranked by the dense signal alone (its question vector is memoised: no new embedding)."""
+        assert self._dense is not None
+        arrays = view.index.arrays()
+        total = len(arrays.lengths)
+        local = {f.file_id: i for i, f in enumerate(view.followers)}
+        sims = self._dense.similarities(view, query)
+        out = []
+        for gid, sim in sorted(sims.items(), key=lambda kv: (-kv[1], -kv[0])):
+            if sim <= 0 or gid >= total or gid in exclude:
+                continue
+            value = self.ranker.dense_weight * sim
+            out.append(Candidate(local[arrays.file_of.item(gid)], arrays.position_of.item(gid), value,
+                                 {"dense": value}))
+        return out
 
     # ------------------------------------------------------------------ public
 

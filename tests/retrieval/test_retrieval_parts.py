@@ -154,3 +154,72 @@ def test_a_failed_question_embedding_is_not_remembered(store: MemoryStore) -> No
     embedder.fail = False
     assert retriever.search(user, "where to dance", budget=4).hits
     assert embedder.query_calls == [["where to dance"]]
+
+
+class _PetsEmbedder:
+    """One made-up dimension, 'pets' (so a question finds a turn it shares no word with)."""
+
+    PETS = ("puppy", "beagle", "dog", "shoe")
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [[float(sum(w.strip(".,!?") in self.PETS for w in t.lower().split())), 0.05] for t in texts]
+
+
+def _lamps(user: UserMemory) -> None:
+    for i in range(5):
+        user.append("shop", "user", f"The lamp shop had lamp number {i} on sale.")
+    user.append("home", "user", "Look at this!")
+    user.append("home", "user", "My beagle chewed a shoe.")
+    user.append("home", "user", "Unrelated chatter about taxes.")
+
+
+def test_a_dense_slot_brings_the_nearest_turn_the_words_miss(store: MemoryStore) -> None:
+    user = store.user("lamps")
+    _lamps(user)
+    ranker = RankerConfig(embedder=_PetsEmbedder(), dense_weight=0.5)
+    question = "which lamp for the puppy"
+    fused = Retriever(ranker=ranker).search(user, question, budget=3, before=0, after=0)
+    assert "My beagle chewed a shoe." not in {m.message.content for m in fused.messages}
+    slotted = Retriever(ranker=ranker, dense_slot=1).search(user, question, budget=3, before=0, after=0)
+    assert [h.message.content for h in slotted.hits][1] == "My beagle chewed a shoe."
+    assert [s.name for s in slotted.hits[1].signals] == ["dense"]
+    assert slotted.hits[0].message.content == fused.hits[0].message.content  # the fused best stays first
+
+
+def test_dense_context_lends_a_neighbour_of_a_dense_hit_its_share(store: MemoryStore) -> None:
+    user = store.user("lamps")
+    _lamps(user)
+    question = "my dog"
+
+    def context_of(share: float) -> float:
+        ranker = RankerConfig(embedder=_PetsEmbedder(), dense_weight=2.0, dense_context=share)
+        hits = Retriever(ranker=ranker).rank_hits(user, question, limit=10)
+        return sum(h.signal("context") for h in hits if h.message.content == "Look at this!")
+
+    assert context_of(0.0) == 0.0
+    assert context_of(0.3) == pytest.approx(0.3 * 2.0)  # its neighbour is the nearest turn: signal 1 x weight 2
+
+
+class _TopicVectors:
+    """'dog' turns all point one way, 'cat' turns another (a question gets both: it asks about pets)."""
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [[1.0 if "dog" in t else 0.0, 1.0 if "cat" in t else 0.0, 0.2] for t in texts]
+
+    def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        return [[1.0, 1.0, 0.2] for _ in texts]
+
+
+def test_diversity_gives_a_repeated_turn_s_place_to_another_thing(store: MemoryStore) -> None:
+    user = store.user("pets")
+    for text in ("Our pets: the dog Rex sleeps a lot, my pets love him.", "Our pets: the dog Rex sleeps all day.",
+                 "Our pets: the dog Rex sleeps again."):
+        user.append("a", "user", text)
+    user.append("b", "user", "The cat Tom is new.")
+    ranker = RankerConfig(embedder=_TopicVectors(), dense_weight=0.1)
+    question = "which pets do we have"
+    plain = Retriever(ranker=ranker).search(user, question, budget=2, before=0, after=0)
+    assert all("dog" in m.message.content for m in plain.messages)
+    varied = Retriever(ranker=ranker, diversity=1.0).search(user, question, budget=2, before=0, after=0)
+    assert {"dog" in m.message.content for m in varied.messages} == {True, False}
+    assert varied.hits[0].message.content == plain.hits[0].message.content  # the best stays first
