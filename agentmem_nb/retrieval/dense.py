@@ -108,6 +108,9 @@ class DenseIndex:
     from model to model, so a raw cosine times a weight would be a near-constant bonus; the rescaled one is the same
     scale whatever the model, and ``dense_weight`` (a setting of :class:`~agentmem_nb.retrieval.ranker.RankerConfig`)
     means the same thing for every embedder. The raw cosines of the last query are in ``last_cosines``.
+
+    Question vectors are memoised (``memo`` questions, least recently used dropped; ``queries_embedded`` counts the
+    texts sent) and embedded in a worker thread started by :meth:`start` while the lexical ranking runs.
     """
 
     def __init__(self, embedder: Embedder, *, top_k: int = 50, memo: int = 256) -> None:

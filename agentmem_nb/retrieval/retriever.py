@@ -106,6 +106,14 @@ class Retriever:
         retriever = Retriever(ranker=RankerConfig(embedder=my_embedder, dense_weight=2.0))
         retriever.search(user, "where did we go?", budget=10)
         ChatService(store, retriever=retriever)   # the agent's search tools use it
+
+    Options measured in ``benchmarks/DENSE.md`` (each off by default: none raised the cross-validated figure on
+    LoCoMo): ``parts`` — a question about several things is also ranked part by part and the lists merged
+    (:mod:`agentmem_nb.retrieval.parts`; ``part_names=False`` leaves out the rule of uncoordinated names);
+    ``dense_slot`` — that many nearest messages by the embedding alone take the anchors after the fused best;
+    ``diversity`` — maximal marginal relevance on the stored vectors (each next anchor's score, as a share of the
+    best, minus ``diversity`` times its cosine with the nearest anchor already chosen). The last two need a dense
+    signal and do nothing without one.
     """
 
     def __init__(self, *, index: IndexConfig | None = None, ranker: RankerConfig | None = None,
