@@ -223,3 +223,16 @@ def test_diversity_gives_a_repeated_turn_s_place_to_another_thing(store: MemoryS
     varied = Retriever(ranker=ranker, diversity=1.0).search(user, question, budget=2, before=0, after=0)
     assert {"dog" in m.message.content for m in varied.messages} == {True, False}
     assert varied.hits[0].message.content == plain.hits[0].message.content  # the best stays first
+
+
+def test_dense_weight_zero_with_every_dense_option_ranks_exactly_as_lexical(memory: UserMemory) -> None:
+    embedder = _CountingEmbedder()
+    off = Retriever(ranker=RankerConfig(embedder=embedder, dense_weight=0.0, dense_context=0.3, dense_top_k=7),
+                    dense_slot=2, diversity=1.0)
+    for query in ("beagle puppy shoe", "pottery bowl blue", "riverside race minutes", "杭州 程序员"):
+        lexical = Retriever().search(memory, query, budget=6)
+        got = off.search(memory, query, budget=6)
+        assert [(h.message.message_id, h.score, h.signals) for h in got.hits] == [
+            (h.message.message_id, h.score, h.signals) for h in lexical.hits]
+        assert [m.message.message_id for m in got.messages] == [m.message.message_id for m in lexical.messages]
+    assert embedder.query_calls == []  # no dense signal: nothing embedded
