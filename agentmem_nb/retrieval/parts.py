@@ -3,7 +3,9 @@
 "What do Jon and Gina both have in common?" needs a turn about Jon *and* one about Gina; ranked as a whole, the ten
 messages of the budget tend to come from wherever the two names co-occur best, often one session, and the question
 keeps one of its evidence turns at most. So the retriever also ranks each *part* of such a question and merges the
-lists within the budget (:data:`MergeRule`, chosen by leave-one-conversation-out in ``benchmarks/DENSE.md``).
+lists within the budget (:data:`MergeRule`). Measured by leave-one-conversation-out in ``benchmarks/DENSE.md``: it
+did not raise the cross-validated figure on LoCoMo (most of its multi-hop questions are lists about one person, with
+nothing to split), so it is an option (``Retriever(parts=...)``), off by default.
 
 What makes parts (general rules of the language, nothing learnt from a data set):
 
@@ -11,10 +13,11 @@ What makes parts (general rules of the language, nothing learnt from a data set)
   member (the coordination replaced by that member);
 * otherwise, two or more distinct names (capitalised words not opening the question) give one part per name, the
   other names removed;
-* Chinese: ``A和B`` / ``与`` / ``跟`` / ``及`` / ``以及`` / ``或`` / ``或者`` / ``还是`` between runs of Han characters gives
-  ``A…`` and ``B…`` (the other member and the conjunction removed); a member is the run of up to two Han characters
-  next to the conjunction (the commonest length of a Chinese word: without a dictionary a longer run would as often
-  take the verb after the member as the member's own third character), cut at a character that is almost always a word of its own (的, 都, 是, 在 …);
+* Chinese: ``A和B`` / ``与`` / ``跟`` / ``及`` / ``以及`` / ``或`` / ``或者`` / ``还是`` between runs of Han characters
+  gives ``A…`` and ``B…`` (the other member and the conjunction removed); a member is the run of up to two Han
+  characters next to the conjunction (the commonest length of a Chinese word: without a dictionary a longer run
+  would as often take the verb after the member as the member's own third character), cut at a character that is
+  almost always a word of its own (的, 都, 是, 在 …);
 * words that only say "all of them" (``both``, ``each``, ``all``; ``都``, ``俩``, ``两个``, ``一起``) leave the parts.
 
 A question with fewer than two parts has none (:func:`question_parts` returns ``()``): it is ranked as a whole, as
@@ -52,13 +55,16 @@ _COORD = re.compile(rf"\b({_WORD})((?:\s*,\s*{_DET}{_WORD})*)\s*,?\s+(?:and|or|&
 _NAME = re.compile(r"\b[A-Z][a-z][\w’'-]*(?:\s+[A-Z][a-z][\w’'-]*)*")
 _QUOTED = re.compile(r"[\"“”«»][^\"“”«»]*[\"“”«»]")  # a title in quotes is one thing, whatever its capitals
 # Words that coordinate clauses, not things ("... work with and why?").
-_FUNCTION_WORDS = frozenset("why how what when where who whom which whose then so also not too is are was were do does "
-                            "did has have had be been will would can could should".split())
+_FUNCTION_WORDS = frozenset(
+    "why how what when where who whom which whose then so also not too is are was were do does did has have had be "
+    "been will would can could should".split()
+)
 _ALL_OF_THEM = re.compile(r"\s*\b(?:both|each|all)\b", re.IGNORECASE)
 # Capitalised words that are not names (pronouns, question and function words a question may capitalise).
 _NOT_NAMES = frozenset(
-    "I I'm I've I'd I'll Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec What When Where Who Whom Whose Why How Which Did Do Does Is Are Was Were Has Have Had Can "
+    "I I'm I've I'd I'll What When Where Who Whom Whose Why How Which Did Do Does Is Are Was Were Has Have Had Can "
     "Could Would Should Will The A An In On At Of For And Or But If My Your Our Their His Her Its Mr Mrs Ms Dr "
+    "Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec "
     "Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July August "
     "September October November December".split()
 )
