@@ -23,7 +23,9 @@ import threading
 import urllib.error
 import urllib.request
 import weakref
+from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from agentmem_nb.errors import ConfigError
@@ -106,9 +108,12 @@ class DenseIndex:
     from model to model, so a raw cosine times a weight would be a near-constant bonus; the rescaled one is the same
     scale whatever the model, and ``dense_weight`` (a setting of :class:`~agentmem_nb.retrieval.ranker.RankerConfig`)
     means the same thing for every embedder. The raw cosines of the last query are in ``last_cosines``.
+
+    Question vectors are memoised (``memo`` questions, least recently used dropped; ``queries_embedded`` counts the
+    texts sent) and embedded in a worker thread started by :meth:`start` while the lexical ranking runs.
     """
 
-    def __init__(self, embedder: Embedder, *, top_k: int = 50) -> None:
+    def __init__(self, embedder: Embedder, *, top_k: int = 50, memo: int = 256) -> None:
         import numpy as np
 
         self._np = np
@@ -116,6 +121,12 @@ class DenseIndex:
         self.identity = str(getattr(embedder, "identity", type(embedder).__qualname__))
         self.top_k = top_k
         self.embedded = 0
+        self.queries_embedded = 0  # question texts sent to the embedder (a repeated question is not sent again)
+        # Question vectors by text, newest last (a question asked again — a retry, the evaluation's variants, the
+        # agent's repeated tool call — costs no embedding): a vector, or the future of one being embedded.
+        self._queries: OrderedDict[str, Future[np.ndarray] | np.ndarray] = OrderedDict()
+        self._memo = max(1, memo)
+        self._worker: ThreadPoolExecutor | None = None
         # per kind index: (its files list when the matrix was made, the matrix, which rows hold a vector, rows saved)
         self._vectors: weakref.WeakKeyDictionary[KindIndex, _Vectors] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
@@ -172,11 +183,68 @@ class DenseIndex:
                 save_vectors(index, user, self.identity, state.matrix[:total])
                 state.saved = done  # also on failure: a read-only folder is not retried on every query
 
-    def _query_vector(self, query: str) -> np.ndarray:
+    def _embed_queries(self, queries: list[str]) -> np.ndarray:
         embed_queries = getattr(self.embedder, "embed_queries", None)
-        vectors = embed_queries([query]) if callable(embed_queries) else self.embedder.embed([query])
-        out: np.ndarray = self._np.asarray(vectors[0], dtype=self._np.float32)
-        return out
+        vectors = embed_queries(queries) if callable(embed_queries) else self.embedder.embed(queries)
+        self.queries_embedded += len(queries)
+        out: np.ndarray = self._np.asarray(vectors, dtype=self._np.float32).reshape(len(queries), -1)
+        norms = self._np.linalg.norm(out, axis=1, keepdims=True)
+        unit: np.ndarray = out / self._np.where(norms == 0, 1.0, norms)  # once here, not per scope or per query
+        return unit
+
+    def start(self, queries: Sequence[str]) -> None:
+        """Begin embedding ``queries`` (one batch) in a worker thread; :meth:`similarities` waits for them.
+
+        The retriever calls it before the lexical ranking, which then runs while the model works: the local engine
+        is C called through ctypes, which releases the GIL. Questions embedded before (memoised) are not sent again.
+        """
+        with self._lock:
+            todo = [q for q in dict.fromkeys(queries) if q not in self._queries]
+            if not todo:
+                return
+            if self._worker is None:
+                self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentmem-embed")
+            batch = self._worker.submit(self._embed_queries, todo)
+            for i, query in enumerate(todo):
+                self._remember(query, _row(batch, i))
+
+    def _remember(self, query: str, vector: Future[np.ndarray] | np.ndarray) -> None:
+        self._queries[query] = vector
+        self._queries.move_to_end(query)
+        while len(self._queries) > self._memo:
+            self._queries.popitem(last=False)
+
+    def _query_vector(self, query: str) -> np.ndarray:
+        """The unit vector of ``query``: memoised, being embedded (:meth:`start`), or embedded now."""
+        with self._lock:
+            known = self._queries.get(query)
+            if known is not None:
+                self._queries.move_to_end(query)
+        vector: np.ndarray
+        if known is None:
+            vector = self._embed_queries([query])[0]
+        elif isinstance(known, Future):
+            try:
+                vector = known.result()
+            except BaseException:  # broad on purpose: whatever failed is re-raised, only not remembered
+                with self._lock:  # the next call tries again
+                    if self._queries.get(query) is known:
+                        del self._queries[query]
+                raise
+        else:
+            return known
+        with self._lock:
+            self._remember(query, vector)
+        return vector
+
+    def vectors(self, index: KindIndex, gids: Sequence[int]) -> np.ndarray | None:
+        """The unit vectors of messages ``gids`` of ``index`` (rows in that order), or None if one has none yet."""
+        with self._lock:
+            state = self._vectors.get(index)
+            if state is None or not gids or max(gids) >= len(state.have) or not state.have[list(gids)].all():
+                return None
+            out: np.ndarray = state.matrix[list(gids)]
+            return out
 
     def similarities(self, view: ScopeView, query: str) -> dict[int, float]:
         """The ``top_k`` messages of the scope nearest to the query: ``{global id: signal in [0, 1]}`` (see the
@@ -184,29 +252,49 @@ class DenseIndex:
         np = self._np
         self.prepare(view.index)
         vector = self._query_vector(query)
-        norm = float(np.linalg.norm(vector))
         with self._lock:
             state = self._vectors.get(view.index)
             matrix = None if state is None else state.matrix[: len(state.have)]
-        if norm == 0 or matrix is None or not len(matrix) or matrix.shape[1] != len(vector):
+        if not vector.any() or matrix is None or not len(matrix) or matrix.shape[1] != len(vector):
             return {}
-        sims = matrix @ (vector / norm)
-        if not view.whole:
-            scope = np.zeros(len(sims), dtype=bool)
-            for follower in view.followers:
-                gids = follower.gids.snapshot().take(np.arange(len(follower)))
-                scope[gids[gids < len(sims)]] = True
-            sims = np.where(scope, sims, -np.inf)
+        # float32 products over the scope's rows only (rows are unit vectors already, the question too), with
+        # einsum rather than `@`: `@` goes to OpenBLAS, whose threads spin against the other work of a shared
+        # machine — 10k x 384 took 12-24 ms with its 2 threads at load average 8, against 2-3 ms here
+        # (benchmarks/DENSE.md).
+        ids: Any = None  # the scope's global ids (None: every row)
+        if view.whole:
+            sims = np.einsum("ij,j->i", matrix, vector)
+        else:
+            ids = np.concatenate([f.gids.snapshot().take(np.arange(len(f))) for f in view.followers])
+            ids = ids[ids < len(matrix)]
+            sims = np.einsum("ij,j->i", matrix[ids], vector)
+        if not len(sims):
+            return {}
         k = min(self.top_k, len(sims))
         best = np.argpartition(-sims, k - 1)[:k]
-        best = best[np.isfinite(sims[best])]
-        if not len(best):
-            return {}
-        self.last_cosines = {int(i): float(sims[i]) for i in best}
-        high, low = float(sims[best].max()), float(sims[best].min())
+        gids = best if ids is None else ids[best]
+        values = sims[best]
+        self.last_cosines = dict(zip(gids.tolist(), values.tolist(), strict=True))
+        high, low = float(values.max()), float(values.min())
         spread = high - low
         # The nearest gets 1, the k-th 0 (dropped by the ranker's "> 0"); a single candidate or a tie gets 1.
-        return {int(i): (float(sims[i]) - low) / spread if spread > 0 else 1.0 for i in best}
+        scaled = (values - low) / spread if spread > 0 else np.ones(len(values))
+        return dict(zip(gids.tolist(), scaled.tolist(), strict=True))
+
+
+def _row(batch: Future[np.ndarray], i: int) -> Future[np.ndarray]:
+    """A future of row ``i`` of ``batch``'s matrix (each question of a batch is memoised on its own)."""
+    out: Future[np.ndarray] = Future()
+
+    def done(f: Future[np.ndarray]) -> None:
+        error = f.exception()
+        if error is not None:
+            out.set_exception(error)
+        else:
+            out.set_result(f.result()[i])
+
+    batch.add_done_callback(done)
+    return out
 
 
 class _Vectors:

@@ -47,6 +47,10 @@ class LocalEmbedder:
 
     _shared: Any = None  # one loaded engine per process (its weights are mapped, ~72 MB)
     _shared_lock = threading.Lock()
+    # One call into the engine at a time: the C engine does not say it is re-entrant, and a question is now embedded
+    # in a worker thread (DenseIndex.start) while the caller's thread may be embedding appended messages. ctypes
+    # releases the GIL during the call, so the lexical ranking runs meanwhile.
+    _engine_lock = threading.Lock()
 
     def __init__(self, *, threads: int = 1, batch_size: int = 32) -> None:
         if not dense_available():
@@ -75,8 +79,9 @@ class LocalEmbedder:
         out: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
             batch = [text if text.strip() else " " for text in texts[start : start + self.batch_size]]
-            vectors = model.encode(batch, is_query=query) if len(batch) > 1 else [model.encode(batch[0], is_query=query)]
-            out.extend([[float(x) for x in vector] for vector in vectors])
+            with LocalEmbedder._engine_lock:
+                vectors = model.encode(batch, is_query=query) if len(batch) > 1 else [model.encode(batch[0], is_query=query)]
+            out.extend([vector.tolist() for vector in vectors])
         return out
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
@@ -93,12 +98,17 @@ HYBRID_DENSE_WEIGHT = 4.0
 files (``benchmarks/DENSE.md``), not on the paraphrased test sets."""
 
 
-def hybrid_retriever(embedder: Any = None, *, dense_weight: float = HYBRID_DENSE_WEIGHT) -> Any:
+def hybrid_retriever(embedder: Any = None, *, dense_weight: float = HYBRID_DENSE_WEIGHT, parts: str = "whole") -> Any:
     """A :class:`~agentmem_nb.retrieval.retriever.Retriever` fusing BM25 and the rest with the dense signal of
-    ``embedder`` (default: :class:`LocalEmbedder`, which needs the ``dense`` extra)."""
+    ``embedder`` (default: :class:`LocalEmbedder`, which needs the ``dense`` extra).
+
+    ``parts`` is the merge rule of a question about several things (:data:`~agentmem_nb.retrieval.parts.MergeRule`);
+    ``"whole"`` by default: retrieving part by part did not raise the cross-validated figure on LoCoMo
+    (``benchmarks/DENSE.md``), so it is an option, not the default."""
     from dataclasses import replace
 
     from agentmem_nb.retrieval.ranker import RankerConfig
     from agentmem_nb.retrieval.retriever import Retriever
 
-    return Retriever(ranker=replace(RankerConfig(), embedder=embedder or LocalEmbedder(), dense_weight=dense_weight))
+    return Retriever(ranker=replace(RankerConfig(), embedder=embedder or LocalEmbedder(), dense_weight=dense_weight),
+                     parts=parts)  # type: ignore[arg-type]  # Retriever checks the rule and names the bad value

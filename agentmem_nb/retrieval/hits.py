@@ -105,6 +105,9 @@ class Hit:
     signals: tuple[Signal, ...] = ()
     matched_terms: tuple[TermMatch, ...] = ()
     mode: SearchMode = "ranked"
+    part: str = ""
+    """The part of the question that found this message, when the question was retrieved part by part
+    (:mod:`agentmem_nb.retrieval.parts`); empty when the question as a whole found it."""
 
     @property
     def item(self) -> ItemKey:
@@ -116,10 +119,12 @@ class Hit:
         return sum(s.value for s in self.signals if s.name == name)
 
     def explain(self) -> str:
-        """One line for a person: ``score 7.31 = bm25 5.20 + context 2.11; terms: paint 3.1, sunris 2.1``."""
+        """One line for a person: ``score 7.31 = bm25 5.20 + context 2.11; terms: paint 3.1, sunris 2.1`` (and
+        ``; found by the part 'What do Jon like?'`` for a hit that a part of the question found)."""
         parts = " + ".join(f"{s.name} {s.value:.2f}" for s in self.signals) or "no signal"
         terms = ", ".join(f"{m.term} {m.contribution:.2f}" for m in self.matched_terms[:8])
-        return f"score {self.score:.2f} = {parts}" + (f"; terms: {terms}" if terms else "")
+        found = f"; found by the part {self.part!r}" if self.part else ""
+        return f"score {self.score:.2f} = {parts}" + (f"; terms: {terms}" if terms else "") + found
 
 
 @dataclass(frozen=True, slots=True)

@@ -66,6 +66,8 @@ class RankerConfig:
         date_boost: extra share of its score a message gets when it falls in a date the query names.
         expansion_docs / expansion_terms / expansion_weight: pseudo-relevance feedback (off by default).
         dense_weight / embedder: embedding similarity (off unless an embedder is given).
+        dense_top_k: how many nearest messages of the scope get the dense signal (rescaled over them).
+        dense_context: share of the best neighbour's dense signal a turn receives, in its ``context`` (0: off).
     """
 
     bm25: BM25Params = BM25Params()
@@ -77,11 +79,13 @@ class RankerConfig:
     expansion_terms: int = 10
     expansion_weight: float = 0.3
     dense_weight: float = 0.0
+    dense_top_k: int = 50
+    dense_context: float = 0.0
     embedder: Embedder | None = field(default=None, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         for name in ("context_weight", "context_span", "thread_weight", "date_boost", "expansion_docs",
-                     "expansion_terms", "expansion_weight", "dense_weight"):
+                     "expansion_terms", "expansion_weight", "dense_weight", "dense_top_k", "dense_context"):
             if getattr(self, name) < 0:
                 raise ValueError(f"RankerConfig.{name} must be >= 0, got {getattr(self, name)!r}")
 
@@ -99,6 +103,7 @@ class Candidate:
     signals: dict[str, float]
     _explain: Callable[[], dict[tuple[str, str], float]] | None = None
     _terms: dict[tuple[str, str], float] | None = None
+    part: str = ""  # the part of the question that ranked it (retrieval part by part), "" for the whole
 
     @property
     def terms(self) -> dict[tuple[str, str], float]:
@@ -189,6 +194,8 @@ def rank(
         if ranges:
             bound += config.date_boost * bound
         sources = docs[matched][bound >= threshold]
+        if config.dense_context and dense_sims:  # the neighbours of the (few) dense hits may score by them alone
+            sources = _union(total, sources, np.fromiter(dense_sims, dtype=np.int64, count=len(dense_sims)))
         near = _neighbours(sources, arrays, config.context_span)
         near = near[~_Lookup(sure, sure).contains(near)]
         if len(near):
@@ -302,7 +309,12 @@ class _Signals:
         score = lexical.copy()
         context = None
         if config.context_weight and config.context_span:
-            context = _context(docs, self.lexical_at, self.arrays, config)
+            context = _context(docs, self.lexical_at, self.arrays, config, config.context_weight)
+            if config.dense_context and self.dense_sims:
+                ids = np.fromiter(sorted(self.dense_sims), dtype=np.int64, count=len(self.dense_sims))
+                values = np.array([config.dense_weight * self.dense_sims[int(g)] for g in ids])
+                np.maximum(context, _context(docs, _Lookup(ids, values), self.arrays, config, config.dense_context),
+                           out=context)
             score += context
         thread = None
         if self.per_file is not None:
@@ -416,7 +428,8 @@ def _stats(ix: TermIndex, weights: dict[str, float], arrays: IndexArrays, in_sco
     return CorpusStats(n_docs, avg, df)
 
 
-def _context(docs: np.ndarray, lexical_at: _Lookup, arrays: IndexArrays, config: RankerConfig) -> np.ndarray:
+def _context(docs: np.ndarray, lexical_at: _Lookup, arrays: IndexArrays, config: RankerConfig,
+             weight: float) -> np.ndarray:
     """Each turn receives a share of its best neighbour's lexical score (a max, not a sum, so a run of weak turns
     does not add up to a false hit). Neighbours are turns of the same file; ``lexical_at`` gives any message's
     lexical score (0 for one that matches nothing)."""
@@ -428,7 +441,7 @@ def _context(docs: np.ndarray, lexical_at: _Lookup, arrays: IndexArrays, config:
             np.maximum(best, np.where(has, lexical_at(np.where(has, hop, 0)), 0.0), out=best)
             if step + 1 < config.context_span:
                 hop = np.where(has, links.take(np.where(has, hop, 0)), -1)
-    best *= config.context_weight
+    best *= weight
     return best
 
 

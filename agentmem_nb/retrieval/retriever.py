@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from itertools import zip_longest
 from typing import Literal
 
 from agentmem_nb.errors import InvalidArgument
@@ -40,12 +41,14 @@ from agentmem_nb.retrieval.index import (
     UserIndex,
     user_index,
 )
+from agentmem_nb.retrieval.parts import MERGE_RULES, MergeRule, question_parts
 from agentmem_nb.retrieval.ranker import Candidate, RankerConfig, match_count, rank
 from agentmem_nb.store import MAX_SEARCH_LIMIT, MAX_WINDOW_SIDE, UserMemory
 from agentmem_nb.store.redactions import redacted_items
 
 __all__ = [
     "Retriever",
+    "merge_ranked",
     "rank_hits",
     "retrieve",
     "search",
@@ -103,17 +106,37 @@ class Retriever:
         retriever = Retriever(ranker=RankerConfig(embedder=my_embedder, dense_weight=2.0))
         retriever.search(user, "where did we go?", budget=10)
         ChatService(store, retriever=retriever)   # the agent's search tools use it
+
+    Options measured in ``benchmarks/DENSE.md`` (each off by default: none raised the cross-validated figure on
+    LoCoMo): ``parts`` — a question about several things is also ranked part by part and the lists merged
+    (:mod:`agentmem_nb.retrieval.parts`; ``part_names=False`` leaves out the rule of uncoordinated names);
+    ``dense_slot`` — that many nearest messages by the embedding alone take the anchors after the fused best;
+    ``diversity`` — maximal marginal relevance on the stored vectors (each next anchor's score, as a share of the
+    best, minus ``diversity`` times its cosine with the nearest anchor already chosen). The last two need a dense
+    signal and do nothing without one.
     """
 
-    def __init__(self, *, index: IndexConfig | None = None, ranker: RankerConfig | None = None) -> None:
+    def __init__(self, *, index: IndexConfig | None = None, ranker: RankerConfig | None = None,
+                 parts: MergeRule = "whole", part_names: bool = True, dense_slot: int = 0,
+                 diversity: float = 0.0) -> None:
+        if parts not in MERGE_RULES:
+            raise InvalidArgument(f"unknown merge rule parts={parts!r}: use one of {', '.join(MERGE_RULES)}")
         self.index_config = index or IndexConfig()
         self.ranker = ranker or RankerConfig()
+        self.parts: MergeRule = parts
+        self.part_names = part_names
+        self.dense_slot = max(0, int(dense_slot))
+        if diversity < 0:
+            raise InvalidArgument(f"diversity must be >= 0, got {diversity!r}")
+        self.diversity = float(diversity)
         self._dense = (
-            DenseIndex(self.ranker.embedder) if self.ranker.embedder is not None and self.ranker.dense_weight else None
+            DenseIndex(self.ranker.embedder, top_k=self.ranker.dense_top_k)
+            if self.ranker.embedder is not None and self.ranker.dense_weight else None
         )
 
     def __repr__(self) -> str:
-        return f"Retriever(index={self.index_config!r}, ranker={self.ranker!r})"
+        return (f"Retriever(index={self.index_config!r}, ranker={self.ranker!r}, parts={self.parts!r}, "
+                f"dense_slot={self.dense_slot}, diversity={self.diversity})")
 
     # ------------------------------------------------------------------ plumbing
 
@@ -131,12 +154,74 @@ class Retriever:
     ) -> tuple[tuple[FileFollower, ...], list[Candidate]]:
         view = self.view(user, scope)
         ui = self.user_index(user)
+        parts = question_parts(query, names=self.part_names) if self.parts != "whole" else ()
         if self._dense is not None:
             # Vectors for every message before ranking: read back from the user's folder, only new ones embedded.
             self._dense.prepare(view.index, user)
+            # The question (and its parts, one batch) embedded in a worker while the lexical ranking runs.
+            self._dense.start([query, *parts])
         gids = [view.followers[li].gids[pos] for li, pos in _positions(view.followers, exclude)] if exclude else []
-        return view.followers, rank(view, query, ui.tokenizer, self.ranker, limit=limit, dense=self._dense,
-                                    exclude=gids)
+        whole = rank(view, query, ui.tokenizer, self.ranker, limit=limit, dense=self._dense, exclude=gids)
+        if self.diversity and self._dense is not None and len(whole) > 1:
+            whole = self._diversified(view, whole)
+        merged = whole
+        if parts:
+            lists = [whole]
+            for part in parts:
+                found = rank(view, part, ui.tokenizer, self.ranker, limit=limit, dense=self._dense, exclude=gids)
+                for candidate in found:
+                    candidate.part = part
+                lists.append(found)
+            merged = merge_ranked(self.parts, lists, limit)
+        if self.dense_slot and self._dense is not None and merged:
+            # The nearest messages by the embedding alone take the anchors after the first (moved up if the fused
+            # ranking had them lower): a paraphrase the words miss entirely still reaches the budget.
+            first = (merged[0].layer, merged[0].position)
+            extra = [c for c in self._dense_only(view, query, set(gids)) if (c.layer, c.position) != first]
+            extra = extra[: self.dense_slot]
+            moved = {(c.layer, c.position) for c in extra}
+            merged = [merged[0], *extra, *(c for c in merged[1:] if (c.layer, c.position) not in moved)][:limit]
+        return view.followers, merged
+
+    def _diversified(self, view: ScopeView, ranked: list[Candidate]) -> list[Candidate]:
+        """``ranked`` re-ordered by maximal marginal relevance: each next anchor is the one whose score (as a share of
+        the best) minus ``diversity`` times its cosine with the nearest anchor already chosen is highest. Turns that
+        say the same thing again give their place to turns about something else the question may also need."""
+        import numpy as np
+
+        assert self._dense is not None
+        gids = [view.followers[c.layer].gids[c.position] for c in ranked]
+        vectors = self._dense.vectors(view.index, gids)
+        if vectors is None:
+            return ranked
+        relevance = np.array([c.score for c in ranked]) / max(ranked[0].score, 1e-12)
+        similar = np.einsum("ik,jk->ij", vectors, vectors)  # not `@`: see DenseIndex.similarities
+        nearest = np.full(len(ranked), -np.inf)
+        left = np.ones(len(ranked), dtype=bool)
+        order = []
+        for _ in range(len(ranked)):
+            value = relevance - self.diversity * np.where(np.isfinite(nearest), nearest, 0.0)
+            pick = int(np.flatnonzero(left)[np.argmax(value[left])])
+            order.append(pick)
+            left[pick] = False
+            np.maximum(nearest, similar[pick], out=nearest)
+        return [ranked[i] for i in order]
+
+    def _dense_only(self, view: ScopeView, query: str, exclude: set[int]) -> list[Candidate]:
+        """The scope's messages ranked by the dense signal alone (its question vector is memoised: no new embedding)."""
+        assert self._dense is not None
+        arrays = view.index.arrays()
+        total = len(arrays.lengths)
+        local = {f.file_id: i for i, f in enumerate(view.followers)}
+        sims = self._dense.similarities(view, query)
+        out = []
+        for gid, sim in sorted(sims.items(), key=lambda kv: (-kv[1], -kv[0])):
+            if sim <= 0 or gid >= total or gid in exclude:
+                continue
+            value = self.ranker.dense_weight * sim
+            out.append(Candidate(local[arrays.file_of.item(gid)], arrays.position_of.item(gid), value,
+                                 {"dense": value}))
+        return out
 
     # ------------------------------------------------------------------ public
 
@@ -308,6 +393,39 @@ class Retriever:
                              exclude=exclude)
 
 
+def merge_ranked(rule: MergeRule, lists: Sequence[Sequence[Candidate]], limit: int) -> list[Candidate]:
+    """The anchors of a question ranked as a whole (``lists[0]``) and part by part (the others), merged by ``rule``
+    (:data:`~agentmem_nb.retrieval.parts.MergeRule`), each message once, at most ``limit``. A message keeps the
+    ``part`` of the list that brought it in first."""
+    seen: set[tuple[int, int]] = set()
+    out: list[Candidate] = []
+
+    def take(candidate: Candidate) -> bool:
+        key = (candidate.layer, candidate.position)
+        if key in seen:
+            return False
+        seen.add(key)
+        out.append(candidate)
+        return True
+
+    whole, rest = (lists[0], lists[1:]) if lists else ([], [])
+    if rule == "interleave":
+        for row in zip_longest(*lists):
+            for candidate in row:
+                if candidate is not None:
+                    take(candidate)
+    else:
+        head = whole[:1] if rule == "reserve" else []
+        for candidate in head:
+            take(candidate)
+        if rule == "reserve":
+            for found in rest:  # one reserved anchor per part: its best not yet taken
+                next((c for c in found if take(c)), None)
+        for candidate in whole:
+            take(candidate)
+    return out[:limit]
+
+
 def _hiding_redacted(user: UserMemory, exclude: Collection[ItemKey]) -> Collection[ItemKey]:
     """``exclude`` and every redacted message: a search never returns one, as a hit or as a neighbour (the rule of
     :mod:`agentmem_nb.store.redactions`; the exact path gets it from ``UserMemory.search_*``)."""
@@ -391,6 +509,7 @@ def _hit(layers: Sequence[FileFollower], candidate: Candidate, rank_no: int, mes
         score=sum(s.value for s in signals),
         signals=signals,
         matched_terms=terms,
+        part=candidate.part,
     )
 
 

@@ -12,7 +12,7 @@ def test_exported_names_are_exactly_the_public_surface() -> None:
     # "@py_builtins"/"@pytest_ar" are pytest's: it rewrites the asserts of a plugin's whole distribution (ours ships
     # the memcases plugin), and such names are no identifiers a user could import
     public = {name for name in dir(retrieval) if not name.startswith(("_", "@"))}
-    modules = {"bm25", "dates", "dense", "encode", "hits", "index", "ranker", "retriever", "tokenize", "evaluate", "persist", "embed",
+    modules = {"bm25", "dates", "dense", "encode", "hits", "index", "ranker", "retriever", "tokenize", "evaluate", "persist", "embed", "parts",
                "vectors"}
     assert set(retrieval.__all__) == public - modules
     for name in retrieval.__all__:
