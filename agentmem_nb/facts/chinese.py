@@ -44,6 +44,8 @@ _QUESTION = re.compile(r"[？?]|吗$|吗[呀啊]?$|呢$|(?<!没)(?<!没有)什�
 _HYPOTHETICAL = re.compile(r"如果|要是|假如|假设|万一|的话|打算|计划|准备|想要|想去|想搬|想换|想在|想当|想做|想学|考虑|"
                            r"希望|梦想|将来|(?:^|[，,]|我|我们|咱们)以后|未来|明年|下个月|下月|下周|下星期|下半年|可能会|也许会|或许会|会搬|要搬|"
                            r"要去|将要|将会|即将|快要|想象|假装|但愿|要是能|不如|建议|应该去|该去|会不会|说不定会")
+# A figure of speech ("我简直就是专业睡觉选手", "堪称吃货", "跟猫一样"): what it says is no fact.
+_FIGURATIVE = re.compile(r"简直|堪称|基本上就是|就像|像个|像是个|活像|跟[^，,。]{1,6}一样|称得上")
 _SAY = re.compile(r"说|讲|告诉|提到|声称|表示")
 _SAY_COMPOUND = re.compile(r"说(?:错|实话|真的|来|起来|白了|过|一下|明)|(?:老实|话|比如|就是|总的来|怎么|小|传|解|演|"
                            r"游|劝|虽|再|且|听|据|来|地|格)说")
@@ -60,14 +62,16 @@ _LEADING = re.compile(r"^(?:这段时间|这阵子|这些天|这几天|严格来
 _ADVERBS = re.compile(r"^(?:[^，,。以之]{1,6}?(?:以后|之后|后)(?=搬|去|来|在|住|开始|就)|这段时间|这阵子|(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=入职|搬|去|来|开始|加入|跳槽|离|"
                       r"辞职|在|就|被|又)|也|都|还|一直|现在|目前|已经|刚|刚刚|真的|真|非常|特别|很|超|挺|比较|就|又|才|本来|终于|"
                       r"最近|其实|确实|当然|同时|主要|平时|一般|经常|总是|特|蛮|还是|依然|仍然|照样|今年|去年|"
-                      r"自己|本人|个人|从小就|一向|向来|全家|一家人|一家|俩|一起|都|更加|更|有点儿|有点|有些|蛮|最)+")
+                      r"自己|本人|个人|从小就|一向|向来|全家|一家人|一家|俩|一起|都|更加|更|有点儿|有点|有些|蛮|最|实在|真心|简直|"
+                      r"完全|根本|十分|相当|极其|超级|尤其|格外|始终|老是|常年|长期|长年|一整年|平常|"
+                      r"如今|眼下|暂时|依旧)+")
 _END = re.compile(r"不再|再也不|已经不|早就不|现在不|不怎么|没再")
 _PAST = re.compile(r"^(?:以前|过去|曾经|原来|之前|从前|早年)")
 _TAIL = re.compile(r"(?:就行|就好|就可以|就成|了|啦|呢|啊|呀|哦|喔|哈|吧|的|嘛|噢|咯|喽|哟|呗|一下|而已|罢了|这样|这个|那种|之类|等等|"
                    r"工作|上班|生活|居住|住|去了|来了|过|着|一带|附近|这边|那边|呀)+$")
 _PRONOUN_VALUES = {"它", "他", "她", "这", "那", "这个", "那个", "你", "我", "他们", "东西", "什么", "一切", "这些",
-                   "那些", "这里", "那里", "哪里", "都"}
-_JOB_SUFFIX = (r"(?:师|士|员|生|家|手|工|者|官|医生|护士|律师|演员|歌手|记者|翻译|会计|销售|老师|教授|学生|经理|老板|"
+                   "那些", "这里", "那里", "哪里", "都", "家", "家里", "这儿", "那儿", "屋里", "宿舍"}
+_JOB_SUFFIX = (r"(?:师|士|员|生|家|手|工|者|官|(?<![家成延增生兄学])长|医生|护士|律师|演员|歌手|记者|翻译|会计|销售|老师|教授|学生|经理|老板|"
                r"主管|总监|司机|厨师|模特|警察|军人|农民|工人|博士|硕士|研究生|本科生|主播|博主|自由职业者|公务员|"
                r"创业者|店主|保安|快递员|外卖员|程序员|工程师|设计师|产品经理|运营|编辑|导演|作家|画家|摄影师|"
                r"医生|兽医|牙医|药剂师|教练|秘书|助理|实习生|保姆|法官|科学家|研究员|顾问|CEO|CTO|HR)")
@@ -86,8 +90,9 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("hometown", "set", r"^(?:是)?从(?P<v>[^搬]+?)来的$"),  # not "从X搬过来的": moved from X
     ("age", "set", r"^(?:今年|已经|都|快|刚满|满|刚|快要)?(?P<v>\d{1,3}|[一二两三四五六七八九十百]{1,4})(?:周)?岁"),
     ("age", "set", r"^(?:的)?年龄是(?P<v>\d{1,3}|[一二两三四五六七八九十百]{1,4})"),
+    ("from_to", "set", r"^(?:刚|已经|终于)?从(?P<old>[^，,。到去来]{1,12}?)(?:搬|迁|移居|移民)(?:家)?(?:到|去|来)了?(?P<v>[^，,。]+)"),
     ("lives_in", "set", r"^(?:搬到了?|搬去了?|搬家到了?|搬回了?|搬来了?|搬进了?|迁到了?|移居到?|移民到?|定居到?)(?P<v>.+)"),
-    ("lives_in", "set", r"^(?:常驻在?|常住在?|住在|住|居住在|居住于|定居在|定居于|生活在|家住|家在|常住在|现居|现住)(?P<v>.+)"),
+    ("lives_in", "set", r"^(?:常驻在?|常住在?|待在|呆在|扎根在?|落户在?|住在|住|居住在|居住于|定居在|定居于|生活在|家住|家在|常住在|现居|现住)(?P<v>.+)"),
     ("lives_in", "set", r"^(?:的)?(?:家|公寓|房子|住处|住的地方)(?:在|是在)(?P<v>.+)"),
     ("lives_in", "set", r"^在(?P<v>[^，,。]+?)(?:住|居住|定居|生活|安家)(?:了)?(?:\S{0,4}年)?$"),
     ("works_at", "end", r"^(?:从)?(?P<v>[^，,。]*?)(?:离职|辞职|辞掉了?工作|被裁|被开除|退休)了?"),
@@ -99,7 +104,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("works_at", "set", r"^(?:去了?|到了?)(?P<v>[^，,。]+?)(?:工作|上班)"),
     ("works_at", "set", r"^(?:的)?(?:公司|单位|东家)是(?P<v>.+)"),
     ("job", "set", r"^(?:的)?(?:职业|工作|本职工作)是(?P<v>.+)"),
-    ("job", "set", r"^(?:是|当|做|成了|成为了?|当了)(?:一名|一个|一位|个|名|位)?(?P<v>[^，,。的]{0,8}?" + _JOB_SUFFIX + r")$"),
+    ("job", "set", r"^(?:是|当上了?|当|做|成了|成为了?|当了|升为|升职为|升职成了?|晋升为|升任|担任|转行做了?|改行当了?)(?:一名|一个|一位|个|名|位)?(?P<v>[^，,。的]{0,8}?" + _JOB_SUFFIX + r")$"),
     ("job", "set", r"^(?:是)?(?:做|干|搞)(?P<v>[^，,。]{1,8}?)的$"),
     ("job", "set", r"^从事(?P<v>[^，,。]{1,10}?)(?:工作|行业)?$"),
     ("allergic_to", "add", r"^对(?P<v>[^，,。]+?)过敏"),
@@ -126,6 +131,9 @@ def _clean(raw: str, attribute: str) -> str:
     value = re.sub(r"^(?:了|在|是|于)", "", value) if attribute not in ("birthday", "age") else value
     if attribute in ("lives_in", "works_at", "hometown") and (called := re.search(r"叫(?P<x>[^的，,。]{1,10})的", value)):
         value = called.group("x")  # "一个叫丽江的小城": the name
+    if attribute in ("lives_in", "hometown"):  # a place ends before a purpose: "墨尔本读大学", "深圳发展"
+        value = re.sub(r"(?<=\S{2})(?:读书|读大学|读研究生|读研|读博|读|上学|上大学|念书|留学|工作|上班|打工|发展|养老|"
+                       r"学习|进修|陪\S*|照顾\S*)$", "", value)
     if attribute == "birthday":
         value = normalise_date(value)
     if attribute == "age":
@@ -173,11 +181,13 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
     found = re.match(r"^(?:我们|咱们|我|本人|咱)(?P<rest>.*)$", clause)
     if found:
         return "user", found.group("rest"), names
+    call = re.match(r"^(?:你(?:们)?(?:可以|就|也可以)?|您(?:可以|就)?|大家(?:都)?|朋友们?(?:都)?|别人(?:都)?|家里人(?:都)?|"
+                    r"同事们?(?:都)?|可以|就)?(?:直接)?(?:叫|喊|称呼)我(?P<v>[^，,。]+)", clause)
+    if call:  # "你可以叫我小王", "大家都叫我…": the speaker's name, whoever calls them so
+        return "user", "叫" + call.group("v"), names
     if re.match(r"^(?:他|她|它|他们|她们|你|您|你们|大家|别人|有人|人家|某人|这|那|[A-Za-z]|[\u4e00-\u9fff]{1,3}(?:说|觉得))",
                 clause):
         return "other", "", names
-    if re.match(r"^(?:叫我|大家叫我|大家都叫我|朋友们叫我|你可以叫我)", clause):
-        return "user", "叫" + re.sub(r"^.*?叫我", "", clause), names
     return None, clause, names
 
 
@@ -190,6 +200,13 @@ def _predicates(rest: str, subject: str) -> list[Statement]:
         if found is None:
             continue
         value = _clean(found.group("v") or "", attribute)
+        if attribute == "from_to":  # "从杭州搬到了成都": the origin was true until the move
+            old = _clean(found.group("old"), "lives_in")
+            return [Statement(subject, "lives_in", v, op) for v in (old, value) if _ok(v)]
+        role = re.search(r"(?:当|做|担任)(?:一名|一个|一位|个|名|位)?(?P<v>[^，,。的]{0,8}?" + _JOB_SUFFIX + r")$",
+                         rest) if attribute == "works_at" and op == "set" else None
+        if role and _ok(value):  # "在腾讯当产品经理": the job too
+            return [Statement(subject, "works_at", value, op), Statement(subject, "job", role.group("v"), op)]
         if attribute == "left":  # "我离开了苹果": end whichever of works_at / lives_in has that value
             return [Statement(subject, a, value, "end") for a in ("works_at", "lives_in")] if _ok(value) else []
         if attribute in ACCUMULATING:
@@ -208,7 +225,7 @@ def _as_end(statements: list[Statement]) -> list[Statement]:
 
 
 def _bare_value(body: str, attribute: str) -> str:
-    body = re.sub(r"^(?:应该是|应该|是在|是|在|叫|改成|改为|为)", "", body.strip())
+    body = re.sub(r"^(?:也|或者|还是|或)?(?:应该是|应该|是在|是|在|叫|改成|改为|为)", "", body.strip())
     if re.match(r"^(?:我|他|她|你)", body):
         return ""
     value = _clean(body, attribute)
@@ -229,7 +246,9 @@ def _reported(sentence: str) -> bool:
                 sentence[max(0, found.start() - 3): found.end() + 3]):
             continue
         before = re.sub(r"(?:跟|对|和|给|同)(?:我|你|您|他|她)$", "", sentence[: found.start()])
-        if not before.endswith("我"):
+        to_you = re.match(r"(?:诉)?(?:你|您)", sentence[found.end():]) or re.search(r"(?:跟|对|和|给|同)(?:你|您)$",
+                                                                                sentence[: found.start()])
+        if not before.endswith("我") and not (to_you and not before.strip()):
             return True
     return False
 
@@ -248,7 +267,7 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
             clauses = clauses[:-1]
         clauses = [c for c in clauses if not _QUESTION.search(c)]
         sentence = "，".join(clauses)
-        if not sentence or _HYPOTHETICAL.search(sentence) or _reported(sentence):
+        if not sentence or _HYPOTHETICAL.search(sentence) or _FIGURATIVE.search(sentence) or _reported(sentence):
             continue
         certain = not _HEDGE.search(sentence)
         body = _HEDGE.sub("", sentence) if not certain else sentence
@@ -270,7 +289,8 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         found = _sentence_statements(body, last_relative([], out, last_key))
         if found is None:
             if (correction or not certain) and (last := (out[-1].key if out else last_key)) is not None:
-                value = _bare_value(re.split(r"[，,]", body)[-1], last.attribute)
+                # the first clause that names a value: "其实是张玮，玉字旁的玮", "也是咸阳吧，我不太确定"
+                value = next((v for v in (_bare_value(p, last.attribute) for p in re.split(r"[，,]", body)) if v), "")
                 if value:
                     out.append(Statement(last.subject, last.attribute, value, "correct", certain))
             continue

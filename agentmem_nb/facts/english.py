@@ -66,6 +66,9 @@ _HYPOTHETICAL = re.compile(
     r"going to|about to|plan(?:s|ning)? (?:to|on)|want(?:s|ed)? to|hop(?:e|es|ing) to|wish(?:es)?|"
     r"thinking (?:about|of)|consider(?:s|ing)|dream(?:s|ing)? (?:of|about)|would like|"
     r"am moving|are moving|is moving|am starting|am joining|will be)\b", re.I)
+# A figure of speech ("I'm basically a professional napper", "she's like a walking encyclopedia"): no fact.
+_FIGURATIVE = re.compile(r"\b(?:basically|practically|literally|virtually|sort of|kind of)\s+(?:an?|the)\s|"
+                         r"\b(?:am|is|are|was|were)\s+(?:[a-z]+\s+)?like\s+(?:an?|the)\s", re.I)
 _REPORTED = re.compile(r"\b(?:said|says|say|told|tells|tell|claims?|claimed|mentioned|heard|hears|according to|"
                        r"asked|asks|wrote|writes|posted|texted|thinks|thought|believes|reckons|insists|swears|joked)\b",
                        re.I)
@@ -74,7 +77,7 @@ _SPEAKER_PREFIX = re.compile(r"^(?:as I (?:said|mentioned|told you)|like I said|
                              r"I (?:can|could) (?:say|tell you)(?: that)?|I (?:said|mentioned)(?: that)?|"
                              r"just so you know|for the record|fyi|fun fact|by the way|btw|to be honest|tbh|"
                              r"honestly|anyway|anyhow|well|so|oh|ah|um|uh|hmm|yeah|yes|yep|ok|okay|alright|hi|hello|"
-                             r"hey|also|plus|and|but|now|nowadays|these days|currently|lately|recently|today|"
+                             r"hey|ya|yah|yup|welp|ugh|omg|also|plus|and|but|or|now|nowadays|these days|currently|lately|recently|today|"
                              r"at the moment|right now|since (?:last \w+|\d{4}|january|february|march|april|may|june|july|august|"
                              r"september|october|november|december|then|\w+ \d{4})|in (?:january|february|march|april|"
                              r"june|july|august|september|october|november|december)|last (?:year|month|week|summer|spring|"
@@ -92,10 +95,12 @@ _CORRECTION = re.compile(r"^(?:actually|oh,? actually|sorry|oops|correction|wait
 _NOT_SUFFIX = re.compile(r"(?:,\s*(?:and\s+)?|\s+and\s+)not\s+(?:in\s+|at\s+|for\s+)?(?P<old>[^,.;!?]+?)\s*(?:[,.;!?]|$)", re.I)
 _END_MARKERS = re.compile(r"\b(?:any ?more|any longer|no more)\b", re.I)
 _NO_LONGER = re.compile(r"\b(?:no longer|not \w+ing\b any ?more)\b", re.I)
+# Aspect verbs ("have grown to hate", "started to like", "came to love") frame the predicate that follows them.
+_ASPECT = r"(?:(?:have|has)\s+)?(?:grown|grew|come|came|learned|learnt|started|begun|began|start|begin)\s+to"
 _ADVERBS = re.compile(r"^(?:(?:really|totally|absolutely|just|also|still|currently|now|recently|actually|finally|"
                       r"definitely|truly|genuinely|honestly|basically|kind of|sort of|pretty much|seriously|"
                       r"(?:do|does|did)(?=\s+(?!not\b))|mostly|usually|always|totally|so|too|even|already|officially|happily|"
-                      r"quite|very much|very|deeply|secretly|absolutely|literally|again|both|all)\s+)+", re.I)
+                      r"quite|very much|very|deeply|secretly|absolutely|literally|again|both|all|" + _ASPECT + r")\s+)+", re.I)
 _CLAUSE_SPLIT = re.compile(
     r"\s*;\s*|,?\s+(?:but|while|whereas|although|though)\s+|,?\s+and\s+(?=(?:I|we|my|he|she|now|also|then|currently|"
     r"since|recently|live|lives|work|works|moved|move|like|likes|love|loves|hate|hates|am|is|have|has|just|"
@@ -128,7 +133,9 @@ _JOB = (r"(?P<v>(?:[a-z-]+\s+){0,2}(?:[a-z-]+(?:er|or|ist|ian|ant|ent|eer|ect|ef
         r"paramedic|therapist|analyst|consultant|scientist|mechanic|electrician|programmer|developer|"
         r"designer|manager|director|teacher|professor|writer|artist|musician|engineer|architect|accountant|"
         r"journalist|photographer|farmer|librarian|cashier|chemist|physicist|economist|translator|"
-        r"interpreter|editor|producer|dancer|singer|painter|baker|butcher|tailor|driver|pilot))\b")
+        r"interpreter|editor|producer|dancer|singer|painter|baker|butcher|tailor|driver|pilot|principal|dean|"
+        r"paralegal|technician|executive|president|agent|janitor|realtor|receptionist|hairdresser|"
+        r"stylist|barber|cleaner|courier|trucker|caregiver|housekeeper|bartender|chief|head))\b")
 _NON_JOBS = {"vegetarian", "vegan", "christian", "american", "italian", "indian", "australian", "canadian",
              "russian", "brazilian", "introvert", "extrovert", "only child", "adult", "early riser", "night owl",
              "big fan", "fan", "huge fan", "beginner", "member", "parent", "resident", "citizen", "owner",
@@ -170,6 +177,8 @@ def _clean_value(raw: str, attribute: str) -> str:
         value = re.split(r"\s+(?:in|at|for|with|from|by)\s+", value)[0]
     if attribute in ("lives_in", "works_in", "hometown", "works_at"):
         value = re.sub(r"^(?:the city of|the town of)\s+", "", value, flags=re.I)
+        # A place or an employer ends before a purpose or a role: "Melbourne for uni", "Spotify as a data analyst".
+        value = re.split(r"\s+(?:for|as|to|because)\s+|\s+originally$", value, maxsplit=1)[0]
         country = re.match(re.escape(value) + r",\s*(?P<c>[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*)?)\s*$", raw.strip(" .!"))
         if attribute != "works_at" and country:  # "Nairobi, Kenya": a place with its country
             value = f"{value}, {country.group('c')}"
@@ -222,6 +231,10 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("age", "set", r"^(?:just\s+)?turned\s+(?P<v>\d{1,3})\b"),
     ("age", "set", r"^age is\s+(?P<v>\d{1,3})\b"),
     ("lives_in", "end", r"^(?:have\s+|has\s+)?mov(?:ed|e|es)\s+(?:out of|away from)\s+(?P<v>.+)"),
+    # "moved from Boston to Denver": the origin was true until the move (attribute "from_to": both, in order)
+    ("from_to", "set", r"^(?:have\s+|has\s+)?(?:just\s+|recently\s+|finally\s+)?(?:mov(?:ed|e|es)|relocated|"
+                       r"relocate|relocates)\s+(?:here\s+|over\s+|back\s+)?from\s+(?P<old>[^,.;!?]+?)\s+to\s+"
+                       r"(?P<v>.+)"),
     ("left", "end", r"^(?:have\s+|has\s+)?(?:just\s+)?left\s+(?:my\s+(?:job|position|role)\s+(?:at|with)\s+)?"
                     r"(?P<v>[A-Z].+)"),
     ("lives_in", "set", r"^(?:have\s+|has\s+)?(?:just\s+|recently\s+|finally\s+|now\s+)?(?:mov(?:ed|e|es)|relocated|"
@@ -232,11 +245,15 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         r"currently residing|based)\s+"
                         r"(?:in|at|near|on)\s+(?P<v>.+)"),
     ("lives_in", "set", r"^(?:(?:am|is|are)\s+)?based out of\s+(?P<v>.+)"),
+    ("lives_in", "set", r"^(?:have|has)\s+been\s+in\s+(?P<v>[^,.;!?]+?)\s+(?=(?:for|since)\s)"),
     ("lives_in", "set", r"^(?:home|place|apartment|flat|house|condo)(?: for (?:me|us))? is\s+(?:in\s+)?(?P<v>.+)"),
     ("works_at", "end", r"^(?:quit|resigned from|was laid off from|got laid off from|got fired from|"
-                        r"was fired from|retired from)\s+(?:my\s+(?:job|position|role)\s+(?:at|with)\s+)?(?P<v>.+)"),
+                        r"was fired from|retired from)\s+(?:my\s+(?:job|position|role)\s+(?:at|with)\s+)?"
+                        # not "quit my job" (below) nor "quit smoking" (a habit)
+                        r"(?!(?:my|his|her)\s+(?:job|position|role)\b(?!\s+(?:at|with)\b))(?![a-z]+ing\b)(?P<v>.+)"),
     ("works_at", "end", r"^(?:quit|lost) (?:my|his|her) job\b(?P<v>)"),
-    ("works_at", "set", r"^(?:work|works|am working|is working|are working|have worked|has worked|have been "
+    ("habit", "end", r"^(?:have\s+|has\s+)?(?:stopped|quit|gave up|given up|kicked)\s+(?P<v>(?:[a-z]+ing\s+)?[^,.;!?]+)"),
+    ("works_at", "set", r"^(?:work|works|working|am working|is working|are working|have worked|has worked|have been "
                         r"working|has been working|been working)(?:\s+(?:remotely|full-time|full time|part-time|"
                         r"part time|from home))?\s+(?:at|for)\s+(?P<v>.+)"),
     ("works_at", "set", r"^(?:have\s+|has\s+)?(?:just\s+)?(?:joined|started (?:working )?at|got a job (?:at|with)|"
@@ -244,10 +261,17 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         r"switched to|moved to (?:a job at|working at)|took a job at|accepted a job at|"
                         r"(?:started|got|landed|took|accepted|found) an? (?:new )?(?:job|position|role) (?:at|with)|"
                         r"am interning at|intern at)\s+(?P<v>.+)"),
-    ("works_at", "set", r"^(?:job|employer|company) is\s+(?:at\s+)?(?P<v>[A-Z].+)"),
+    ("works_at", "set", r"^(?:job|employer|company) is\s+(?:at\s+)?(?P<v>(?-i:[A-Z]).+)"),
+    # "I'm at Salesforce now": a named organisation after a copula marked as a change (not "I'm at the gym")
+    ("works_at", "set", r"^(?-i:(?:am|is|are)\s+(?:now\s+at\s+(?P<w>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*)|"
+                        r"at\s+(?P<v>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*)\s+(?:now|these days)))$"),
     ("works_in", "set", r"^(?:work|works|am working|is working)\s+in\s+(?P<v>.+)"),
     ("allergic_to", "add", r"^(?:am|is|are)\s+allergic to\s+(?P<v>.+)"),
     ("job", "set", r"^(?:work|works|am working|is working)\s+as\s+(?:an?\s+)?(?P<v>.+)"),
+    # a change of state names the new job: "became a principal", "got promoted to senior engineer"
+    ("job", "set", r"^(?:became|become|have become|has become)\s+an?\s+(?P<v>.+)"),
+    ("job", "set", r"^(?:(?:got|was|were|have been|has been|been|am|is)\s+)?promoted to\s+(?:an?\s+|the\s+)?"
+                   r"(?P<v>.+)"),
     ("job", "set", r"^(?:job|profession|occupation) is\s+(?:being\s+)?(?:an?\s+)?(?P<v>.+)"),
     ("job", "set", r"^(?:am|is|are)\s+(?:now\s+)?(?:an?\s+)" + _JOB),
     ("job", "set", r"^(?:am|is|are)\s+(?:now\s+)?an?\s+(?P<v>(?:[a-z-]+\s+){0,2}[a-z-]+)$"),
@@ -321,11 +345,11 @@ def _predicates(rest: str, subject: str) -> list[Statement]:
         found = pattern.match(rest)
         if found is None:
             continue
-        raw = found.group("v") or ""
+        raw = found.group("v") or found.groupdict().get("w") or ""
         value = _clean_value(raw, attribute)
         if attribute == "name" and rest.startswith("am") and re.search(r"(?:ese|ish|ian|can|ch|ic|ean)$", value):
             continue  # "I am French": a nationality, not a name
-        if attribute == "job" and (value.casefold() in _NON_JOBS or
+        if attribute == "job" and (value.casefold() in _NON_JOBS or value.casefold().split(" of ")[0] in _NON_JOBS or
                                    (" " not in value and _NATIONALITY_HINT.search(value) and value[:1].isupper())):
             continue
         if attribute == "lives_in" and op == "end" and not value and "left" in rest[:5].lower():
@@ -335,6 +359,21 @@ def _predicates(rest: str, subject: str) -> list[Statement]:
             at = _clean_value(employer.group("v"), "works_at")
             return [Statement(subject, "job", value, op)] + ([Statement(subject, "works_at", at, op)]
                                                              if _value_ok(at) else [])
+        if attribute == "habit":  # the activity and its object: "eating meat" ends a like of either
+            thing = re.sub(r"^[a-z]+ing\s+", "", value)
+            return [Statement(subject, "likes", v, "end") for v in dict.fromkeys((value, thing)) if _value_ok(v)]
+        at = re.search(r"\s+at\s+(?P<v>(?-i:[A-Z]).*)$", value) if attribute == "works_in" else None
+        if at:  # "in marketing at Unilever": the field, and the employer
+            return [Statement(subject, "works_in", value[: at.start()], op),
+                    Statement(subject, "works_at", at.group("v"), op)]
+        if attribute == "from_to":
+            old = _clean_value(found.group("old"), "lives_in")
+            return [Statement(subject, "lives_in", v, op) for v in (old, value) if _value_ok(v)]
+        role = re.search(r"\bas\s+(?:an?\s+|the\s+)?(?P<v>[^,.;!?]+)", raw) if attribute == "works_at" else None
+        if role and op != "end" and _value_ok(value):  # "for Spotify as a data analyst": the job too
+            job = _clean_value(role.group("v"), "job")
+            return [Statement(subject, "works_at", value, op)] + ([Statement(subject, "job", job, op)]
+                                                                  if _value_ok(job) else [])
         if attribute == "left":  # "I left Apple" / "I left Paris": end whichever of the two has that value
             return [Statement(subject, a, value, "end") for a in ("works_at", "lives_in")] if _value_ok(value) else []
         if attribute in ACCUMULATING:
@@ -356,6 +395,30 @@ def _as_end(statements: list[Statement]) -> list[Statement]:
     return out
 
 
+# Afterthoughts closing a sentence ("I'm Tom, by the way"): no part of the value.
+_TAIL = re.compile(r"\s*,?\s*\b(?:by the way|btw|fyi|lol|lmao|haha\w*|hehe|just so you know|for the record|"
+                   r"if you must know|if that matters|if that helps|in case you were wondering)\s*[.!]*$", re.I)
+# The value said first, its predicate after: "Pizza is my favourite food", "Lyon is where I live now".
+_INVERTED_NOUN = re.compile(r"^(?P<v>[^,;]{1,40}?)\s+(?:is|are)\s+(?:(?:definitely|probably|still|now|also)\s+)?"
+                            r"(?P<noun>my\s+(?:(?:absolute|all-time|all time)\s+)?(?:least\s+)?(?:favou?rite|fave|fav)"
+                            r"(?:\s+[\w-]+){0,2}|my\s+home\s?town)$", re.I)
+_INVERTED_WHERE = re.compile(r"^(?P<v>[^,;]{1,40}?)\s+is\s+where\s+(?P<who>I|we|my\s+[\w-]+)\s+"
+                             r"(?:(?:now|currently|still)\s+)?(?P<verb>live|lives|work|works|grew up|was born|were born|"
+                             r"am based|is based|are based)(?:\s+(?:now|currently|these days))?$", re.I)
+
+
+def _uninverted(body: str) -> str:
+    """``body`` in the order the predicates read (subject first), when it puts the value first."""
+    found = _INVERTED_NOUN.match(body)
+    if found and not re.match(r"^(?:it|that|this|what|which|who)$", found.group("v"), re.I):
+        return f"{found.group('noun')} is {found.group('v')}"
+    found = _INVERTED_WHERE.match(body)
+    if found:
+        at = "at" if found.group("verb").lower().startswith("work") else "in"
+        return f"{found.group('who')} {found.group('verb')} {at} {found.group('v')}"
+    return body
+
+
 def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCES.split(text) if s and s.strip()]
 
@@ -371,7 +434,7 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             sentence = sentence[: tag.start()]
         elif sentence.rstrip().endswith("?"):
             continue
-        body = sentence.rstrip(" .!;")
+        body = _uninverted(_TAIL.sub("", sentence.rstrip(" .!;")))
         greeting = re.match(r"^(?:hi|hey|hello|hiya|yo|howdy)\b[\s,!.]*(?:there[\s,!.]*)?I am (?P<name>[A-Za-z][\w'-]*)$", body, re.I)
         if greeting:  # "hey im alex": a greeting then a lone word is a name, whatever its case
             out.append(Statement("user", "name", greeting.group("name")))
@@ -398,7 +461,7 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             certain = False
             body = re.sub(r"(?:\s*,\s*)+", ", ", _HEDGE.sub(", ", body)).strip(" ,")  # the hedge leaves a clause edge
         body = _SPEAKER_PREFIX.sub("", body)
-        if _HYPOTHETICAL.search(body):
+        if _HYPOTHETICAL.search(body) or _FIGURATIVE.search(body):
             continue
         not_old = _NOT_SUFFIX.search(body)
         if not_old and not re.search(r"\b(?:do|does|did|am|is|are|was|were|have|has|can|could|would|will)$",
@@ -408,7 +471,8 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
         found = _statements_of(body, out, last_key)
         if found is None:
             if (correction or not certain) and (last := _last_key(out, last_key)) is not None:
-                value = _bare_value(re.split(r",\s*", body)[-1], last.attribute)
+                # the first clause that names a value: "it's John, with an h", "Portland, I am not sure"
+                value = next((v for v in (_bare_value(p, last.attribute) for p in re.split(r",\s*", body)) if v), "")
                 if value:
                     out.append(Statement(last.subject, last.attribute, value, "correct", certain))
             continue
