@@ -45,7 +45,8 @@ _HYPOTHETICAL = re.compile(r"如果|要是|假如|假设|万一|的话|打算|�
                            r"希望|梦想|将来|(?:^|[，,]|我|我们|咱们)以后|未来|明年|下个月|下月|下周|下星期|下半年|可能会|也许会|或许会|会搬|要搬|"
                            r"要去|将要|将会|即将|快要|想象|假装|但愿|要是能|不如|建议|应该去|该去|会不会|说不定会")
 # A figure of speech ("我简直就是专业睡觉选手", "堪称吃货", "跟猫一样"): what it says is no fact.
-_FIGURATIVE = re.compile(r"简直|堪称|基本上就是|就像|像个|像是个|活像|跟[^，,。]{1,6}一样|称得上")
+_FIGURATIVE = re.compile(r"简直|堪称|基本上就是|就像|像个|像是个|活像|跟[^，,。]{1,6}一样|称得上|开玩笑|开个玩笑|逗你的|"
+                         r"逗你玩")
 _SAY = re.compile(r"说|讲|告诉|提到|声称|表示")
 _SAY_COMPOUND = re.compile(r"说(?:错|实话|真的|来|起来|白了|过|一下|明)|(?:老实|话|比如|就是|总的来|怎么|小|传|解|演|"
                            r"游|劝|虽|再|且|听|据|来|地|格)说")
@@ -84,6 +85,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("birthday", "set", r"^(?:是)?(?P<v>.*?\d{1,2}\s*月.*?|.*?[一二三四五六七八九十]{1,3}月.*?)(?:的)?生日$"),
     ("birthday", "set", r"^出生(?:于|在|日期是|日期为)(?P<v>.*?\d{1,2}\s*月.+|.*?[一二三四五六七八九十]{1,3}月.+)"),
     ("hometown", "set", r"^(?:的)?老家(?:在|是)(?P<v>.+)"),
+    ("hometown", "set", r"^(?:从小)?(?:长大|出生|土生土长)的(?:地方|城市|小城|村子|小镇)(?:是|在)(?P<v>.+)"),
     ("hometown", "set", r"^(?:是)?(?:在)?(?P<v>[^，,。]{1,8}?)(?:土生土长|长大)的?$"),
     ("hometown", "set", r"^(?:来自|出生于|出生在|生在)(?P<v>.+)"),
     ("hometown", "set", r"^(?:算是|算|是)(?P<v>[^，,。]{1,6}?)人$"),
@@ -93,8 +95,10 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("from_to", "set", r"^(?:刚|已经|终于)?从(?P<old>[^，,。到去来]{1,12}?)(?:搬|迁|移居|移民)(?:家)?(?:到|去|来)了?(?P<v>[^，,。]+)"),
     ("lives_in", "set", r"^(?:搬到了?|搬去了?|搬家到了?|搬回了?|搬来了?|搬进了?|迁到了?|移居到?|移民到?|定居到?)(?P<v>.+)"),
     ("lives_in", "set", r"^(?:常驻在?|常住在?|待在|呆在|扎根在?|落户在?|住在|住|居住在|居住于|定居在|定居于|生活在|家住|家在|常住在|现居|现住)(?P<v>.+)"),
-    ("lives_in", "set", r"^(?:的)?(?:家|公寓|房子|住处|住的地方)(?:在|是在)(?P<v>.+)"),
-    ("lives_in", "set", r"^在(?P<v>[^，,。]+?)(?:住|居住|定居|生活|安家)(?:了)?(?:\S{0,4}年)?$"),
+    ("lives_in", "set", r"^(?:的)?(?:家|公寓|房子|住处|住的地方|现在住的地方)(?:在|是在|是)(?P<v>.+)"),
+    # "在上海已经住了五年了", "在北京工作和生活": the place before the verb of living (and what joins it)
+    ("lives_in", "set", r"^在(?P<v>[^，,。]+?)(?:(?:工作|上班|学习)(?:和|与|并|、))?(?:已经|一直|都|也)?"
+                        r"(?:住|居住|定居|生活|安家)(?:了)?(?:\S{0,4}年)?(?:了|啦)?$"),
     ("works_at", "end", r"^(?:从)?(?P<v>[^，,。]*?)(?:离职|辞职|辞掉了?工作|被裁|被开除|退休)了?"),
     ("works_at", "end", r"^被(?P<v>[^，,。]+?)(?:裁员|裁掉|裁|开除|辞退|解雇|炒鱿鱼)了?"),
     ("works_at", "end", r"^(?:辞职|离职|退休|失业|辞掉了工作|丢了工作|被裁员?)了?(?P<v>)"),
@@ -114,7 +118,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("dislikes", "add", r"^(?:最)?(?:不喜欢|讨厌)的\S{0,4}?是(?P<v>.+)"),
     ("likes", "add", r"^(?:最)?喜欢的\S{0,6}?是(?P<v>.+)"),
     ("likes", "add", r"^(?:的)?爱好是(?P<v>.+)"),
-    ("likes", "add", r"^(?:喜欢|爱吃|爱喝|爱看|爱玩|爱听|爱|热爱|迷上了?|爱上了?|钟爱|偏爱|钟情于|痴迷于?|沉迷于?|"
+    ("likes", "add", r"^(?:爱死了?|喜欢死了?|喜欢|爱吃|爱喝|爱看|爱玩|爱听|爱|热爱|迷上了?|爱上了?|钟爱|偏爱|钟情于|痴迷于?|沉迷于?|"
                      r"喜爱|酷爱|特爱|超爱|好喜欢|超喜欢|很喜欢|挺喜欢|最爱|最喜欢|爱好)(?P<v>.+)"),
     ("likes", "add", r"^对(?P<v>[^，,。]+?)(?:很|特别|非常|超级|挺|比较)?(?:感兴趣|着迷|上瘾|有兴趣)"),
     ("likes", "add", r"^是(?:个|一个)?(?P<v>[^，,。]{1,8}?)(?:迷|粉|粉丝|爱好者|控)$"),
@@ -148,7 +152,8 @@ def _values(value: str) -> list[str]:
 
 
 def _ok(value: str) -> bool:
-    return bool(value) and value not in _PRONOUN_VALUES and len(value) <= 20
+    return (bool(value) and value not in _PRONOUN_VALUES and len(value) <= 20
+            and not re.match(r"^(?:这|那)(?:个|首|部|件|种|本|家|只|位|些|里|儿)", value))  # "这首歌": what, unsaid
 
 
 def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
@@ -159,6 +164,9 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
         names.append(Statement(RELATIONS_ZH[has.group("rel")], "name", has.group("name")))
         rest = clause[has.end():]
         return RELATIONS_ZH[has.group("rel")], rest, names
+    introduced = re.match(r"^我(?:们)?(?:家)?(?:有|养了?|养着)(?:一|两|三)?(?:个|位|只|条)?(?P<rel>" + _REL + r")$", clause)
+    if introduced:  # "我们家养了一只猫，叫咪咪": the clause after it speaks of the cat
+        return RELATIONS_ZH[introduced.group("rel")], "", names
     found = re.match(r"^(?:我(?:们)?(?:家)?(?:的)?)(?P<rel>" + _REL + r")(?P<poss>的)?(?P<rest>.*)$", clause)
     if found:
         relation = RELATIONS_ZH[found.group("rel")]
@@ -175,7 +183,8 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
             names.append(Statement(relation, "name", apposition.group("name")))
             rest = rest[apposition.end():]
         return relation, rest, names
-    both = re.match(r"^我(?:和|跟|与)[^，,。]{1,6}?(?=都|也|一起)(?P<rest>.*)$", clause)
+    both = re.match(r"^我(?:和|跟|与)(?:[^，,。]{1,6}?(?=都|也|一起)|(?:我)?(?:的)?(?:" + _REL + r")(?=住|在|搬|喜欢|讨厌))"
+                    r"(?P<rest>.*)$", clause)
     if both:  # "我和我老公都讨厌冷天": what both say is the speaker's too
         return "user", both.group("rest"), names
     found = re.match(r"^(?:我们|咱们|我|本人|咱)(?P<rest>.*)$", clause)
@@ -286,6 +295,13 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         if re.match(r"^(?:不是|并不是)(?P<old>[^，,]+)[，,](?:而)?是(?P<new>.+)$", body):
             correction = True
             body = re.sub(r"^(?:不是|并不是)[^，,]+[，,](?:而)?", "", body)
+        inverted = re.match(r"^(?P<v>[^，,。是]{1,12})是(?P<who>我(?:的)?(?:" + _REL + r")?)(?P<pred>(?:最|最不|不)?(?:喜欢|爱|讨厌)的"
+                            r"[^，,。]{0,4}|(?:从小)?(?:长大|出生)的(?:地方|城市)|(?:现在)?住的地方|的?老家)$", body)
+        if inverted:  # the value first: said again in the order the predicates read
+            pred = inverted.group("pred")
+            verb = ("讨厌" if re.search(r"讨厌|不喜欢|不爱", pred) else "喜欢" if re.search(r"喜欢|爱", pred)
+                    else "住在" if "住" in pred else "的老家是")
+            body = f"{inverted.group('who')}{verb}{inverted.group('v')}"
         found = _sentence_statements(body, last_relative([], out, last_key))
         if found is None:
             if (correction or not certain) and (last := (out[-1].key if out else last_key)) is not None:
@@ -309,7 +325,9 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
         who, rest, names = _subject(clause)
         found += names
         matched = matched or bool(names)
-        spoken_of = next((s.key.subject for s in reversed(found) if s.key.subject != "user"), relative)
+        # the relation spoken about last: in a statement, or introduced by the clause before ("我有一个妹妹，她…")
+        spoken_of = next((s.key.subject for s in reversed(found) if s.key.subject != "user"),
+                         subject if subject not in (None, "user", "other") else relative)
         pronoun = re.match(r"^(?:他|她)(?!们)(?P<rest>.*)$", clause)
         if pronoun and spoken_of is not None:  # "我姐姐是护士。——不对，她其实是医生": 她 is the sister
             who, rest = spoken_of, _LEADING.sub("", pronoun.group("rest"))

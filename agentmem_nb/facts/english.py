@@ -104,7 +104,7 @@ _ADVERBS = re.compile(r"^(?:(?:really|totally|absolutely|just|also|still|current
 _CLAUSE_SPLIT = re.compile(
     r"\s*;\s*|,?\s+(?:but|while|whereas|although|though)\s+|,?\s+and\s+(?=(?:I|we|my|he|she|now|also|then|currently|"
     r"since|recently|live|lives|work|works|moved|move|like|likes|love|loves|hate|hates|am|is|have|has|just|"
-    r"do|does|no longer|enjoy|enjoys|dislike|dislikes|prefer|prefers|joined|got)\b)|,\s+(?=(?:I|my|we|now|but|these days|currently|today|since then)\b)")
+    r"do|does|no longer|enjoy|enjoys|dislike|dislikes|prefer|prefers|joined|got)\b)|,\s+(?=(?:I|my|we|he|she|his|her|now|but|these days|currently|today|since then)\b)")
 _BOUNDARY = re.compile(
     r"\s*(?:[,;!?()\[\]]|(?<!\bSt)(?<!\bMr)(?<!\bDr)(?<!\bMs)(?<!\bMrs)(?<!\bJr)\.|\s-\s|\s—\s|\bbecause\b|\bsince\b|\bbut\b|\bso\b|\bwhen\b|\bwhere\b|\bwhich\b|\bwho\b|"
     r"\bthat\b|\bfor (?:about |almost |nearly |over )?(?:\d+|a|an|two|three|four|five|six|ten|many|several|"
@@ -171,7 +171,7 @@ def _clean_value(raw: str, attribute: str) -> str:
     value = raw[: cut.start()] if cut else raw
     value = re.sub(r"[^\w)'’.]+$", "", value.strip(" \t'\"-—:"))  # a trailing emoji or symbol
     if attribute in ("likes", "dislikes", "allergic_to", "hobby"):
-        value = re.sub(r"^to\s+", "", value)  # "I like to cook": the activity
+        value = re.sub(r"^(?:to|both|either)\s+", "", value)  # "I like to cook": the activity; "both cats and dogs"
     if attribute in ("job",):
         value = re.sub(r"^(?:an?|the)\s+", "", value, flags=re.I)
         value = re.split(r"\s+(?:in|at|for|with|from|by)\s+", value)[0]
@@ -245,6 +245,9 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         r"currently residing|based)\s+"
                         r"(?:in|at|near|on)\s+(?P<v>.+)"),
     ("lives_in", "set", r"^(?:(?:am|is|are)\s+)?based out of\s+(?P<v>.+)"),
+    # "I'm in Lisbon now": a named place after a copula marked as a change (not "I'm in London this week")
+    ("lives_in", "set", r"^(?-i:(?:am|is|are)\s+(?:now\s+in\s+(?P<w>[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*)|"
+                        r"in\s+(?P<v>[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*)\s+(?:now|these days|nowadays)))$"),
     ("lives_in", "set", r"^(?:have|has)\s+been\s+in\s+(?P<v>[^,.;!?]+?)\s+(?=(?:for|since)\s)"),
     ("lives_in", "set", r"^(?:home|place|apartment|flat|house|condo)(?: for (?:me|us))? is\s+(?:in\s+)?(?P<v>.+)"),
     ("works_at", "end", r"^(?:quit|resigned from|was laid off from|got laid off from|got fired from|"
@@ -299,6 +302,8 @@ _ATTRIBUTE_NOUNS = re.compile(r"^(?:apartment|flat|house|condo|name|birthday|bda
                               r"hobby|hobbies|home|place)\b", re.I)
 _NOUN_IS = re.compile(r"\b(name|birthday|bday|hometown|job|age|favou?rite \w+|fave \w+|company|employer)'s\b",
                       re.I)
+_INTRODUCED = re.compile(r"^(?:I|we)\s+(?:have|has|have got|got)\s+(?:an?\s+|one\s+|the\s+)?" + _REL_ADJ + r"?(?P<rel>"
+                         + _REL + r")$", re.I)
 _OTHER_SUBJECT = re.compile(r"^(?:he|she|they|it|you|your|his|her|their|its|someone|somebody|everyone|people|"
                             r"nobody|this|that|there|the|a|an|our \w+|[A-Z][a-z]+(?:'s)?)\b")
 
@@ -339,8 +344,14 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
     return None, clause, names
 
 
+# Adverbs between an auxiliary and its verb ("am currently working as", "have just moved to"): the auxiliary stays.
+_AUX_ADVERBS = re.compile(r"^(?P<aux>(?:am|is|are|was|were|have|has|had)\s+)(?:(?:currently|now|still|also|just|recently|"
+                          r"finally|really|actually|already|officially|mostly|basically|happily|temporarily|"
+                          r"permanently|even|only|since)\s+)+", re.I)
+
+
 def _predicates(rest: str, subject: str) -> list[Statement]:
-    rest = _ADVERBS.sub("", rest.strip())
+    rest = _AUX_ADVERBS.sub(r"\g<aux>", _ADVERBS.sub("", rest.strip()))
     for attribute, op, pattern in _PREDICATES:
         found = pattern.match(rest)
         if found is None:
@@ -362,10 +373,10 @@ def _predicates(rest: str, subject: str) -> list[Statement]:
         if attribute == "habit":  # the activity and its object: "eating meat" ends a like of either
             thing = re.sub(r"^[a-z]+ing\s+", "", value)
             return [Statement(subject, "likes", v, "end") for v in dict.fromkeys((value, thing)) if _value_ok(v)]
-        at = re.search(r"\s+at\s+(?P<v>(?-i:[A-Z]).*)$", value) if attribute == "works_in" else None
-        if at:  # "in marketing at Unilever": the field, and the employer
-            return [Statement(subject, "works_in", value[: at.start()], op),
-                    Statement(subject, "works_at", at.group("v"), op)]
+        field = re.search(r"\s+at\s+(?P<v>(?-i:[A-Z]).*)$", value) if attribute == "works_in" else None
+        if field:  # "in marketing at Unilever": the field, and the employer
+            return [Statement(subject, "works_in", value[: field.start()], op),
+                    Statement(subject, "works_at", field.group("v"), op)]
         if attribute == "from_to":
             old = _clean_value(found.group("old"), "lives_in")
             return [Statement(subject, "lives_in", v, op) for v in (old, value) if _value_ok(v)]
@@ -427,6 +438,7 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
     """The statements of an English message (see the module docstring); ``last_key`` is the attribute the
     conversation spoke about last, which a bare correction ("actually, it's Lyon") refers to."""
     out: list[Statement] = []
+    introduced: str | None = None  # a relation named with no fact yet ("We have a dog."), for a later "his name"
     for sentence in _sentences(_normalise(text)):
         tag = re.search(r",\s*(?:remember|right|you know|ok|okay|eh|yeah|correct|didn't I|don't I|isn't it|no|"
                         r"remember that|as you know)\s*\?+\s*$", sentence, re.I)
@@ -468,7 +480,7 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
                                      body[: not_old.start()].rstrip(), re.I):
             correction = True
             body = body[: not_old.start()]
-        found = _statements_of(body, out, last_key)
+        found, introduced = _statements_of(body, out, last_key, introduced)
         if found is None:
             if (correction or not certain) and (last := _last_key(out, last_key)) is not None:
                 # the first clause that names a value: "it's John, with an h", "Portland, I am not sure"
@@ -499,8 +511,10 @@ def _bare_value(body: str, attribute: str) -> str:
     return value if _value_ok(value) else ""
 
 
-def _statements_of(body: str, out: list[Statement], last_key: FactKey | None) -> list[Statement] | None:
-    """The statements of one sentence, or ``None`` when it has no subject and predicate of ours at all."""
+def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
+                   introduced: str | None = None) -> tuple[list[Statement] | None, str | None]:
+    """The statements of one sentence, or ``None`` when it has no subject and predicate of ours at all; and the
+    relation introduced without a fact ("I have a sister"), which a later he/she/his/her may name."""
     found: list[Statement] = []
     matched = False
     subject: str | None = None
@@ -512,7 +526,13 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None) ->
         found += names
         matched = matched or bool(names)
         pronoun = re.match(r"^(?:he|she)\b\s*(?P<rest>.*)$", clause, re.I)
-        relative = last_relative(found, out, last_key)
+        possessive = re.match(r"^(?:his|her|its)\s+(?P<rest>.*)$", clause, re.I)
+        if possessive and _ATTRIBUTE_NOUNS.match(possessive.group("rest")):  # "His name is Rex": a noun of the person
+            pronoun = possessive
+        relative = (last_relative(found, [], None) or introduced) if introduced else last_relative(found, out, last_key)
+        intro = _INTRODUCED.match(clause)
+        if intro:  # "I have a sister, she lives in Rome": the sister is spoken about, though nothing is known yet
+            introduced = RELATIONS_EN[intro.group("rel").lower()]
         if pronoun and relative is not None and not _REPORTED.search(body):
             # "My sister is a nurse. — Sorry, she's a doctor": he/she is the person of ours spoken about last
             who, rest = relative, pronoun.group("rest")
@@ -539,4 +559,4 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None) ->
         if statements:
             matched = True
             found += statements
-    return found if matched else None
+    return (found if matched else None), (None if matched else introduced)
