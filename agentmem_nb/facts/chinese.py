@@ -49,12 +49,12 @@ _FIGURATIVE = re.compile(r"简直|堪称|基本上就是|就像|像个|像是个
                          r"逗你玩")
 _SAY = re.compile(r"说|讲|告诉|提到|声称|表示")
 _SAY_COMPOUND = re.compile(r"说(?:错|实话|真的|来|起来|白了|过|一下|明)|(?:老实|话|比如|就是|总的来|怎么|小|传|解|演|"
-                           r"游|劝|虽|再|且|听|据|来|地|格)说")
+                           r"游|劝|虽|再|且|听|据|来|地|格|会|能|只会)说")
 _HEDGE = re.compile(r"好像|可能|大概|也许|或许|应该|我觉得|我感觉|我记得|估计|似乎|不太确定|不确定|不太记得|貌似|"
                     r"记不清|吧$")
 _CORRECTION = re.compile(r"^(?:其实|实际上|事实上|准确地说|确切地说|准确来说|更正一下|更正|纠正一下|纠正|不对|不是的|"
                          r"说错了|我说错了|搞错了|我搞错了|哦不|噢不|不好意思|抱歉|对不起|等等|等一下|错了|口误|"
-                         r"我记错了|记错了|改一下|应该说)[，,：:、\s]*")
+                         r"我记错了|记错了|改一下|应该说|(?:我)?(?:之前|刚才|刚刚|前面|上次)(?:说|记|搞|弄|写)错了)[，,：:、\s]*")
 _LEADING = re.compile(r"^(?:这段时间|这阵子|这些天|这几天|严格来说|严格地说|严格讲|说起来|按理说|技术上|嗯|哦|噢|啊|哈哈|呵呵|对了|对(?=[，,])|是的|昨天|今天|前天|前几天|这周|本周|那天|好的|好吧|那个|另外|还有|而且|然后|现在|目前|最近|如今|"
                       r"今年|去年|前年|上个月|上周|前段时间|前阵子|刚刚|刚才|顺便说一下|顺便说|顺便|话说|跟你说|"
                       r"告诉你|说实话|老实说|其实吧|总之|反正|所以|从小|小时候|这几年|近几年|这些年|平时|一直以来|"
@@ -65,7 +65,7 @@ _ADVERBS = re.compile(r"^(?:[^，,。以之]{1,6}?(?:以后|之后|后)(?=搬|�
                       r"最近|其实|确实|当然|同时|主要|平时|一般|经常|总是|特|蛮|还是|依然|仍然|照样|今年|去年|"
                       r"自己|本人|个人|从小就|一向|向来|全家|一家人|一家|俩|一起|都|更加|更|有点儿|有点|有些|蛮|最|实在|真心|简直|"
                       r"完全|根本|十分|相当|极其|超级|尤其|格外|始终|老是|常年|长期|长年|一整年|平常|"
-                      r"如今|眼下|暂时|依旧)+")
+                      r"如今|眼下|暂时|依旧|一点儿?(?:都|也)|从来|压根儿?|丝毫)+")
 _END = re.compile(r"不再|再也不|已经不|早就不|现在不|不怎么|没再")
 _PAST = re.compile(r"^(?:以前|过去|曾经|原来|之前|从前|早年)")
 _TAIL = re.compile(r"(?:就行|就好|就可以|就成|了|啦|呢|啊|呀|哦|喔|哈|吧|的|嘛|噢|咯|喽|哟|呗|一下|而已|罢了|这样|这个|那种|之类|等等|"
@@ -83,7 +83,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("birthday", "set", r"^(?:的)?生日(?:是|在|为)?(?P<v>.+)"),
     ("birthday", "set", r"^(?:是)?(?P<v>.*?\d{1,2}\s*月.*?|.*?[一二三四五六七八九十]{1,3}月.*?)(?:出生|生)的?$"),
     ("birthday", "set", r"^(?:是)?(?P<v>.*?\d{1,2}\s*月.*?|.*?[一二三四五六七八九十]{1,3}月.*?)(?:的)?生日$"),
-    ("birthday", "set", r"^出生(?:于|在|日期是|日期为)(?P<v>.*?\d{1,2}\s*月.+|.*?[一二三四五六七八九十]{1,3}月.+)"),
+    ("birthday", "set", r"^(?:出生|生)(?:于|在|日期是|日期为)(?P<v>.*?\d{1,2}\s*月.+|.*?[一二三四五六七八九十]{1,3}月.+)"),
     ("hometown", "set", r"^(?:的)?老家(?:在|是)(?P<v>.+)"),
     ("hometown", "set", r"^(?:从小)?(?:长大|出生|土生土长)的(?:地方|城市|小城|村子|小镇)(?:是|在)(?P<v>.+)"),
     ("hometown", "set", r"^(?:是)?(?:在)?(?P<v>[^，,。]{1,8}?)(?:土生土长|长大)的?$"),
@@ -91,6 +91,9 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("hometown", "set", r"^(?:算是|算|是)(?P<v>[^，,。]{1,6}?)人$"),
     ("hometown", "set", r"^(?:是)?从(?P<v>[^搬]+?)来的$"),  # not "从X搬过来的": moved from X
     ("age", "set", r"^(?:今年|已经|都|快|刚满|满|刚|快要)?(?P<v>\d{1,3}|[一二两三四五六七八九十百]{1,4})(?:周)?岁"),
+    ("speaks", "add", r"^(?:会说|能说|会讲|能讲|说|讲)(?:一口)?(?:流利的)?(?P<v>[^，,。]+?(?:语|话|文))$"),
+    # "今年三十了": an age without 岁 is still an age when it is the whole clause
+    ("age", "set", r"^(?P<v>\d{1,3}|[一二两三四五六七八九十]{1,3})(?:周岁|岁)?了$"),
     ("age", "set", r"^(?:的)?年龄是(?P<v>\d{1,3}|[一二两三四五六七八九十百]{1,4})"),
     ("from_to", "set", r"^(?:刚|已经|终于)?从(?P<old>[^，,。到去来]{1,12}?)(?:搬|迁|移居|移民)(?:家)?(?:到|去|来)了?(?P<v>[^，,。]+)"),
     ("lives_in", "set", r"^(?:搬到了?|搬去了?|搬家到了?|搬回了?|搬来了?|搬进了?|迁到了?|移居到?|移民到?|定居到?)(?P<v>.+)"),
@@ -228,6 +231,18 @@ def _predicates(rest: str, subject: str) -> list[Statement]:
     return []
 
 
+def _ended_without_predicate(rest: str, subject: str) -> list[Statement]:
+    """What an end with no predicate of its own ends: "不在腾讯了" the employer or the place of that name,
+    "再也不吃麻辣烫了" a like of the food (or of eating it)."""
+    where = re.match(r"^在(?P<v>[^，,。]+?)(?:了|啦)?$", rest)
+    if where and _ok(value := _clean(where.group("v"), "works_at")):
+        return [Statement(subject, a, value, "end") for a in ("works_at", "lives_in")]
+    habit = re.match(r"^(?P<verb>吃|喝|抽|玩|看|听|追|打)(?P<v>[^，,。]+?)(?:了|啦)?$", rest)
+    if habit and _ok(thing := _clean(habit.group("v"), "likes")):
+        return [Statement(subject, "likes", v, "end") for v in (thing, habit.group("verb") + thing)]
+    return []
+
+
 def _as_end(statements: list[Statement]) -> list[Statement]:
     return [Statement(s.subject, "likes" if s.attribute == "dislikes" else s.attribute, s.value, "end", s.certain)
             for s in statements]
@@ -349,6 +364,8 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
         statements = _predicates(rest, who)
         if ending and not statements:
             statements = _predicates(re.sub(r"^(?:不|没)", "", rest), who)
+        if ending and not statements:
+            statements = _ended_without_predicate(re.sub(r"^(?:不|没)", "", rest), who)
         if ending:
             statements = _as_end(statements)
         if statements:

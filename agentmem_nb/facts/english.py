@@ -295,6 +295,8 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("likes", "add", r"^(?:a\s+)?(?:big|huge|massive|great)\s+fan of\s+(?P<v>.+)"),
     ("likes", "add", r"^(?:favou?rite|fav|fave) (?:[\w-]+\s+){0,2}(?:is|are)\s+(?P<v>.+)"),
     ("likes", "add", r"^hobb(?:y is|ies are)\s+(?P<v>.+)"),
+    ("likes", "end", r"^(?:am|is|are)\s+(?:so\s+|totally\s+|completely\s+)?(?:done with|over)\s+(?P<v>.+)"),
+    ("speaks", "add", r"^(?:speak|speaks|am fluent in|is fluent in|are fluent in)\s+(?P<v>.+)"),
 ]
 _PREDICATES = [(attribute, op, re.compile(pattern, re.I)) for attribute, op, pattern in _RULES]
 _ATTRIBUTE_NOUNS = re.compile(r"^(?:apartment|flat|house|condo|name|birthday|bday|birth date|date of birth|birthdate|hometown|home town|age|"
@@ -302,6 +304,10 @@ _ATTRIBUTE_NOUNS = re.compile(r"^(?:apartment|flat|house|condo|name|birthday|bda
                               r"hobby|hobbies|home|place)\b", re.I)
 _NOUN_IS = re.compile(r"\b(name|birthday|bday|hometown|job|age|favou?rite \w+|fave \w+|company|employer)'s\b",
                       re.I)
+_IS_AFTER_S = re.compile(r"^(?:an?|the|from|in|at|into|with|called|named|living|working|based|originally|now|still|"
+                         r"currently|no longer|not|allergic|obsessed|crazy|also|really|\d)\b", re.I)
+_NAMED_AFTER_BE = re.compile(r"^(?:am|is|are)\s+(?P<prep>at|with|in)\s+"
+                             r"(?P<v>(?-i:[A-Z])[\w&.'-]*(?:\s+(?-i:[A-Z])[\w&.'-]*)*)$", re.I)
 _INTRODUCED = re.compile(r"^(?:I|we)\s+(?:have|has|have got|got)\s+(?:an?\s+|one\s+|the\s+)?" + _REL_ADJ + r"?(?P<rel>"
                          + _REL + r")$", re.I)
 _OTHER_SUBJECT = re.compile(r"^(?:he|she|they|it|you|your|his|her|their|its|someone|somebody|everyone|people|"
@@ -325,6 +331,8 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
     if found:
         relation = RELATIONS_EN[found.group("rel").lower()]
         rest = found.group("rest")
+        if found.group("poss") == "'s" and _IS_AFTER_S.match(rest):
+            return relation, "is " + rest, names  # "my husband's a doctor", "my mom's from Texas": 's is "is"
         if found.group("poss"):
             return relation, rest, names
         apposition = re.match(r"^,?\s*" + _NAME + r"\s*,?\s*(?P<rest>.*)$", rest)
@@ -357,6 +365,9 @@ def _predicates(rest: str, subject: str) -> list[Statement]:
         if found is None:
             continue
         raw = found.group("v") or found.groupdict().get("w") or ""
+        adverb = re.match(r"^(?:(actually|in fact)|really|now|officially|still|just)\s+", raw, re.I)
+        if adverb:  # "name is actually Jen": an adverb after the verb; "actually" makes it a correction
+            raw, op = raw[adverb.end():], ("correct" if adverb.group(1) and op == "set" else op)
         value = _clean_value(raw, attribute)
         if attribute == "name" and rest.startswith("am") and re.search(r"(?:ese|ish|ian|can|ch|ic|ean)$", value):
             continue  # "I am French": a nationality, not a name
@@ -545,7 +556,9 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
         subject = who
         if who == "other":
             continue
-        ending = bool(_END_MARKERS.search(rest) or _NO_LONGER.search(rest))
+        ending = bool(_END_MARKERS.search(rest) or _NO_LONGER.search(rest)
+                      # "have not worked at Google since 2020": a negated perfect since a time is over
+                      or re.match(r"^(?:have|has|had)\s+not\s+\w+.*\bsince\b", rest, re.I))
         if re.search(r"\bused to\b", rest, re.I):
             rest = re.sub(r"\bused to\s+", "", rest, flags=re.I)
             ending = True
@@ -553,7 +566,14 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
             rest = " ".join(_NO_LONGER.sub("", rest).split())
         statements = _predicates(rest, who)
         if ending and not statements:  # "do not work at X anymore": the predicate without its negation, ended
-            statements = _predicates(re.sub(r"\b(?:do|does|did|am|is|are)\s+not\s+", "", rest, count=1), who)
+            # (a "do" goes with its "not"; a copula or "have" stays: "am not a teacher", "have not worked at")
+            positive = re.sub(r"\b(?:do|does|did)\s+not\s+", "", rest, count=1)
+            positive = re.sub(r"\b(am|is|are|have|has|had)\s+not\s+", r"\1 ", positive, count=1)
+            statements = _predicates(positive, who) or _predicates(re.sub(r"^(?:am|is|are)\s+", "", positive), who)
+            named = _NAMED_AFTER_BE.match(_END_MARKERS.sub("", positive).strip())
+            if not statements and named:  # "no longer with Google", "not in Paris anymore": the employer/place ended
+                attribute = "lives_in" if named.group("prep").lower() == "in" else "works_at"
+                statements = [Statement(who, attribute, named.group("v"), "end")]
         if ending:
             statements = _as_end(statements)
         if statements:
