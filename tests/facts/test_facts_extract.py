@@ -258,3 +258,54 @@ def test_chat_interjections_and_afterthoughts_are_no_part_of_a_value(
 
 def test_an_employer_after_job_is_must_be_a_name() -> None:
     assert _read("My job is teaching math at a high school.") == [("user", "job", "teaching math", "set", True)]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("My husband's a doctor.", [("husband", "job", "doctor", "set", True)]),
+    ("My mom's from Texas.", [("mother", "hometown", "Texas", "set", True)]),
+    ("My husband's called Dan.", [("husband", "name", "Dan", "set", True)]),
+    ("My sister's dog is called Max.", []),  # (a guard: a possessive 's stays possessive)
+])
+def test_a_relations_s_before_a_predicate_is_is(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I'm no longer with Google.", [("user", "works_at", "Google", "end", True)]),
+    ("I'm not in Paris anymore.", [("user", "lives_in", "Paris", "end", True)]),
+    ("I'm not a teacher anymore.", [("user", "job", "teacher", "end", True)]),
+    ("I haven't worked at Google since 2020.", [("user", "works_at", "Google", "end", True)]),
+    ("I'm done with coffee.", [("user", "likes", "coffee", "end", True)]),
+    ("我现在已经不在腾讯了。", [("user", "works_at", "腾讯", "end", True), ("user", "lives_in", "腾讯", "end", True)]),
+    ("我再也不吃麻辣烫了。", [("user", "likes", "麻辣烫", "end", True), ("user", "likes", "吃麻辣烫", "end", True)]),
+])
+def test_an_end_reads_its_predicate_without_the_negation(text: str,
+                                                         expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("My sister's name is actually Jen, not Jenny.", [("sister", "name", "Jen", "correct", True)]),
+    ("我之前说错了，我在百度工作。", [("user", "works_at", "百度", "correct", True)]),
+])
+def test_a_correction_marked_inside_the_sentence(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I speak French and Spanish.", [("user", "speaks", "French", "add", True), ("user", "speaks", "Spanish", "add", True)]),
+    ("我会说法语和西班牙语。", [("user", "speaks", "法语", "add", True), ("user", "speaks", "西班牙语", "add", True)]),
+    ("我今年三十了。", [("user", "age", "30", "set", True)]),
+    ("我生于1990年5月3日。", [("user", "birthday", "1990-05-03", "set", True)]),
+    ("我一点都不喜欢下雨天。", [("user", "dislikes", "下雨天", "add", True)]),
+])
+def test_languages_ages_and_dates_said_other_ways(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I'm Robert, but everyone calls me Bob.", [("user", "name", "Robert", "set", True)]),
+    ("我叫李雷，大家都叫我雷子。", [("user", "name", "李雷", "set", True)]),
+])
+def test_a_second_name_in_one_message_is_an_alias(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
