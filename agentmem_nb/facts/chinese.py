@@ -70,6 +70,7 @@ _END = re.compile(r"不再|再也不|已经不|早就不|现在不|不怎么|没
 _PAST = re.compile(r"^(?:以前|过去|曾经|原来|之前|从前|早年)")
 _TAIL = re.compile(r"(?:就行|就好|就可以|就成|了|啦|呢|啊|呀|哦|喔|哈|吧|的|嘛|噢|咯|喽|哟|呗|一下|而已|罢了|这样|这个|那种|之类|等等|"
                    r"工作|上班|生活|居住|住|去了|来了|过|着|一带|附近|这边|那边|呀)+$")
+_NOT_JOBS = frozenset({"新手", "高手", "老手", "对手", "好手", "能手", "菜鸟", "新人", "选手", "吃货", "路痴", "宅男", "宅女"})
 _PRONOUN_VALUES = {"它", "他", "她", "这", "那", "这个", "那个", "你", "我", "他们", "东西", "什么", "一切", "这些",
                    "那些", "这里", "那里", "哪里", "都", "家", "家里", "这儿", "那儿", "屋里", "宿舍"}
 _JOB_SUFFIX = (r"(?:师|士|员|生|家|手|工|者|官|(?<![家成延增生兄学])长|医生|护士|律师|演员|歌手|记者|翻译|会计|销售|老师|教授|学生|经理|老板|"
@@ -211,7 +212,14 @@ def _predicates(rest: str, subject: str) -> list[Statement]:
         found = pattern.match(rest)
         if found is None:
             continue
-        value = _clean(found.group("v") or "", attribute)
+        raw = found.group("v") or ""
+        value = _clean(raw, attribute)
+        if attribute == "name" and re.search(r"^(?:不|没|了)|[他她的]|(?:了|过)$", raw.rstrip("。！!，, ")):
+            continue  # "我叫不出他的名字", "我叫外卖了": 叫 as a verb of calling or ordering, not a name
+        if attribute == "hometown" and re.search(r"(?:医院|家里|路上|车上|飞机上|火车上)$", value):
+            continue  # "我出生在医院": where, not which town
+        if attribute == "job" and value in _NOT_JOBS:
+            continue
         if attribute == "from_to":  # "从杭州搬到了成都": the origin was true until the move
             old = _clean(found.group("old"), "lives_in")
             return [Statement(subject, "lives_in", v, op) for v in (old, value) if _ok(v)]

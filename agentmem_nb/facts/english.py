@@ -136,6 +136,16 @@ _JOB = (r"(?P<v>(?:[a-z-]+\s+){0,2}(?:[a-z-]+(?:er|or|ist|ian|ant|ent|eer|ect|ef
         r"interpreter|editor|producer|dancer|singer|painter|baker|butcher|tailor|driver|pilot|principal|dean|"
         r"paralegal|technician|executive|president|agent|janitor|realtor|receptionist|hairdresser|"
         r"stylist|barber|cleaner|courier|trucker|caregiver|housekeeper|bartender|chief|head))\b")
+# Words for a state, not a name, that chat may capitalise ("I'm Tired", "I'm Back"): "I am X" is no name for them.
+_STATES = frozenset("""tired sorry back home ready good fine okay ok done here there hungry thirsty busy new late early
+    sure alive happy sad free single married divorced retired bored excited glad sick ill well better worse lost
+    stuck confused curious serious kidding joking lucky blessed grateful thankful exhausted sleepy awake online
+    offline away out in off on up down right wrong open available around nervous scared afraid angry upset
+    great cold hot warm full broke rich poor pregnant vegan vegetarian old young interested""".split())
+# Places a sentence of living or coming from names that are no town: "from work", "grew up in the 90s".
+_NOT_PLACES = re.compile(r"^(?:the\s+)?(?:future|past|\d0s|\d{4}s|nineties|eighties|seventies|sixties|work|school|home|"
+                         r"here|there|nowhere|office|gym|store|shop|hospital|class|church|a meeting|bed|a hurry|"
+                         r"trouble|love|debt|charge|town|the area)$", re.I)
 _NON_JOBS = {"vegetarian", "vegan", "christian", "american", "italian", "indian", "australian", "canadian",
              "russian", "brazilian", "introvert", "extrovert", "only child", "adult", "early riser", "night owl",
              "big fan", "fan", "huge fan", "beginner", "member", "parent", "resident", "citizen", "owner",
@@ -369,8 +379,11 @@ def _predicates(rest: str, subject: str) -> list[Statement]:
         if adverb:  # "name is actually Jen": an adverb after the verb; "actually" makes it a correction
             raw, op = raw[adverb.end():], ("correct" if adverb.group(1) and op == "set" else op)
         value = _clean_value(raw, attribute)
-        if attribute == "name" and rest.startswith("am") and re.search(r"(?:ese|ish|ian|can|ch|ic|ean)$", value):
-            continue  # "I am French": a nationality, not a name
+        if attribute == "name" and rest.startswith("am") and (re.search(r"(?:ese|ish|ian|can|ch|ic|ean)$", value)
+                                                               or value.casefold() in _STATES):
+            continue  # "I am French": a nationality, not a name; "I'm Tired": a state
+        if attribute in ("hometown", "lives_in") and _NOT_PLACES.match(value):
+            continue
         if attribute == "job" and (value.casefold() in _NON_JOBS or value.casefold().split(" of ")[0] in _NON_JOBS or
                                    (" " not in value and _NATIONALITY_HINT.search(value) and value[:1].isupper())):
             continue

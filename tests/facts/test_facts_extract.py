@@ -309,3 +309,12 @@ def test_languages_ages_and_dates_said_other_ways(text: str, expected: list[tupl
 ])
 def test_a_second_name_in_one_message_is_an_alias(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "I'm Tired.", "I'm Back!", "I'm from the future lol", "I grew up in the 90s.", "I am from work, just got home.",
+    "我叫不出他的名字。", "我叫外卖了。", "我出生在医院。", "我是新手。",
+])
+def test_a_state_or_an_action_is_no_name_town_or_job(text: str) -> None:
+    # Name, hometown and birthday are stable: a wrong second value would be held as a conflict for review.
+    assert _read(text) == []
