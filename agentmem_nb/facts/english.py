@@ -23,7 +23,7 @@ __all__ = ["extract_english", "RELATIONS_EN"]
 
 RELATIONS_EN = {
     "sister": "sister", "sis": "sister", "brother": "brother", "bro": "brother", "mother": "mother", "mom": "mother",
-    "mum": "mother", "mommy": "mother", "mama": "mother", "father": "father", "dad": "father", "daddy": "father",
+    "mum": "mother", "mommy": "mother", "mummy": "mother", "nana": "grandmother", "mama": "mother", "father": "father", "dad": "father", "daddy": "father",
     "papa": "father", "wife": "wife", "husband": "husband", "partner": "partner", "spouse": "spouse",
     "son": "son", "daughter": "daughter", "girlfriend": "girlfriend", "gf": "girlfriend", "boyfriend": "boyfriend",
     "bf": "boyfriend", "fiance": "fiance", "fiancé": "fiance", "fiancee": "fiancee", "fiancée": "fiancee",
@@ -73,7 +73,7 @@ _REPORTED = re.compile(r"\b(?:said|says|say|told|tells|tell|claims?|claimed|ment
                        r"asked|asks|wrote|writes|posted|texted|thinks|thought|believes|reckons|insists|swears|joked)\b",
                        re.I)
 _SPEAKER_PREFIX = re.compile(r"^(?:as I (?:said|mentioned|told you)|like I said|I (?:told|tell) you(?: that)?|"
-                             r"I (?:should|must|have to|need to) (?:say|admit|mention)(?: that)?|"
+                             r"I (?:should|must|have to|need to|would|gotta) (?:say|admit|mention)(?: that)?|"
                              r"I (?:can|could) (?:say|tell you)(?: that)?|I (?:said|mentioned)(?: that)?|"
                              r"just so you know|for the record|fyi|fun fact|by the way|btw|to be honest|tbh|"
                              r"honestly|anyway|anyhow|well|so|oh|ah|um|uh|hmm|yeah|yes|yep|ok|okay|alright|hi|hello|"
@@ -90,7 +90,8 @@ _HEDGE = re.compile(r"\b(?:I think|I guess|I believe|I suppose|I reckon|probably
                     r"if memory serves)\b[,]?\s*(?:that\s+)?", re.I)
 _CORRECTION = re.compile(r"^(?:actually|oh,? actually|sorry|oops|correction|wait|no|nope|nah|I mean|I meant|"
                          r"scratch that|my bad|my mistake|let me correct (?:that|myself)|to correct myself|"
-                         r"I misspoke|I was wrong|I got that wrong|that was wrong|rather|or rather|"
+                         r"I misspoke|I was wrong|I got that wrong|that was wrong|rather|or rather|typo|"
+                         r"I (?:typed|spelled|wrote|said|got|had) (?:that|it|this) wrong|I misspelled (?:that|it)|"
                          r"to be (?:precise|exact)|hold on)\b[,:!.\s-]*", re.I)
 _NOT_SUFFIX = re.compile(r"(?:,\s*(?:and\s+)?|\s+and\s+)not\s+(?:in\s+|at\s+|for\s+)?(?P<old>[^,.;!?]+?)\s*(?:[,.;!?]|$)", re.I)
 _END_MARKERS = re.compile(r"\b(?:any ?more|any longer|no more)\b", re.I)
@@ -237,7 +238,8 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("hometown", "set", r"^(?:am|is|are|come|comes|came|originally come|hail) (?:originally )?from\s+(?P<v>.+)"),
     ("hometown", "set", r"^(?:grew|grow) up in\s+(?P<v>.+)"),
     ("hometown", "set", r"^(?:hometown|home town)\s+is\s+(?P<v>.+)"),
-    ("age", "set", r"^(?:am|is|are)\s+(?P<v>\d{1,3})(?:\s*(?:years?|yrs?)(?:\s+old)?)?\s*(?:now|today|this year)?$"),
+    ("age", "set", r"^(?:am|is|are)\s+(?P<v>\d{1,3})(?:\s*(?:years?|yrs?)(?:\s+old)?)?\s*"
+                   r"(?:now|today|this year)?(?=\s*(?:,|$))"),
     ("age", "set", r"^(?:just\s+)?turned\s+(?P<v>\d{1,3})\b"),
     ("age", "set", r"^age is\s+(?P<v>\d{1,3})\b"),
     ("lives_in", "end", r"^(?:have\s+|has\s+)?mov(?:ed|e|es)\s+(?:out of|away from)\s+(?P<v>.+)"),
@@ -355,6 +357,13 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
         return "user", found.group("rest"), names
     if found:
         return "other", "", names
+    kin = re.match(r"^(?P<rel>mum|mom|mommy|mummy|dad|daddy|mama|papa|grandma|grandpa|granny|nana)\b(?P<poss>'s?)?\s*(?P<rest>.*)$",
+                   clause, re.I)
+    if kin:  # "Mum just moved to Galway": a parent's title used as a name is the speaker's own
+        rest = kin.group("rest")
+        if kin.group("poss") == "'s" and _IS_AFTER_S.match(rest):
+            rest = "is " + rest
+        return RELATIONS_EN[kin.group("rel").lower()], rest, names
     if re.match(r"^(?:call me|you can call me|people call me|everyone calls me|friends call me)\b", clause, re.I):
         return "user", "go by " + re.sub(r"^.*?call(?:s)? me\s+", "", clause, flags=re.I), names
     if _OTHER_SUBJECT.match(clause) and not (clause[:1].isupper() and _predicates(clause, "user")):

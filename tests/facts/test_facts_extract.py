@@ -318,3 +318,28 @@ def test_a_second_name_in_one_message_is_an_alias(text: str, expected: list[tupl
 def test_a_state_or_an_action_is_no_name_town_or_job(text: str) -> None:
     # Name, hometown and birthday are stable: a wrong second value would be held as a conflict for review.
     assert _read(text) == []
+
+
+@pytest.mark.parametrize(("text", "last", "expected"), [
+    ("Sorry, I typed that wrong: her name is Ellen, not Helen.", FactKey("wife", "name"),
+     [("wife", "name", "Ellen", "correct", True)]),
+    ("I'd say I prefer green tea.", None, [("user", "likes", "green tea", "add", True)]),
+    ("Mum just moved to Galway to be near my sister.", None, [("mother", "lives_in", "Galway", "set", True)]),
+    ("Dad's a plumber.", None, [("father", "job", "plumber", "set", True)]),
+    ("I'm 41, married, and I work as an accountant.", None, [("user", "age", "41", "set", True),
+                                                             ("user", "job", "accountant", "set", True)]),
+])
+def test_speech_acts_kin_titles_and_lists_around_a_statement(
+        text: str, last: FactKey | None, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text, last) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("上个月我加入了字节跳动，做产品设计师。", [("user", "works_at", "字节跳动", "set", True),
+                                               ("user", "job", "产品设计师", "set", True)]),
+    ("我舅舅是都柏林的消防员。", [("uncle", "job", "消防员", "set", True)]),
+    ("嗯，严格说我好像是在如皋出生的。", [("user", "hometown", "如皋", "set", False)]),
+])
+def test_chinese_joining_a_job_after_a_place_and_born_in(text: str,
+                                                         expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
