@@ -65,7 +65,7 @@ _HYPOTHETICAL = re.compile(
     r"(?:might|(?-i:may)|could|would|will|shall|should|must)(?!\s+(?:not\s+)?be\b)(?!\s+\d)|"
     r"going to|about to|plan(?:s|ning)? (?:to|on)|want(?:s|ed)? to|hop(?:e|es|ing) to|wish(?:es)?|"
     r"thinking (?:about|of)|consider(?:s|ing)|dream(?:s|ing)? (?:of|about)|would like|"
-    r"am moving|are moving|is moving|am starting|am joining|will be)\b", re.I)
+    r"am moving|are moving|is moving|am starting|am joining|will be|(?:might|may|could) be [a-z]+ing)\b", re.I)
 # A figure of speech ("I'm basically a professional napper", "she's like a walking encyclopedia"): no fact.
 _FIGURATIVE = re.compile(r"\b(?:basically|practically|literally|virtually|sort of|kind of)\s+(?:an?|the)\s|"
                          r"\b(?:am|is|are|was|were)\s+(?:[a-z]+\s+)?like\s+(?:an?|the)\s", re.I)
@@ -77,13 +77,15 @@ _SPEAKER_PREFIX = re.compile(r"^(?:as I (?:said|mentioned|told you)|like I said|
                              r"I (?:can|could) (?:say|tell you)(?: that)?|I (?:said|mentioned)(?: that)?|"
                              r"just so you know|for the record|fyi|fun fact|by the way|btw|to be honest|tbh|"
                              r"honestly|anyway|anyhow|well|so|oh|ah|um|uh|hmm|yeah|yes|yep|ok|okay|alright|hi|hello|"
-                             r"hey|ya|yah|yup|welp|ugh|omg|also|plus|and|but|or|now|nowadays|these days|currently|lately|recently|today|"
+                             r"hey|ya|yah|yup|welp|ugh|omg|also|plus|and|but|or|in my (?:free|spare|down) time|on (?:the )?weekends|"
+                             r"at (?:the )?weekends|in the (?:evenings?|mornings?)|after work|outside (?:of )?work|"
+                             r"now|nowadays|these days|currently|lately|recently|today|"
                              r"at the moment|right now|since (?:last \w+|\d{4}|january|february|march|april|may|june|july|august|"
                              r"september|october|november|december|then|\w+ \d{4})|in (?:january|february|march|april|"
                              r"june|july|august|september|october|november|december)|last (?:year|month|week|summer|spring|"
                              r"fall|autumn|winter)|this (?:year|month|week)|(?:a|one|two|three|few|couple of) "
                              r"(?:years?|months?|weeks?|days?) ago|(?:a |one |two |three |a few |a couple of |several |some )(?:years?|months?|weeks?|days?) ago|in (?:19|20)\d\d|oh and|oh by the way|"
-                             r"you know|guess what|so yeah|haha|lol|please|pls|plz|(?-i:(?!actually)[a-z]+ly)|(?-i:(?!Actually)[A-Z][a-z]+ly)(?=,|\s+I\b))\b[,:!.\s-]*", re.I)
+                             r"you know|guess what|so yeah|haha|lol|please|pls|plz|(?-i:(?!actually)[a-z]+ly)|(?-i:(?!Actually)[A-Z][a-z]+ly)(?=,|\s+I\b))\b[,:!.\s—–-]*", re.I)
 _HEDGE = re.compile(r"\b(?:I think|I guess|I believe|I suppose|I reckon|probably|maybe|perhaps|possibly|"
                     r"not (?:\d+% |totally |entirely |completely |quite |really |so |too )?sure|if I remember "
                     r"(?:correctly|right)|iirc|I am not certain|might be|may be|could be|I feel like|kind of think|"
@@ -92,7 +94,7 @@ _CORRECTION = re.compile(r"^(?:actually|oh,? actually|sorry|oops|correction|wait
                          r"scratch that|my bad|my mistake|let me correct (?:that|myself)|to correct myself|"
                          r"I misspoke|I was wrong|I got that wrong|that was wrong|rather|or rather|typo|"
                          r"I (?:typed|spelled|wrote|said|got|had) (?:that|it|this) wrong|I misspelled (?:that|it)|"
-                         r"to be (?:precise|exact)|hold on)\b[,:!.\s-]*", re.I)
+                         r"to be (?:precise|exact)|hold on)\b[,:!.\s—–-]*", re.I)
 _NOT_SUFFIX = re.compile(r"(?:,\s*(?:and\s+)?|\s+and\s+)not\s+(?:in\s+|at\s+|for\s+)?(?P<old>[^,.;!?]+?)\s*(?:[,.;!?]|$)", re.I)
 _END_MARKERS = re.compile(r"\b(?:any ?more|any longer|no more)\b", re.I)
 _NO_LONGER = re.compile(r"\b(?:no longer|not \w+ing\b any ?more)\b", re.I)
@@ -126,7 +128,7 @@ _BOUNDARY = re.compile(
 _PRONOUNS = {"it", "that", "this", "them", "him", "her", "you", "those", "these", "one", "so", "there", "here",
              "everything", "anything", "something", "nothing", "yourself", "myself", "himself", "herself", "things", "stuff", "us", "me", "myself", "what",
              "too", "much", "a lot", "lots", "very much", "the idea", "the most", "that one", "all", "both"}
-_JOB = (r"(?P<v>(?:[a-z-]+\s+){0,2}(?:[a-z-]+(?:er|or|ist|ian|ant|ent|eer|ect|ef|ic|ologist)|nurse|doctor|chef|cook|"
+_JOB = (r"(?P<v>(?:[a-z-]+\s+){0,3}(?:[a-z-]+(?:er|or|ist|ian|ant|ent|eer|ect|ef|ic|ologist)|nurse|doctor|chef|cook|"
         r"lawyer|pilot|student|vet|tutor|coach|clerk|judge|barista|cop|soldier|monk|model|intern|nanny|maid|"
         r"plumber|carpenter|secretary|attorney|freelancer|housewife|homemaker|firefighter|surgeon|dentist|"
         r"pharmacist|waiter|waitress|actress|priest|nun|miner|fisherman|chairman|salesman|saleswoman|"
@@ -281,7 +283,8 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("works_at", "set", r"^(?-i:(?:am|is|are)\s+(?:now\s+at\s+(?P<w>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*)|"
                         r"at\s+(?P<v>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*)\s+(?:now|these days)))$"),
     ("works_in", "set", r"^(?:work|works|am working|is working)\s+in\s+(?P<v>.+)"),
-    ("allergic_to", "add", r"^(?:am|is|are)\s+allergic to\s+(?P<v>.+)"),
+    ("allergic_to", "add", r"^(?:am|is|are)\s+(?:very\s+|severely\s+|mildly\s+|slightly\s+)?allergic to\s+(?P<v>.+)"),
+    ("allergic_to", "add", r"^(?:have|has)\s+(?:an?\s+)?(?:[a-z]+\s+)?(?:allergy|intolerance) to\s+(?P<v>.+)"),
     ("job", "set", r"^(?:work|works|am working|is working)\s+as\s+(?:an?\s+)?(?P<v>.+)"),
     # a change of state names the new job: "became a principal", "got promoted to senior engineer"
     ("job", "set", r"^(?:became|become|have become|has become)\s+an?\s+(?P<v>.+)"),
@@ -289,9 +292,9 @@ _RULES: list[tuple[str, FactOp, str]] = [
                    r"(?P<v>.+)"),
     ("job", "set", r"^(?:job|profession|occupation) is\s+(?:being\s+)?(?:an?\s+)?(?P<v>.+)"),
     ("job", "set", r"^(?:am|is|are)\s+(?:now\s+)?(?:an?\s+)" + _JOB),
-    ("job", "set", r"^(?:am|is|are)\s+(?:now\s+)?an?\s+(?P<v>(?:[a-z-]+\s+){0,2}[a-z-]+)$"),
-    ("dislikes", "add", r"^(?:do not|does not|did not|never) (?:really\s+)?(?:like|love|enjoy|care for|fancy|eat|"
-                        r"drink)\s+(?P<v>.+)"),
+    ("job", "set", r"^(?:am|is|are)\s+(?:now\s+)?an?\s+(?P<v>(?:[a-z-]+\s+){0,3}[a-z-]+)$"),
+    ("dislikes", "add", r"^(?:do not|does not|did not|(?:have\s+|has\s+)?never) (?:really\s+)?(?:like|love|enjoy|"
+                        r"care for|fancy|eat|drink|liked|loved|enjoyed|cared for)\s+(?P<v>.+)"),
     ("dislikes", "add", r"^(?:dislike|dislikes|hate|hates|detest|detests|loathe|loathes|despise|despises|"
                         r"cannot stand|can't stand|could not stand|avoid|avoids)\s+(?P<v>.+)"),
     ("dislikes", "add", r"^(?:(?:am|is|are)\s+)?not (?:a\s+|really\s+|much of a\s+|a big\s+)*(?:fan of|into|keen on|"
@@ -480,13 +483,14 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
         elif sentence.rstrip().endswith("?"):
             continue
         body = _uninverted(_TAIL.sub("", sentence.rstrip(" .!;")))
-        greeting = re.match(r"^(?:hi|hey|hello|hiya|yo|howdy)\b[\s,!.]*(?:there[\s,!.]*)?I am (?P<name>[A-Za-z][\w'-]*)$", body, re.I)
+        greeting = re.match(r"^(?:hi|hey|hello|hiya|yo|howdy)\b[\s,!.]*(?:there[\s,!.]*)?(?:I am|im) (?P<name>[A-Za-z][\w'-]*)$", body, re.I)
         if greeting:  # "hey im alex": a greeting then a lone word is a name, whatever its case
             out.append(Statement("user", "name", greeting.group("name")))
             continue
-        label = re.match(r"^(?P<label>[\w' ]{1,25}):\s+", body)
+        label = re.match(r"^(?P<label>[\w' ]{1,25})(?::|\s+[—–-])\s+", body)
         if label and not re.match(r"^(?:name|birthday|age|job)$", label.group("label"), re.I):
-            body = body[label.end():] if not _CORRECTION.fullmatch(label.group("label") + ":") else body
+            # (a heading that is a correction marker, "Correction:" or "Actually no —", is peeled below as one)
+            body = body[label.end():] if not _CORRECTION.match(label.group("label")) else body
         correction = False
         for _ in range(4):  # peel discourse words and correction markers in any order
             before = body
@@ -502,6 +506,8 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
         if not body or _QUESTION_START.match(body):
             continue
         certain = True
+        if _HYPOTHETICAL.search(body):  # before the hedges go: "might be moving" is a plan, not a hedged fact
+            continue
         if _HEDGE.search(body):
             certain = False
             body = re.sub(r"(?:\s*,\s*)+", ", ", _HEDGE.sub(", ", body)).strip(" ,")  # the hedge leaves a clause edge

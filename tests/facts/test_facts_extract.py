@@ -343,3 +343,32 @@ def test_speech_acts_kin_titles_and_lists_around_a_statement(
 def test_chinese_joining_a_job_after_a_place_and_born_in(text: str,
                                                          expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "last", "expected"), [
+    ("Good morning! I'm a high school history teacher.", None,
+     [("user", "job", "high school history teacher", "set", True)]),
+    ("Quick update — I've moved from Brighton to Bristol.", None,
+     [("user", "lives_in", "Brighton", "set", True), ("user", "lives_in", "Bristol", "set", True)]),
+    ("Actually no — I live in Swansea.", _USER_LIVES, [("user", "lives_in", "Swansea", "correct", True)]),
+    ("Honestly, I've never liked olives.", None, [("user", "dislikes", "olives", "add", True)]),
+    ("In my free time I love knitting.", None, [("user", "likes", "knitting", "add", True)]),
+    ("hi im jess", None, [("user", "name", "jess", "set", True)]),
+    ("FYI I have a severe allergy to shellfish.", None, [("user", "allergic_to", "shellfish", "add", True)]),
+    ("I might be moving to Sydney, not sure yet.", _USER_LIVES, []),
+])
+def test_headings_dashes_leisure_openers_and_plans_behind_a_hedge(
+        text: str, last: FactKey | None, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text, last) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("八月份我离开了滴滴。", [("user", "works_at", "滴滴", "end", True), ("user", "lives_in", "滴滴", "end", True)]),
+    ("上周三我搬到了杭州。", [("user", "lives_in", "杭州", "set", True)]),
+    ("嗨，我是小静", [("user", "name", "小静", "set", True)]),
+    ("大家好，我是程序员。", [("user", "job", "程序员", "set", True)]),  # (a guard: a job is no name)
+    ("顺便说一下，我对贝类严重过敏。", [("user", "allergic_to", "贝类", "add", True)]),
+])
+def test_chinese_time_before_the_subject_introductions_and_degree_words(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
