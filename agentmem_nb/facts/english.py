@@ -35,7 +35,12 @@ RELATIONS_EN = {
     "neighbor": "neighbour", "neighbour": "neighbour", "dog": "dog", "cat": "cat", "kid": "child",
     "child": "child", "baby": "baby", "parents": "parents", "twin": "twin", "stepmother": "stepmother",
     "stepfather": "stepfather", "teacher": "teacher", "mentor": "mentor", "doctor": "doctor", "puppy": "dog",
-    "kitten": "cat",
+    "kitten": "cat", "ex": "ex", "ex-wife": "ex_wife", "ex-husband": "ex_husband", "ex-girlfriend": "ex_girlfriend",
+    "ex-boyfriend": "ex_boyfriend", "mother-in-law": "mother_in_law", "father-in-law": "father_in_law",
+    "sister-in-law": "sister_in_law", "brother-in-law": "brother_in_law", "stepson": "stepson",
+    "stepdaughter": "stepdaughter", "grandson": "grandson", "granddaughter": "granddaughter", "kids": "children",
+    "children": "children", "in-laws": "in_laws", "godmother": "godmother", "godfather": "godfather",
+    "classmate": "classmate", "landlord": "landlord", "landlady": "landlord",
 }
 _REL = "|".join(sorted((re.escape(r) for r in RELATIONS_EN), key=len, reverse=True))
 _REL_ADJ = r"(?:(?:little|younger|older|big|elder|baby|twin|oldest|youngest|eldest|step|kid|new|dear|beloved)\s+)"
@@ -124,7 +129,7 @@ _BOUNDARY = re.compile(
     r"college|university|good)\b|\bon (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|the \d)|"
     r"\bover\b|\brather than\b|\binstead of\b|\bfor\s+(?:[a-z]+\s+){0,2}(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|several|"
     r"many)\s+(?:years?|months?|weeks?|days?|decades?)\b|\bafter\b|\bbefore\b|\buntil\b|\byesterday\b|\btoday\b|\btonight\b|\bthis (?:morning|afternoon|evening)\b|"
-    r"\blast night\b|\bthe other day\b|\band (?:he|she|they|it|you|then|also|so)\b|$)", re.I)
+    r"\blast night\b|\bthe other day\b|\b(?:my|our) (?:whole|entire) (?:life|lives)\b|\ball (?:my|our) (?:life|lives)\b|\band (?:he|she|they|it|you|then|also|so)\b|$)", re.I)
 _PRONOUNS = {"it", "that", "this", "them", "him", "her", "you", "those", "these", "one", "so", "there", "here",
              "everything", "anything", "something", "nothing", "yourself", "myself", "himself", "herself", "things", "stuff", "us", "me", "myself", "what",
              "too", "much", "a lot", "lots", "very much", "the idea", "the most", "that one", "all", "both"}
@@ -154,6 +159,8 @@ _NON_JOBS = {"vegetarian", "vegan", "christian", "american", "italian", "indian"
              "big fan", "fan", "huge fan", "beginner", "member", "parent", "resident", "citizen", "owner",
              "smoker", "non-smoker", "allergic", "person", "bit", "lot", "little", "mom", "dad", "mother", "father",
              "parent", "wife", "husband", "guy", "girl", "boy", "man", "woman", "kid", "leo", "virgo", "foodie", "lover", "fan of", "morning person", "night person", "twin"}
+_HABITUAL = re.compile(r"(?:drinker|eater|lover|sleeper|riser|talker|walker|smoker|reader|watcher|goer|fanatic|"
+                       r"enthusiast|addict|junkie|nerd|geek|buff|person|owner|user|player|fan)$", re.I)
 _NATIONALITY_HINT = re.compile(r"(?:an|ese|ish|i|ic)$")
 
 
@@ -229,7 +236,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("name", "set", r"^(?:name is|name's|am called|is called|are called|go by|goes by|am named|is named|"
                     r"was named|was called)\s+(?P<v>.+)"),
     ("name", "set", r"^(?:name)\s*:\s*(?P<v>.+)"),
-    ("name", "set", r"^(?-i:am\s+(?P<v>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?))$"),
+    ("name", "set", r"^(?-i:am\s+(?P<v>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?))(?=\s*(?:,|$))"),
     ("birthday", "set", r"^(?:birthday|bday|birth date|date of birth|birthdate)\s+(?:is|falls on|is on)\s+"
                         r"(?:on\s+)?(?P<v>.+)"),
     ("birthday", "set", r"^(?:was|were) born on\s+(?P<v>.+)"),
@@ -297,7 +304,8 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         r"care for|fancy|eat|drink|liked|loved|enjoyed|cared for)\s+(?P<v>.+)"),
     ("dislikes", "add", r"^(?:dislike|dislikes|hate|hates|detest|detests|loathe|loathes|despise|despises|"
                         r"cannot stand|can't stand|could not stand|avoid|avoids)\s+(?P<v>.+)"),
-    ("dislikes", "add", r"^(?:(?:am|is|are)\s+)?not (?:a\s+|really\s+|much of a\s+|a big\s+)*(?:fan of|into|keen on|"
+    ("dislikes", "add", r"^(?:(?:am|is|are)\s+)?not (?:a\s+|really\s+|much of a\s+|that much of a\s+|(?:big|huge|"
+                        r"massive|great)\s+)*(?:fan of|into|keen on|"
                         r"fond of|crazy about)\s+(?P<v>.+)"),
     ("dislikes", "add", r"^least favou?rite (?:[\w-]+\s+){0,2}is\s+(?P<v>.+)"),
     ("likes", "add", r"^(?:like|likes|liked|love|loves|enjoy|enjoys|adore|adores|prefer|prefers|dig|digs|fancy|"
@@ -397,6 +405,7 @@ def _predicates(rest: str, subject: str) -> list[Statement]:
         if attribute in ("hometown", "lives_in") and _NOT_PLACES.match(value):
             continue
         if attribute == "job" and (value.casefold() in _NON_JOBS or value.casefold().split(" of ")[0] in _NON_JOBS or
+                                   (" " in value and _HABITUAL.search(value)) or
                                    (" " not in value and _NATIONALITY_HINT.search(value) and value[:1].isupper())):
             continue
         if attribute == "lives_in" and op == "end" and not value and "left" in rest[:5].lower():
@@ -443,7 +452,8 @@ def _as_end(statements: list[Statement]) -> list[Statement]:
 
 
 # Afterthoughts closing a sentence ("I'm Tom, by the way"): no part of the value.
-_TAIL = re.compile(r"\s*,?\s*\b(?:by the way|btw|fyi|lol|lmao|haha\w*|hehe|just so you know|for the record|"
+_TAIL = re.compile(r"\s*,?\s*\b(?:by the way|btw|fyi|lol|lmao|haha\w*|hehe|tbh|imo|honestly|sadly|luckily|"
+                   r"thankfully|unfortunately|just so you know|for the record|nice to meet you|"
                    r"if you must know|if that matters|if that helps|in case you were wondering)\s*[.!]*$", re.I)
 # The value said first, its predicate after: "Pizza is my favourite food", "Lyon is where I live now".
 _INVERTED_NOUN = re.compile(r"^(?P<v>[^,;]{1,40}?)\s+(?:is|are)\s+(?:(?:definitely|probably|still|now|also)\s+)?"
@@ -454,11 +464,18 @@ _INVERTED_WHERE = re.compile(r"^(?P<v>[^,;]{1,40}?)\s+is\s+where\s+(?P<who>I|we|
                              r"am based|is based|are based)(?:\s+(?:now|currently|these days))?$", re.I)
 
 
+_INVERTED_TASTE = re.compile(r"^(?P<v>[^,;]{1,40}?)\s+(?:is|are)\s+(?P<neg>not\s+)?(?:really\s+|totally\s+|just\s+)?"
+                             r"my\s+(?:thing|jam|cup of tea|kind of thing)$", re.I)
+
+
 def _uninverted(body: str) -> str:
     """``body`` in the order the predicates read (subject first), when it puts the value first."""
     found = _INVERTED_NOUN.match(body)
     if found and not re.match(r"^(?:it|that|this|what|which|who)$", found.group("v"), re.I):
         return f"{found.group('noun')} is {found.group('v')}"
+    found = _INVERTED_TASTE.match(body)
+    if found and not re.match(r"^(?:it|that|this|what|which|who)$", found.group("v"), re.I):
+        return f"I {'dislike' if found.group('neg') else 'like'} {found.group('v')}"
     found = _INVERTED_WHERE.match(body)
     if found:
         at = "at" if found.group("verb").lower().startswith("work") else "in"

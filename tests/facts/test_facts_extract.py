@@ -372,3 +372,17 @@ def test_headings_dashes_leisure_openers_and_plans_behind_a_hedge(
 def test_chinese_time_before_the_subject_introductions_and_degree_words(
         text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("So I'm Kevin, nice to meet you.", [("user", "name", "Kevin", "set", True)]),
+    ("I've lived in Toronto my whole life.", [("user", "lives_in", "Toronto", "set", True)]),
+    ("I'm a big coffee drinker.", []),
+    ("Not a huge fan of cold weather tbh.", [("user", "dislikes", "cold weather", "add", True)]),
+    ("Spicy food isn't my thing.", [("user", "dislikes", "Spicy food", "add", True)]),
+    ("My ex lives in Paris.", [("ex", "lives_in", "Paris", "set", True)]),
+    ("My kids love Minecraft.", [("children", "likes", "Minecraft", "add", True)]),
+])
+def test_more_relations_tastes_said_as_things_and_habits_that_are_no_job(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
