@@ -386,3 +386,14 @@ def test_chinese_time_before_the_subject_introductions_and_degree_words(
 def test_more_relations_tastes_said_as_things_and_habits_that_are_no_job(
         text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("我超级讨厌堵车。", [("user", "dislikes", "堵车", "add", True)]),
+    ("我以前住在武汉，后来搬到了长沙。", [("user", "lives_in", "武汉", "end", True), ("user", "lives_in", "长沙", "set", True)]),
+    ("我已经戒咖啡了。", [("user", "likes", "咖啡", "end", True)]),
+    ("哦对，我生日其实是5月4号。", [("user", "birthday", "05-04", "correct", True)]),
+])
+def test_chinese_long_adverbs_then_clauses_quitting_and_a_correction_inside(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
