@@ -198,7 +198,11 @@ def _clean_value(raw: str, attribute: str) -> str:
     if attribute in ("lives_in", "works_in", "hometown", "works_at"):
         value = re.sub(r"^(?:the city of|the town of)\s+", "", value, flags=re.I)
         # A place or an employer ends before a purpose or a role: "Melbourne for uni", "Spotify as a data analyst".
-        value = re.split(r"\s+(?:for|as|to|because)\s+|\s+originally$", value, maxsplit=1)[0]
+        value = re.split(r"\s+(?:for|as|to|because)\s+|\s+originally$|\s+(?:on|at|during|over) (?:the )?(?:weekends?|"
+                         r"weekdays|nights|holidays|evenings)\b", value, maxsplit=1)[0]
+        called = re.search(r"\b(?:called|named)\s+(?P<x>(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*)*)", raw)
+        if called and attribute != "works_at" and re.match(r"^(?:an?|the)\s", value, re.I):
+            value = called.group("x")  # "a tiny town in Vermont called Stowe": the name
         country = re.match(re.escape(value) + r",\s*(?P<c>[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*)?)\s*$", raw.strip(" .!"))
         if attribute != "works_at" and country:  # "Nairobi, Kenya": a place with its country
             value = f"{value}, {country.group('c')}"

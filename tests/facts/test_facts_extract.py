@@ -397,3 +397,13 @@ def test_more_relations_tastes_said_as_things_and_habits_that_are_no_job(
 def test_chinese_long_adverbs_then_clauses_quitting_and_a_correction_inside(
         text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("My wife works at Lidl on weekends.", [("wife", "works_at", "Lidl", "set", True)]),
+    ("I'm from a tiny town in Vermont called Stowe.", [("user", "hometown", "Stowe", "set", True)]),
+    ("好消息，我升职成高级分析师了！", [("user", "job", "高级分析师", "set", True)]),
+])
+def test_a_schedule_after_an_employer_a_place_named_after_its_kind_and_a_job_closed_by_le(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
