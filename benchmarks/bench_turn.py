@@ -22,6 +22,14 @@ Usage::
     .venv/bin/python benchmarks/bench_turn.py                  # N = 100 and 100,000; 60 turns of each kind
     .venv/bin/python benchmarks/bench_turn.py --turns 20 --sizes 100,10000,100000 --json turn.json
 
+Facts (issue 14): ``--facts background|hot|off`` is the service's fact mode (default ``background``, as a service is
+built today); ``--preload-facts K`` records K facts for the user before the turns (a turn's latency must not grow
+with K); ``--chat-text`` is the chat turn's message (``{i}`` is the turn number; a statement such as "I moved to
+Town{i}." gives the extractor work); ``--memory`` measures, under ``tracemalloc``, the peak of Python memory
+allocated during each chat turn and the drain of its extraction (a separate run: tracing slows every turn). Each
+background extraction is drained after its turn, outside the timed part, so turns are measured alike in every mode.
+See benchmarks/FACTS.md.
+
 Figures are wall-clock on whatever machine runs this; on a shared machine they are noisy, so the process CPU time of
 each whole turn (model included; tool threads included) is reported too: it is much less sensitive to other load.
 """
@@ -37,8 +45,9 @@ import statistics
 import sys
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 # Runs from a checkout without installing the package (``python benchmarks/bench_turn.py``).
 _REPO = Path(__file__).resolve().parents[1]
@@ -47,6 +56,8 @@ if str(_REPO) not in sys.path:
 
 from agentmem_nb import MemoryStore  # noqa: E402  (after the sys.path fix above)
 from agentmem_nb.agent import ChatService, OfflineChatModel, TurnResult  # noqa: E402
+from agentmem_nb.agent.facts_queue import FactMode  # noqa: E402
+from agentmem_nb.store.facts import FactSource, Statement  # noqa: E402
 
 USER = "bench-user"
 SESSION = "bench-session"
@@ -112,35 +123,62 @@ def _summary(values: list[float]) -> dict[str, float]:
     return {"median": statistics.median(ordered), "p95": p95, "min": ordered[0], "max": ordered[-1]}
 
 
-def run_size(n: int, turns: int) -> dict[str, Any]:
+CHAT_TEXT = "Tell me something about topic {i}."
+
+
+def preload_facts(store: MemoryStore, k: int) -> None:
+    """``k`` facts for the user, in one write: accumulating likes of many people (none supersedes another)."""
+    if k > 0:
+        store.user(USER).facts.record([Statement(f"friend{i % 97}", "likes", f"thing{i}", "add") for i in range(k)],
+                                      source=FactSource("preload", 1), extracted_by="bench")
+
+
+def run_size(n: int, turns: int, *, facts: str = "background", preload: int = 0, chat_text: str = CHAT_TEXT,
+             memory: bool = False) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix=f"bench-turn-{n}-"))
     try:
         started = time.perf_counter()
         keywords = build(root, n)
         build_s = time.perf_counter() - started
         store = MemoryStore(root, zone=ZONE, clock=StepClock(TURNS_START))
-        svc = ChatService(store, model=OfflineChatModel())
+        preload_facts(store, preload)
+        svc = ChatService(store, model=OfflineChatModel(), facts=cast(FactMode, facts))
 
         cold = svc.turn(USER, SESSION, "Hello, first turn of the benchmark.")
+        svc.drain()
         results: dict[str, list[TurnResult]] = {"chat": [], "recall": []}
         cpu: dict[str, list[float]] = {"chat": [], "recall": []}
+        peaks: list[float] = []
+        if memory:
+            tracemalloc.start()
 
         def timed(kind: str, text: str) -> TurnResult:
+            if memory:
+                tracemalloc.reset_peak()
+                base = tracemalloc.get_traced_memory()[0]
             before = time.process_time()
             result = svc.turn(USER, SESSION, text)
             cpu[kind].append((time.process_time() - before) * 1000)
             results[kind].append(result)
+            svc.drain()  # the background extraction of this turn, outside the timed part
+            if memory and kind == "chat":
+                peaks.append((tracemalloc.get_traced_memory()[1] - base) / 1024)
             return result
 
         for i in range(turns):
-            timed("chat", f"Tell me something about topic {i}.")
+            timed("chat", chat_text.format(i=i))
             keyword = keywords[i % len(keywords)]
             recall = timed("recall", f"What did I say about {keyword}?")
             assert [c.name for c in recall.tool_calls] == ["search_session", "get_session_window"], recall.tool_calls
             assert f"My {keyword} is in box" in recall.reply, recall.reply
 
+        if memory:
+            tracemalloc.stop()
         out: dict[str, Any] = {"n": n, "build_s": round(build_s, 3), "cold_turn_ms": round(cold.timings_ms["total"], 3),
-                               "graphs_built": svc.graphs_built}
+                               "graphs_built": svc.graphs_built, "facts": facts, "preloaded_facts": preload,
+                               "facts_after": len(store.user(USER).facts.all())}
+        if memory:
+            out["chat_peak_kib"] = {k: round(v, 1) for k, v in _summary(peaks).items()}
         for kind, items in results.items():
             out[kind] = {
                 "overhead_ms": {k: round(v, 3) for k, v in _summary([_overhead(r) for r in items]).items()},
@@ -160,14 +198,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="100,100000", help="comma-separated session sizes (messages)")
     parser.add_argument("--turns", type=int, default=60, help="turns of each kind per size")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--facts", choices=("background", "hot", "off"), default="background",
+                        help="the service's fact mode (default: background)")
+    parser.add_argument("--preload-facts", type=int, default=0, help="facts recorded for the user before the turns")
+    parser.add_argument("--chat-text", default=CHAT_TEXT, help="the chat turn's message ({i}: the turn number)")
+    parser.add_argument("--memory", action="store_true",
+                        help="report the tracemalloc peak of each chat turn and its extraction (slower)")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
 
     print(f"turn overhead, offline model; python {platform.python_version()} on {platform.machine()}; "
-          f"{args.turns} turns of each kind per size; target median <= {TARGET_MS:g} ms, flat in N")
+          f"{args.turns} turns of each kind per size; target median <= {TARGET_MS:g} ms, flat in N; "
+          f"facts {args.facts}, {args.preload_facts} preloaded; chat text {args.chat_text!r}")
     rows = []
     for n in sizes:
-        row = run_size(n, args.turns)
+        row = run_size(n, args.turns, facts=args.facts, preload=args.preload_facts, chat_text=args.chat_text,
+                       memory=args.memory)
         rows.append(row)
         print(f"\nN = {n:>9,}  (files built in {row['build_s']} s; cold first turn {row['cold_turn_ms']} ms, "
               f"graphs built: {row['graphs_built']})")
@@ -178,6 +224,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {kind:<6} overhead median {o['median']:7.2f} ms   p95 {o['p95']:7.2f} ms   "
                   f"(model {row[kind]['model_ms_median']:.2f} ms; whole turn CPU median {c['median']:.2f} ms, "
                   f"p95 {c['p95']:.2f} ms)\n         median steps: {steps}")
+        print(f"  facts: {row['facts_after']} after the turns")
+        if "chat_peak_kib" in row:
+            m = row["chat_peak_kib"]
+            print(f"  chat turn + its extraction, traced peak: median {m['median']:.1f} KiB, p95 {m['p95']:.1f} KiB")
     if len(rows) >= 2:
         for kind in ("chat", "recall"):
             ratio = rows[-1][kind]["overhead_ms"]["median"] / rows[0][kind]["overhead_ms"]["median"]

@@ -3,13 +3,14 @@
 What a sentence's framing does to the statements its predicate gave: a correction ("actually, it's …", "其实是…")
 turns a plain ``set`` into ``correct``; a hedge ("I think", "好像") makes each one unsure, so a contradiction it
 brings waits as a conflict instead of winning. And whom a pronoun ("she", 她) names: the relation spoken about last.
+A second name for the same person in one message ("I'm Robert, everyone calls me Bob") is an alias, not a change.
 """
 
 from __future__ import annotations
 
 from agentmem_nb.store.facts import FactKey, Statement
 
-__all__ = ["marked", "last_relative"]
+__all__ = ["marked", "last_relative", "one_name_each"]
 
 
 def marked(found: list[Statement], *, correction: bool, certain: bool) -> list[Statement]:
@@ -31,3 +32,17 @@ def last_relative(found: list[Statement], out: list[Statement], last_key: FactKe
     if out:
         return None
     return last_key.subject if last_key is not None and last_key.subject != "user" else None
+
+
+def one_name_each(statements: list[Statement]) -> list[Statement]:
+    """``statements`` less any later plain ``name`` of a subject already named in them (an alias said in the same
+    message: "我叫李雷，大家都叫我雷子"); a correction of it stays."""
+    named: set[str] = set()
+    out: list[Statement] = []
+    for statement in statements:
+        if statement.key.attribute == "name" and statement.op == "set":
+            if statement.key.subject in named:
+                continue
+            named.add(statement.key.subject)
+        out.append(statement)
+    return out

@@ -44,30 +44,38 @@ _QUESTION = re.compile(r"[？?]|吗$|吗[呀啊]?$|呢$|(?<!没)(?<!没有)什�
 _HYPOTHETICAL = re.compile(r"如果|要是|假如|假设|万一|的话|打算|计划|准备|想要|想去|想搬|想换|想在|想当|想做|想学|考虑|"
                            r"希望|梦想|将来|(?:^|[，,]|我|我们|咱们)以后|未来|明年|下个月|下月|下周|下星期|下半年|可能会|也许会|或许会|会搬|要搬|"
                            r"要去|将要|将会|即将|快要|想象|假装|但愿|要是能|不如|建议|应该去|该去|会不会|说不定会")
+# A figure of speech ("我简直就是专业睡觉选手", "堪称吃货", "跟猫一样"): what it says is no fact.
+_FIGURATIVE = re.compile(r"简直|堪称|基本上就是|就像|像个|像是个|活像|跟[^，,。]{1,6}一样|称得上|开玩笑|开个玩笑|逗你的|"
+                         r"逗你玩")
 _SAY = re.compile(r"说|讲|告诉|提到|声称|表示")
 _SAY_COMPOUND = re.compile(r"说(?:错|实话|真的|来|起来|白了|过|一下|明)|(?:老实|话|比如|就是|总的来|怎么|小|传|解|演|"
-                           r"游|劝|虽|再|且|听|据|来|地|格)说")
+                           r"游|劝|虽|再|且|听|据|来|地|格|会|能|只会)说")
 _HEDGE = re.compile(r"好像|可能|大概|也许|或许|应该|我觉得|我感觉|我记得|估计|似乎|不太确定|不确定|不太记得|貌似|"
                     r"记不清|吧$")
 _CORRECTION = re.compile(r"^(?:其实|实际上|事实上|准确地说|确切地说|准确来说|更正一下|更正|纠正一下|纠正|不对|不是的|"
                          r"说错了|我说错了|搞错了|我搞错了|哦不|噢不|不好意思|抱歉|对不起|等等|等一下|错了|口误|"
-                         r"我记错了|记错了|改一下|应该说)[，,：:、\s]*")
-_LEADING = re.compile(r"^(?:这段时间|这阵子|这些天|这几天|严格来说|严格地说|严格讲|说起来|按理说|技术上|嗯|哦|噢|啊|哈哈|呵呵|对了|对(?=[，,])|是的|昨天|今天|前天|前几天|这周|本周|那天|好的|好吧|那个|另外|还有|而且|然后|现在|目前|最近|如今|"
+                         r"我记错了|记错了|改一下|应该说|(?:我)?(?:之前|刚才|刚刚|前面|上次)(?:说|记|搞|弄|写)错了)[，,：:、\s]*")
+_LEADING = re.compile(r"^(?:(?:上|这|下)?(?:周|星期|礼拜)[一二三四五六日天](?=我)|后来|随后|接着|这段时间|这阵子|这些天|这几天|(?:严格|准确|确切|老实|坦白|认真)(?:来|地)?(?:说|讲)|说真的|讲真|说起来|按理说|技术上|嗯|哦|噢|啊|哈哈|呵呵|对了|对(?=[，,])|是的|昨天|今天|前天|前几天|这周|本周|那天|好的|好吧|那个|另外|还有|而且|然后|现在|目前|最近|如今|"
                       r"今年|去年|前年|上个月|上周|前段时间|前阵子|刚刚|刚才|顺便说一下|顺便说|顺便|话说|跟你说|"
                       r"告诉你|说实话|老实说|其实吧|总之|反正|所以|从小|小时候|这几年|近几年|这些年|平时|一直以来|"
                       r"自从\S{1,6}以后|自从\S{1,6}|\d{4}年|年初|年底|年中|月初|月底|"
-                      r"[^，,。我]{1,10}?(?:以后|之后|以来|的时候)(?=我)|从[^，,。我]{1,8}?(?:开始|起)|就)+[，,、\s]*")
-_ADVERBS = re.compile(r"^(?:[^，,。以之]{1,6}?(?:以后|之后|后)(?=搬|去|来|在|住|开始|就)|这段时间|这阵子|(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=入职|搬|去|来|开始|加入|跳槽|离|"
+                      r"[^，,。我]{1,10}?(?:以后|之后|以来|的时候)(?=我)|"
+                      r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=我)|从[^，,。我]{1,8}?(?:开始|起)|就)+[，,、\s]*")
+_ADVERBS = re.compile(r"^(?:超级|实在|真心|简直|完全|根本|十分|相当|极其|尤其|格外|始终|老是|常年|长期|长年|"
+                      r"一点儿?(?:都|也)|从来|压根儿?|丝毫|[^，,。以之]{1,6}?(?:以后|之后|后)(?=搬|去|来|在|住|开始|就)|这段时间|这阵子|(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=入职|搬|去|来|开始|加入|跳槽|离|"
                       r"辞职|在|就|被|又)|也|都|还|一直|现在|目前|已经|刚|刚刚|真的|真|非常|特别|很|超|挺|比较|就|又|才|本来|终于|"
                       r"最近|其实|确实|当然|同时|主要|平时|一般|经常|总是|特|蛮|还是|依然|仍然|照样|今年|去年|"
-                      r"自己|本人|个人|从小就|一向|向来|全家|一家人|一家|俩|一起|都|更加|更|有点儿|有点|有些|蛮|最)+")
+                      r"自己|本人|个人|从小就|一向|向来|全家|一家人|一家|俩|一起|都|更加|更|有点儿|有点|有些|蛮|最|实在|真心|简直|"
+                      r"完全|根本|十分|相当|极其|超级|尤其|格外|始终|老是|常年|长期|长年|一整年|平常|"
+                      r"如今|眼下|暂时|依旧|一点儿?(?:都|也)|从来|压根儿?|丝毫)+")
 _END = re.compile(r"不再|再也不|已经不|早就不|现在不|不怎么|没再")
 _PAST = re.compile(r"^(?:以前|过去|曾经|原来|之前|从前|早年)")
 _TAIL = re.compile(r"(?:就行|就好|就可以|就成|了|啦|呢|啊|呀|哦|喔|哈|吧|的|嘛|噢|咯|喽|哟|呗|一下|而已|罢了|这样|这个|那种|之类|等等|"
                    r"工作|上班|生活|居住|住|去了|来了|过|着|一带|附近|这边|那边|呀)+$")
+_NOT_JOBS = frozenset({"新手", "高手", "老手", "对手", "好手", "能手", "菜鸟", "新人", "选手", "吃货", "路痴", "宅男", "宅女"})
 _PRONOUN_VALUES = {"它", "他", "她", "这", "那", "这个", "那个", "你", "我", "他们", "东西", "什么", "一切", "这些",
-                   "那些", "这里", "那里", "哪里", "都"}
-_JOB_SUFFIX = (r"(?:师|士|员|生|家|手|工|者|官|医生|护士|律师|演员|歌手|记者|翻译|会计|销售|老师|教授|学生|经理|老板|"
+                   "那些", "这里", "那里", "哪里", "都", "家", "家里", "这儿", "那儿", "屋里", "宿舍"}
+_JOB_SUFFIX = (r"(?:师|士|员|生|家|手|工|者|官|(?<![家成延增生兄学])长|医生|护士|律师|演员|歌手|记者|翻译|会计|销售|老师|教授|学生|经理|老板|"
                r"主管|总监|司机|厨师|模特|警察|军人|农民|工人|博士|硕士|研究生|本科生|主播|博主|自由职业者|公务员|"
                r"创业者|店主|保安|快递员|外卖员|程序员|工程师|设计师|产品经理|运营|编辑|导演|作家|画家|摄影师|"
                r"医生|兽医|牙医|药剂师|教练|秘书|助理|实习生|保姆|法官|科学家|研究员|顾问|CEO|CTO|HR)")
@@ -78,38 +86,48 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("birthday", "set", r"^(?:的)?生日(?:是|在|为)?(?P<v>.+)"),
     ("birthday", "set", r"^(?:是)?(?P<v>.*?\d{1,2}\s*月.*?|.*?[一二三四五六七八九十]{1,3}月.*?)(?:出生|生)的?$"),
     ("birthday", "set", r"^(?:是)?(?P<v>.*?\d{1,2}\s*月.*?|.*?[一二三四五六七八九十]{1,3}月.*?)(?:的)?生日$"),
-    ("birthday", "set", r"^出生(?:于|在|日期是|日期为)(?P<v>.*?\d{1,2}\s*月.+|.*?[一二三四五六七八九十]{1,3}月.+)"),
+    ("birthday", "set", r"^(?:出生|生)(?:于|在|日期是|日期为)(?P<v>.*?\d{1,2}\s*月.+|.*?[一二三四五六七八九十]{1,3}月.+)"),
     ("hometown", "set", r"^(?:的)?老家(?:在|是)(?P<v>.+)"),
+    ("hometown", "set", r"^(?:从小)?(?:长大|出生|土生土长)的(?:地方|城市|小城|村子|小镇)(?:是|在)(?P<v>.+)"),
     ("hometown", "set", r"^(?:是)?(?:在)?(?P<v>[^，,。]{1,8}?)(?:土生土长|长大)的?$"),
     ("hometown", "set", r"^(?:来自|出生于|出生在|生在)(?P<v>.+)"),
+    ("hometown", "set", r"^(?:是)?在(?P<v>[^，,。]{1,10}?)(?:出生|出世)的?$"),
     ("hometown", "set", r"^(?:算是|算|是)(?P<v>[^，,。]{1,6}?)人$"),
     ("hometown", "set", r"^(?:是)?从(?P<v>[^搬]+?)来的$"),  # not "从X搬过来的": moved from X
     ("age", "set", r"^(?:今年|已经|都|快|刚满|满|刚|快要)?(?P<v>\d{1,3}|[一二两三四五六七八九十百]{1,4})(?:周)?岁"),
+    ("speaks", "add", r"^(?:会说|能说|会讲|能讲|说|讲)(?:一口)?(?:流利的)?(?P<v>[^，,。]+?(?:语|话|文))$"),
+    # "今年三十了": an age without 岁 is still an age when it is the whole clause
+    ("age", "set", r"^(?P<v>\d{1,3}|[一二两三四五六七八九十]{1,3})(?:周岁|岁)?了$"),
     ("age", "set", r"^(?:的)?年龄是(?P<v>\d{1,3}|[一二两三四五六七八九十百]{1,4})"),
+    ("from_to", "set", r"^(?:刚|已经|终于)?从(?P<old>[^，,。到去来]{1,12}?)(?:搬|迁|移居|移民)(?:家)?(?:到|去|来)了?(?P<v>[^，,。]+)"),
     ("lives_in", "set", r"^(?:搬到了?|搬去了?|搬家到了?|搬回了?|搬来了?|搬进了?|迁到了?|移居到?|移民到?|定居到?)(?P<v>.+)"),
-    ("lives_in", "set", r"^(?:常驻在?|常住在?|住在|住|居住在|居住于|定居在|定居于|生活在|家住|家在|常住在|现居|现住)(?P<v>.+)"),
-    ("lives_in", "set", r"^(?:的)?(?:家|公寓|房子|住处|住的地方)(?:在|是在)(?P<v>.+)"),
-    ("lives_in", "set", r"^在(?P<v>[^，,。]+?)(?:住|居住|定居|生活|安家)(?:了)?(?:\S{0,4}年)?$"),
+    ("lives_in", "set", r"^(?:常驻在?|常住在?|待在|呆在|扎根在?|落户在?|住在|住|居住在|居住于|定居在|定居于|生活在|家住|家在|常住在|现居|现住)(?P<v>.+)"),
+    ("lives_in", "set", r"^(?:的)?(?:家|公寓|房子|住处|住的地方|现在住的地方)(?:在|是在|是)(?P<v>.+)"),
+    # "在上海已经住了五年了", "在北京工作和生活": the place before the verb of living (and what joins it)
+    ("lives_in", "set", r"^在(?P<v>[^，,。]+?)(?:(?:工作|上班|学习)(?:和|与|并|、))?(?:已经|一直|都|也)?"
+                        r"(?:住|居住|定居|生活|安家)(?:了)?(?:\S{0,4}年)?(?:了|啦)?$"),
     ("works_at", "end", r"^(?:从)?(?P<v>[^，,。]*?)(?:离职|辞职|辞掉了?工作|被裁|被开除|退休)了?"),
     ("works_at", "end", r"^被(?P<v>[^，,。]+?)(?:裁员|裁掉|裁|开除|辞退|解雇|炒鱿鱼)了?"),
     ("works_at", "end", r"^(?:辞职|离职|退休|失业|辞掉了工作|丢了工作|被裁员?)了?(?P<v>)"),
     ("works_at", "set", r"^(?:在|于)(?P<v>[^，,。]+?)(?:工作|上班|任职|就职|实习|打工|当\S+|做\S+)"),
     ("left", "end", r"^(?:离开了?|离开)(?P<v>[^，,。]+)"),
-    ("works_at", "set", r"^(?:就职于|任职于|供职于|受雇于|入职了?|跳槽到了?|跳槽去了?|加盟了?|进了)(?P<v>.+)"),
+    ("works_at", "set", r"^(?:就职于|任职于|供职于|受雇于|入职了?|跳槽到了?|跳槽去了?|加盟了?|加入了?|进了)(?P<v>.+)"),
     ("works_at", "set", r"^(?:去了?|到了?)(?P<v>[^，,。]+?)(?:工作|上班)"),
     ("works_at", "set", r"^(?:的)?(?:公司|单位|东家)是(?P<v>.+)"),
     ("job", "set", r"^(?:的)?(?:职业|工作|本职工作)是(?P<v>.+)"),
-    ("job", "set", r"^(?:是|当|做|成了|成为了?|当了)(?:一名|一个|一位|个|名|位)?(?P<v>[^，,。的]{0,8}?" + _JOB_SUFFIX + r")$"),
+    ("job", "set", r"^(?:是|当上了?|当|做|成了|成为了?|当了|升为|升职为|升职成了?|晋升为|升任|担任|转行做了?|改行当了?)(?:一名|一个|一位|个|名|位)?"
+                   r"(?:[^，,。的]{1,10}的)?(?:一名|一个|一位|个|名|位)?(?P<v>[^，,。的]{0,8}?" + _JOB_SUFFIX + r")(?:了|啦)?$"),
     ("job", "set", r"^(?:是)?(?:做|干|搞)(?P<v>[^，,。]{1,8}?)的$"),
     ("job", "set", r"^从事(?P<v>[^，,。]{1,10}?)(?:工作|行业)?$"),
-    ("allergic_to", "add", r"^对(?P<v>[^，,。]+?)过敏"),
+    ("allergic_to", "add", r"^对(?P<v>[^，,。]+?)(?:有点儿?|有些|非常|特别|很|严重|轻微|比较|超级|极度)?过敏"),
     ("dislikes", "add", r"^(?:不喜欢|不太喜欢|不怎么喜欢|讨厌|很讨厌|不爱吃|不爱喝|不爱看|不爱玩|不爱听|不爱|受不了|"
                         r"忍受不了|不能忍受|反感|厌恶|烦|最讨厌|恨|不吃|不喝|吃不了|喝不了|讨厌吃|讨厌喝)(?P<v>.+)"),
     ("dislikes", "add", r"^对(?P<v>[^，,。]+?)(?:不感兴趣|没兴趣|没有兴趣|没什么兴趣)"),
     ("dislikes", "add", r"^(?:最)?(?:不喜欢|讨厌)的\S{0,4}?是(?P<v>.+)"),
     ("likes", "add", r"^(?:最)?喜欢的\S{0,6}?是(?P<v>.+)"),
     ("likes", "add", r"^(?:的)?爱好是(?P<v>.+)"),
-    ("likes", "add", r"^(?:喜欢|爱吃|爱喝|爱看|爱玩|爱听|爱|热爱|迷上了?|爱上了?|钟爱|偏爱|钟情于|痴迷于?|沉迷于?|"
+    ("likes", "end", r"^(?:戒掉了?|戒了|戒)(?P<v>[^，,。]+)"),
+    ("likes", "add", r"^(?:爱死了?|喜欢死了?|喜欢|爱吃|爱喝|爱看|爱玩|爱听|爱|热爱|迷上了?|爱上了?|钟爱|偏爱|钟情于|痴迷于?|沉迷于?|"
                      r"喜爱|酷爱|特爱|超爱|好喜欢|超喜欢|很喜欢|挺喜欢|最爱|最喜欢|爱好)(?P<v>.+)"),
     ("likes", "add", r"^对(?P<v>[^，,。]+?)(?:很|特别|非常|超级|挺|比较)?(?:感兴趣|着迷|上瘾|有兴趣)"),
     ("likes", "add", r"^是(?:个|一个)?(?P<v>[^，,。]{1,8}?)(?:迷|粉|粉丝|爱好者|控)$"),
@@ -126,6 +144,9 @@ def _clean(raw: str, attribute: str) -> str:
     value = re.sub(r"^(?:了|在|是|于)", "", value) if attribute not in ("birthday", "age") else value
     if attribute in ("lives_in", "works_at", "hometown") and (called := re.search(r"叫(?P<x>[^的，,。]{1,10})的", value)):
         value = called.group("x")  # "一个叫丽江的小城": the name
+    if attribute in ("lives_in", "hometown"):  # a place ends before a purpose: "墨尔本读大学", "深圳发展"
+        value = re.sub(r"(?<=\S{2})(?:读书|读大学|读研究生|读研|读博|读|上学|上大学|念书|留学|工作|上班|打工|发展|养老|"
+                       r"学习|进修|陪\S*|照顾\S*)$", "", value)
     if attribute == "birthday":
         value = normalise_date(value)
     if attribute == "age":
@@ -140,7 +161,8 @@ def _values(value: str) -> list[str]:
 
 
 def _ok(value: str) -> bool:
-    return bool(value) and value not in _PRONOUN_VALUES and len(value) <= 20
+    return (bool(value) and value not in _PRONOUN_VALUES and len(value) <= 20 and not re.search(r"我|你", value)
+            and not re.match(r"^(?:这|那)(?:个|首|部|件|种|本|家|只|位|些|里|儿)", value))  # "这首歌": what, unsaid
 
 
 def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
@@ -151,6 +173,9 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
         names.append(Statement(RELATIONS_ZH[has.group("rel")], "name", has.group("name")))
         rest = clause[has.end():]
         return RELATIONS_ZH[has.group("rel")], rest, names
+    introduced = re.match(r"^我(?:们)?(?:家)?(?:有|养了?|养着)(?:一|两|三)?(?:个|位|只|条)?(?P<rel>" + _REL + r")$", clause)
+    if introduced:  # "我们家养了一只猫，叫咪咪": the clause after it speaks of the cat
+        return RELATIONS_ZH[introduced.group("rel")], "", names
     found = re.match(r"^(?:我(?:们)?(?:家)?(?:的)?)(?P<rel>" + _REL + r")(?P<poss>的)?(?P<rest>.*)$", clause)
     if found:
         relation = RELATIONS_ZH[found.group("rel")]
@@ -167,17 +192,20 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
             names.append(Statement(relation, "name", apposition.group("name")))
             rest = rest[apposition.end():]
         return relation, rest, names
-    both = re.match(r"^我(?:和|跟|与)[^，,。]{1,6}?(?=都|也|一起)(?P<rest>.*)$", clause)
+    both = re.match(r"^我(?:和|跟|与)(?:[^，,。]{1,6}?(?=都|也|一起)|(?:我)?(?:的)?(?:" + _REL + r")(?=住|在|搬|喜欢|讨厌))"
+                    r"(?P<rest>.*)$", clause)
     if both:  # "我和我老公都讨厌冷天": what both say is the speaker's too
         return "user", both.group("rest"), names
     found = re.match(r"^(?:我们|咱们|我|本人|咱)(?P<rest>.*)$", clause)
     if found:
         return "user", found.group("rest"), names
+    call = re.match(r"^(?:你(?:们)?(?:可以|就|也可以)?|您(?:可以|就)?|大家(?:都)?|朋友们?(?:都)?|别人(?:都)?|家里人(?:都)?|"
+                    r"同事们?(?:都)?|可以|就)?(?:直接)?(?:叫|喊|称呼)我(?P<v>[^，,。]+)", clause)
+    if call:  # "你可以叫我小王", "大家都叫我…": the speaker's name, whoever calls them so
+        return "user", "叫" + call.group("v"), names
     if re.match(r"^(?:他|她|它|他们|她们|你|您|你们|大家|别人|有人|人家|某人|这|那|[A-Za-z]|[\u4e00-\u9fff]{1,3}(?:说|觉得))",
                 clause):
         return "other", "", names
-    if re.match(r"^(?:叫我|大家叫我|大家都叫我|朋友们叫我|你可以叫我)", clause):
-        return "user", "叫" + re.sub(r"^.*?叫我", "", clause), names
     return None, clause, names
 
 
@@ -189,7 +217,21 @@ def _predicates(rest: str, subject: str) -> list[Statement]:
         found = pattern.match(rest)
         if found is None:
             continue
-        value = _clean(found.group("v") or "", attribute)
+        raw = found.group("v") or ""
+        value = _clean(raw, attribute)
+        if attribute == "name" and re.search(r"^(?:不|没|了)|[他她的]|(?:了|过)$", raw.rstrip("。！!，, ")):
+            continue  # "我叫不出他的名字", "我叫外卖了": 叫 as a verb of calling or ordering, not a name
+        if attribute == "hometown" and re.search(r"(?:医院|家里|路上|车上|飞机上|火车上)$", value):
+            continue  # "我出生在医院": where, not which town
+        if attribute == "job" and value in _NOT_JOBS:
+            continue
+        if attribute == "from_to":  # "从杭州搬到了成都": the origin was true until the move
+            old = _clean(found.group("old"), "lives_in")
+            return [Statement(subject, "lives_in", v, op) for v in (old, value) if _ok(v)]
+        role = re.search(r"(?:当|做|担任)(?:一名|一个|一位|个|名|位)?(?P<v>[^，,。的]{0,8}?" + _JOB_SUFFIX + r")$",
+                         rest) if attribute == "works_at" and op == "set" else None
+        if role and _ok(value):  # "在腾讯当产品经理": the job too
+            return [Statement(subject, "works_at", value, op), Statement(subject, "job", role.group("v"), op)]
         if attribute == "left":  # "我离开了苹果": end whichever of works_at / lives_in has that value
             return [Statement(subject, a, value, "end") for a in ("works_at", "lives_in")] if _ok(value) else []
         if attribute in ACCUMULATING:
@@ -202,13 +244,25 @@ def _predicates(rest: str, subject: str) -> list[Statement]:
     return []
 
 
+def _ended_without_predicate(rest: str, subject: str) -> list[Statement]:
+    """What an end with no predicate of its own ends: "不在腾讯了" the employer or the place of that name,
+    "再也不吃麻辣烫了" a like of the food (or of eating it)."""
+    where = re.match(r"^在(?P<v>[^，,。]+?)(?:了|啦)?$", rest)
+    if where and _ok(value := _clean(where.group("v"), "works_at")):
+        return [Statement(subject, a, value, "end") for a in ("works_at", "lives_in")]
+    habit = re.match(r"^(?P<verb>吃|喝|抽|玩|看|听|追|打)(?P<v>[^，,。]+?)(?:了|啦)?$", rest)
+    if habit and _ok(thing := _clean(habit.group("v"), "likes")):
+        return [Statement(subject, "likes", v, "end") for v in (thing, habit.group("verb") + thing)]
+    return []
+
+
 def _as_end(statements: list[Statement]) -> list[Statement]:
     return [Statement(s.subject, "likes" if s.attribute == "dislikes" else s.attribute, s.value, "end", s.certain)
             for s in statements]
 
 
 def _bare_value(body: str, attribute: str) -> str:
-    body = re.sub(r"^(?:应该是|应该|是在|是|在|叫|改成|改为|为)", "", body.strip())
+    body = re.sub(r"^(?:也|或者|还是|或)?(?:应该是|应该|是在|是|在|叫|改成|改为|为)", "", body.strip())
     if re.match(r"^(?:我|他|她|你)", body):
         return ""
     value = _clean(body, attribute)
@@ -229,7 +283,9 @@ def _reported(sentence: str) -> bool:
                 sentence[max(0, found.start() - 3): found.end() + 3]):
             continue
         before = re.sub(r"(?:跟|对|和|给|同)(?:我|你|您|他|她)$", "", sentence[: found.start()])
-        if not before.endswith("我"):
+        to_you = re.match(r"(?:诉)?(?:你|您)", sentence[found.end():]) or re.search(r"(?:跟|对|和|给|同)(?:你|您)$",
+                                                                                sentence[: found.start()])
+        if not before.endswith("我") and not (to_you and not before.strip()):
             return True
     return False
 
@@ -248,11 +304,11 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
             clauses = clauses[:-1]
         clauses = [c for c in clauses if not _QUESTION.search(c)]
         sentence = "，".join(clauses)
-        if not sentence or _HYPOTHETICAL.search(sentence) or _reported(sentence):
+        if not sentence or _HYPOTHETICAL.search(sentence) or _FIGURATIVE.search(sentence) or _reported(sentence):
             continue
         certain = not _HEDGE.search(sentence)
         body = _HEDGE.sub("", sentence) if not certain else sentence
-        correction = False
+        correction = bool(re.search(r"其实|实际上|事实上", sentence))  # "我生日其实是5月4号": a correction inside
         for _ in range(4):
             before = body
             body = _LEADING.sub("", body)
@@ -261,16 +317,29 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
                 correction, body = True, body[marker.end():]
             if body == before:
                 break
+        greeting = re.match(r"^(?:嗨|你好|您好|大家好|哈喽|哈啰|hi|hello|hey)[，,！!\s]*(?:我是|我叫)(?P<name>[\u4e00-\u9fff]{2,3}|"
+                            r"[A-Za-z][\w'-]*)$", body, re.I)
+        if greeting and not re.search(_JOB_SUFFIX + r"$|人$", greeting.group("name")):
+            out.append(Statement("user", "name", greeting.group("name")))  # "嗨，我是小静": an introduction
+            continue
         not_old = re.search(r"[，,]?\s*(?:而)?不是(?P<old>[^，,。]+)$", body)
         if not_old and not_old.start() > 0:
             correction, body = True, body[: not_old.start()]
         if re.match(r"^(?:不是|并不是)(?P<old>[^，,]+)[，,](?:而)?是(?P<new>.+)$", body):
             correction = True
             body = re.sub(r"^(?:不是|并不是)[^，,]+[，,](?:而)?", "", body)
+        inverted = re.match(r"^(?P<v>[^，,。是]{1,12})是(?P<who>我(?:的)?(?:" + _REL + r")?)(?P<pred>(?:最|最不|不)?(?:喜欢|爱|讨厌)的"
+                            r"[^，,。]{0,4}|(?:从小)?(?:长大|出生)的(?:地方|城市)|(?:现在)?住的地方|的?老家)$", body)
+        if inverted:  # the value first: said again in the order the predicates read
+            pred = inverted.group("pred")
+            verb = ("讨厌" if re.search(r"讨厌|不喜欢|不爱", pred) else "喜欢" if re.search(r"喜欢|爱", pred)
+                    else "住在" if "住" in pred else "的老家是")
+            body = f"{inverted.group('who')}{verb}{inverted.group('v')}"
         found = _sentence_statements(body, last_relative([], out, last_key))
         if found is None:
             if (correction or not certain) and (last := (out[-1].key if out else last_key)) is not None:
-                value = _bare_value(re.split(r"[，,]", body)[-1], last.attribute)
+                # the first clause that names a value: "其实是张玮，玉字旁的玮", "也是咸阳吧，我不太确定"
+                value = next((v for v in (_bare_value(p, last.attribute) for p in re.split(r"[，,]", body)) if v), "")
                 if value:
                     out.append(Statement(last.subject, last.attribute, value, "correct", certain))
             continue
@@ -289,7 +358,9 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
         who, rest, names = _subject(clause)
         found += names
         matched = matched or bool(names)
-        spoken_of = next((s.key.subject for s in reversed(found) if s.key.subject != "user"), relative)
+        # the relation spoken about last: in a statement, or introduced by the clause before ("我有一个妹妹，她…")
+        spoken_of = next((s.key.subject for s in reversed(found) if s.key.subject != "user"),
+                         subject if subject not in (None, "user", "other") else relative)
         pronoun = re.match(r"^(?:他|她)(?!们)(?P<rest>.*)$", clause)
         if pronoun and spoken_of is not None:  # "我姐姐是护士。——不对，她其实是医生": 她 is the sister
             who, rest = spoken_of, _LEADING.sub("", pronoun.group("rest"))
@@ -311,6 +382,8 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
         statements = _predicates(rest, who)
         if ending and not statements:
             statements = _predicates(re.sub(r"^(?:不|没)", "", rest), who)
+        if ending and not statements:
+            statements = _ended_without_predicate(re.sub(r"^(?:不|没)", "", rest), who)
         if ending:
             statements = _as_end(statements)
         if statements:

@@ -23,7 +23,7 @@ __all__ = ["extract_english", "RELATIONS_EN"]
 
 RELATIONS_EN = {
     "sister": "sister", "sis": "sister", "brother": "brother", "bro": "brother", "mother": "mother", "mom": "mother",
-    "mum": "mother", "mommy": "mother", "mama": "mother", "father": "father", "dad": "father", "daddy": "father",
+    "mum": "mother", "mommy": "mother", "mummy": "mother", "nana": "grandmother", "mama": "mother", "father": "father", "dad": "father", "daddy": "father",
     "papa": "father", "wife": "wife", "husband": "husband", "partner": "partner", "spouse": "spouse",
     "son": "son", "daughter": "daughter", "girlfriend": "girlfriend", "gf": "girlfriend", "boyfriend": "boyfriend",
     "bf": "boyfriend", "fiance": "fiance", "fiancé": "fiance", "fiancee": "fiancee", "fiancée": "fiancee",
@@ -35,7 +35,12 @@ RELATIONS_EN = {
     "neighbor": "neighbour", "neighbour": "neighbour", "dog": "dog", "cat": "cat", "kid": "child",
     "child": "child", "baby": "baby", "parents": "parents", "twin": "twin", "stepmother": "stepmother",
     "stepfather": "stepfather", "teacher": "teacher", "mentor": "mentor", "doctor": "doctor", "puppy": "dog",
-    "kitten": "cat",
+    "kitten": "cat", "ex": "ex", "ex-wife": "ex_wife", "ex-husband": "ex_husband", "ex-girlfriend": "ex_girlfriend",
+    "ex-boyfriend": "ex_boyfriend", "mother-in-law": "mother_in_law", "father-in-law": "father_in_law",
+    "sister-in-law": "sister_in_law", "brother-in-law": "brother_in_law", "stepson": "stepson",
+    "stepdaughter": "stepdaughter", "grandson": "grandson", "granddaughter": "granddaughter", "kids": "children",
+    "children": "children", "in-laws": "in_laws", "godmother": "godmother", "godfather": "godfather",
+    "classmate": "classmate", "landlord": "landlord", "landlady": "landlord",
 }
 _REL = "|".join(sorted((re.escape(r) for r in RELATIONS_EN), key=len, reverse=True))
 _REL_ADJ = r"(?:(?:little|younger|older|big|elder|baby|twin|oldest|youngest|eldest|step|kid|new|dear|beloved)\s+)"
@@ -65,41 +70,49 @@ _HYPOTHETICAL = re.compile(
     r"(?:might|(?-i:may)|could|would|will|shall|should|must)(?!\s+(?:not\s+)?be\b)(?!\s+\d)|"
     r"going to|about to|plan(?:s|ning)? (?:to|on)|want(?:s|ed)? to|hop(?:e|es|ing) to|wish(?:es)?|"
     r"thinking (?:about|of)|consider(?:s|ing)|dream(?:s|ing)? (?:of|about)|would like|"
-    r"am moving|are moving|is moving|am starting|am joining|will be)\b", re.I)
+    r"am moving|are moving|is moving|am starting|am joining|will be|(?:might|may|could) be [a-z]+ing)\b", re.I)
+# A figure of speech ("I'm basically a professional napper", "she's like a walking encyclopedia"): no fact.
+_FIGURATIVE = re.compile(r"\b(?:basically|practically|literally|virtually|sort of|kind of)\s+(?:an?|the)\s|"
+                         r"\b(?:am|is|are|was|were)\s+(?:[a-z]+\s+)?like\s+(?:an?|the)\s", re.I)
 _REPORTED = re.compile(r"\b(?:said|says|say|told|tells|tell|claims?|claimed|mentioned|heard|hears|according to|"
                        r"asked|asks|wrote|writes|posted|texted|thinks|thought|believes|reckons|insists|swears|joked)\b",
                        re.I)
 _SPEAKER_PREFIX = re.compile(r"^(?:as I (?:said|mentioned|told you)|like I said|I (?:told|tell) you(?: that)?|"
-                             r"I (?:should|must|have to|need to) (?:say|admit|mention)(?: that)?|"
+                             r"I (?:should|must|have to|need to|would|gotta) (?:say|admit|mention)(?: that)?|"
                              r"I (?:can|could) (?:say|tell you)(?: that)?|I (?:said|mentioned)(?: that)?|"
                              r"just so you know|for the record|fyi|fun fact|by the way|btw|to be honest|tbh|"
                              r"honestly|anyway|anyhow|well|so|oh|ah|um|uh|hmm|yeah|yes|yep|ok|okay|alright|hi|hello|"
-                             r"hey|also|plus|and|but|now|nowadays|these days|currently|lately|recently|today|"
+                             r"hey|ya|yah|yup|welp|ugh|omg|also|plus|and|but|or|in my (?:free|spare|down) time|on (?:the )?weekends|"
+                             r"at (?:the )?weekends|in the (?:evenings?|mornings?)|after work|outside (?:of )?work|"
+                             r"now|nowadays|these days|currently|lately|recently|today|"
                              r"at the moment|right now|since (?:last \w+|\d{4}|january|february|march|april|may|june|july|august|"
                              r"september|october|november|december|then|\w+ \d{4})|in (?:january|february|march|april|"
                              r"june|july|august|september|october|november|december)|last (?:year|month|week|summer|spring|"
                              r"fall|autumn|winter)|this (?:year|month|week)|(?:a|one|two|three|few|couple of) "
                              r"(?:years?|months?|weeks?|days?) ago|(?:a |one |two |three |a few |a couple of |several |some )(?:years?|months?|weeks?|days?) ago|in (?:19|20)\d\d|oh and|oh by the way|"
-                             r"you know|guess what|so yeah|haha|lol|please|pls|plz|(?-i:(?!actually)[a-z]+ly)|(?-i:(?!Actually)[A-Z][a-z]+ly)(?=,|\s+I\b))\b[,:!.\s-]*", re.I)
+                             r"you know|guess what|so yeah|haha|lol|please|pls|plz|(?-i:(?!actually)[a-z]+ly)|(?-i:(?!Actually)[A-Z][a-z]+ly)(?=,|\s+I\b))\b[,:!.\s—–-]*", re.I)
 _HEDGE = re.compile(r"\b(?:I think|I guess|I believe|I suppose|I reckon|probably|maybe|perhaps|possibly|"
                     r"not (?:\d+% |totally |entirely |completely |quite |really |so |too )?sure|if I remember "
                     r"(?:correctly|right)|iirc|I am not certain|might be|may be|could be|I feel like|kind of think|"
                     r"if memory serves)\b[,]?\s*(?:that\s+)?", re.I)
 _CORRECTION = re.compile(r"^(?:actually|oh,? actually|sorry|oops|correction|wait|no|nope|nah|I mean|I meant|"
                          r"scratch that|my bad|my mistake|let me correct (?:that|myself)|to correct myself|"
-                         r"I misspoke|I was wrong|I got that wrong|that was wrong|rather|or rather|"
-                         r"to be (?:precise|exact)|hold on)\b[,:!.\s-]*", re.I)
+                         r"I misspoke|I was wrong|I got that wrong|that was wrong|rather|or rather|typo|"
+                         r"I (?:typed|spelled|wrote|said|got|had) (?:that|it|this) wrong|I misspelled (?:that|it)|"
+                         r"to be (?:precise|exact)|hold on)\b[,:!.\s—–-]*", re.I)
 _NOT_SUFFIX = re.compile(r"(?:,\s*(?:and\s+)?|\s+and\s+)not\s+(?:in\s+|at\s+|for\s+)?(?P<old>[^,.;!?]+?)\s*(?:[,.;!?]|$)", re.I)
 _END_MARKERS = re.compile(r"\b(?:any ?more|any longer|no more)\b", re.I)
 _NO_LONGER = re.compile(r"\b(?:no longer|not \w+ing\b any ?more)\b", re.I)
+# Aspect verbs ("have grown to hate", "started to like", "came to love") frame the predicate that follows them.
+_ASPECT = r"(?:(?:have|has)\s+)?(?:grown|grew|come|came|learned|learnt|started|begun|began|start|begin)\s+to"
 _ADVERBS = re.compile(r"^(?:(?:really|totally|absolutely|just|also|still|currently|now|recently|actually|finally|"
                       r"definitely|truly|genuinely|honestly|basically|kind of|sort of|pretty much|seriously|"
                       r"(?:do|does|did)(?=\s+(?!not\b))|mostly|usually|always|totally|so|too|even|already|officially|happily|"
-                      r"quite|very much|very|deeply|secretly|absolutely|literally|again|both|all)\s+)+", re.I)
+                      r"quite|very much|very|deeply|secretly|absolutely|literally|again|both|all|" + _ASPECT + r")\s+)+", re.I)
 _CLAUSE_SPLIT = re.compile(
     r"\s*;\s*|,?\s+(?:but|while|whereas|although|though)\s+|,?\s+and\s+(?=(?:I|we|my|he|she|now|also|then|currently|"
     r"since|recently|live|lives|work|works|moved|move|like|likes|love|loves|hate|hates|am|is|have|has|just|"
-    r"do|does|no longer|enjoy|enjoys|dislike|dislikes|prefer|prefers|joined|got)\b)|,\s+(?=(?:I|my|we|now|but|these days|currently|today|since then)\b)")
+    r"do|does|no longer|enjoy|enjoys|dislike|dislikes|prefer|prefers|joined|got)\b)|,\s+(?=(?:I|my|we|he|she|his|her|now|but|these days|currently|today|since then)\b)")
 _BOUNDARY = re.compile(
     r"\s*(?:[,;!?()\[\]]|(?<!\bSt)(?<!\bMr)(?<!\bDr)(?<!\bMs)(?<!\bMrs)(?<!\bJr)\.|\s-\s|\s—\s|\bbecause\b|\bsince\b|\bbut\b|\bso\b|\bwhen\b|\bwhere\b|\bwhich\b|\bwho\b|"
     r"\bthat\b|\bfor (?:about |almost |nearly |over )?(?:\d+|a|an|two|three|four|five|six|ten|many|several|"
@@ -116,11 +129,11 @@ _BOUNDARY = re.compile(
     r"college|university|good)\b|\bon (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|the \d)|"
     r"\bover\b|\brather than\b|\binstead of\b|\bfor\s+(?:[a-z]+\s+){0,2}(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|several|"
     r"many)\s+(?:years?|months?|weeks?|days?|decades?)\b|\bafter\b|\bbefore\b|\buntil\b|\byesterday\b|\btoday\b|\btonight\b|\bthis (?:morning|afternoon|evening)\b|"
-    r"\blast night\b|\bthe other day\b|\band (?:he|she|they|it|you|then|also|so)\b|$)", re.I)
+    r"\blast night\b|\bthe other day\b|\b(?:my|our) (?:whole|entire) (?:life|lives)\b|\ball (?:my|our) (?:life|lives)\b|\band (?:he|she|they|it|you|then|also|so)\b|$)", re.I)
 _PRONOUNS = {"it", "that", "this", "them", "him", "her", "you", "those", "these", "one", "so", "there", "here",
              "everything", "anything", "something", "nothing", "yourself", "myself", "himself", "herself", "things", "stuff", "us", "me", "myself", "what",
              "too", "much", "a lot", "lots", "very much", "the idea", "the most", "that one", "all", "both"}
-_JOB = (r"(?P<v>(?:[a-z-]+\s+){0,2}(?:[a-z-]+(?:er|or|ist|ian|ant|ent|eer|ect|ef|ic|ologist)|nurse|doctor|chef|cook|"
+_JOB = (r"(?P<v>(?:[a-z-]+\s+){0,3}(?:[a-z-]+(?:er|or|ist|ian|ant|ent|eer|ect|ef|ic|ologist)|nurse|doctor|chef|cook|"
         r"lawyer|pilot|student|vet|tutor|coach|clerk|judge|barista|cop|soldier|monk|model|intern|nanny|maid|"
         r"plumber|carpenter|secretary|attorney|freelancer|housewife|homemaker|firefighter|surgeon|dentist|"
         r"pharmacist|waiter|waitress|actress|priest|nun|miner|fisherman|chairman|salesman|saleswoman|"
@@ -128,12 +141,26 @@ _JOB = (r"(?P<v>(?:[a-z-]+\s+){0,2}(?:[a-z-]+(?:er|or|ist|ian|ant|ent|eer|ect|ef
         r"paramedic|therapist|analyst|consultant|scientist|mechanic|electrician|programmer|developer|"
         r"designer|manager|director|teacher|professor|writer|artist|musician|engineer|architect|accountant|"
         r"journalist|photographer|farmer|librarian|cashier|chemist|physicist|economist|translator|"
-        r"interpreter|editor|producer|dancer|singer|painter|baker|butcher|tailor|driver|pilot))\b")
+        r"interpreter|editor|producer|dancer|singer|painter|baker|butcher|tailor|driver|pilot|principal|dean|"
+        r"paralegal|technician|executive|president|agent|janitor|realtor|receptionist|hairdresser|"
+        r"stylist|barber|cleaner|courier|trucker|caregiver|housekeeper|bartender|chief|head))\b")
+# Words for a state, not a name, that chat may capitalise ("I'm Tired", "I'm Back"): "I am X" is no name for them.
+_STATES = frozenset("""tired sorry back home ready good fine okay ok done here there hungry thirsty busy new late early
+    sure alive happy sad free single married divorced retired bored excited glad sick ill well better worse lost
+    stuck confused curious serious kidding joking lucky blessed grateful thankful exhausted sleepy awake online
+    offline away out in off on up down right wrong open available around nervous scared afraid angry upset
+    great cold hot warm full broke rich poor pregnant vegan vegetarian old young interested""".split())
+# Places a sentence of living or coming from names that are no town: "from work", "grew up in the 90s".
+_NOT_PLACES = re.compile(r"^(?:the\s+)?(?:future|past|\d0s|\d{4}s|nineties|eighties|seventies|sixties|work|school|home|"
+                         r"here|there|nowhere|office|gym|store|shop|hospital|class|church|a meeting|bed|a hurry|"
+                         r"trouble|love|debt|charge|town|the area)$", re.I)
 _NON_JOBS = {"vegetarian", "vegan", "christian", "american", "italian", "indian", "australian", "canadian",
              "russian", "brazilian", "introvert", "extrovert", "only child", "adult", "early riser", "night owl",
              "big fan", "fan", "huge fan", "beginner", "member", "parent", "resident", "citizen", "owner",
              "smoker", "non-smoker", "allergic", "person", "bit", "lot", "little", "mom", "dad", "mother", "father",
              "parent", "wife", "husband", "guy", "girl", "boy", "man", "woman", "kid", "leo", "virgo", "foodie", "lover", "fan of", "morning person", "night person", "twin"}
+_HABITUAL = re.compile(r"(?:drinker|eater|lover|sleeper|riser|talker|walker|smoker|reader|watcher|goer|fanatic|"
+                       r"enthusiast|addict|junkie|nerd|geek|buff|person|owner|user|player|fan)$", re.I)
 _NATIONALITY_HINT = re.compile(r"(?:an|ese|ish|i|ic)$")
 
 
@@ -164,12 +191,18 @@ def _clean_value(raw: str, attribute: str) -> str:
     value = raw[: cut.start()] if cut else raw
     value = re.sub(r"[^\w)'’.]+$", "", value.strip(" \t'\"-—:"))  # a trailing emoji or symbol
     if attribute in ("likes", "dislikes", "allergic_to", "hobby"):
-        value = re.sub(r"^to\s+", "", value)  # "I like to cook": the activity
+        value = re.sub(r"^(?:to|both|either)\s+", "", value)  # "I like to cook": the activity; "both cats and dogs"
     if attribute in ("job",):
         value = re.sub(r"^(?:an?|the)\s+", "", value, flags=re.I)
         value = re.split(r"\s+(?:in|at|for|with|from|by)\s+", value)[0]
     if attribute in ("lives_in", "works_in", "hometown", "works_at"):
         value = re.sub(r"^(?:the city of|the town of)\s+", "", value, flags=re.I)
+        # A place or an employer ends before a purpose or a role: "Melbourne for uni", "Spotify as a data analyst".
+        value = re.split(r"\s+(?:for|as|to|because)\s+|\s+originally$|\s+(?:on|at|during|over) (?:the )?(?:weekends?|"
+                         r"weekdays|nights|holidays|evenings)\b", value, maxsplit=1)[0]
+        called = re.search(r"\b(?:called|named)\s+(?P<x>(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*)*)", raw)
+        if called and attribute != "works_at" and re.match(r"^(?:an?|the)\s", value, re.I):
+            value = called.group("x")  # "a tiny town in Vermont called Stowe": the name
         country = re.match(re.escape(value) + r",\s*(?P<c>[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*)?)\s*$", raw.strip(" .!"))
         if attribute != "works_at" and country:  # "Nairobi, Kenya": a place with its country
             value = f"{value}, {country.group('c')}"
@@ -207,7 +240,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("name", "set", r"^(?:name is|name's|am called|is called|are called|go by|goes by|am named|is named|"
                     r"was named|was called)\s+(?P<v>.+)"),
     ("name", "set", r"^(?:name)\s*:\s*(?P<v>.+)"),
-    ("name", "set", r"^(?-i:am\s+(?P<v>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?))$"),
+    ("name", "set", r"^(?-i:am\s+(?P<v>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?))(?=\s*(?:,|$))"),
     ("birthday", "set", r"^(?:birthday|bday|birth date|date of birth|birthdate)\s+(?:is|falls on|is on)\s+"
                         r"(?:on\s+)?(?P<v>.+)"),
     ("birthday", "set", r"^(?:was|were) born on\s+(?P<v>.+)"),
@@ -218,10 +251,15 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("hometown", "set", r"^(?:am|is|are|come|comes|came|originally come|hail) (?:originally )?from\s+(?P<v>.+)"),
     ("hometown", "set", r"^(?:grew|grow) up in\s+(?P<v>.+)"),
     ("hometown", "set", r"^(?:hometown|home town)\s+is\s+(?P<v>.+)"),
-    ("age", "set", r"^(?:am|is|are)\s+(?P<v>\d{1,3})(?:\s*(?:years?|yrs?)(?:\s+old)?)?\s*(?:now|today|this year)?$"),
+    ("age", "set", r"^(?:am|is|are)\s+(?P<v>\d{1,3})(?:\s*(?:years?|yrs?)(?:\s+old)?)?\s*"
+                   r"(?:now|today|this year)?(?=\s*(?:,|$))"),
     ("age", "set", r"^(?:just\s+)?turned\s+(?P<v>\d{1,3})\b"),
     ("age", "set", r"^age is\s+(?P<v>\d{1,3})\b"),
     ("lives_in", "end", r"^(?:have\s+|has\s+)?mov(?:ed|e|es)\s+(?:out of|away from)\s+(?P<v>.+)"),
+    # "moved from Boston to Denver": the origin was true until the move (attribute "from_to": both, in order)
+    ("from_to", "set", r"^(?:have\s+|has\s+)?(?:just\s+|recently\s+|finally\s+)?(?:mov(?:ed|e|es)|relocated|"
+                       r"relocate|relocates)\s+(?:here\s+|over\s+|back\s+)?from\s+(?P<old>[^,.;!?]+?)\s+to\s+"
+                       r"(?P<v>.+)"),
     ("left", "end", r"^(?:have\s+|has\s+)?(?:just\s+)?left\s+(?:my\s+(?:job|position|role)\s+(?:at|with)\s+)?"
                     r"(?P<v>[A-Z].+)"),
     ("lives_in", "set", r"^(?:have\s+|has\s+)?(?:just\s+|recently\s+|finally\s+|now\s+)?(?:mov(?:ed|e|es)|relocated|"
@@ -232,11 +270,18 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         r"currently residing|based)\s+"
                         r"(?:in|at|near|on)\s+(?P<v>.+)"),
     ("lives_in", "set", r"^(?:(?:am|is|are)\s+)?based out of\s+(?P<v>.+)"),
+    # "I'm in Lisbon now": a named place after a copula marked as a change (not "I'm in London this week")
+    ("lives_in", "set", r"^(?-i:(?:am|is|are)\s+(?:now\s+in\s+(?P<w>[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*)|"
+                        r"in\s+(?P<v>[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*)\s+(?:now|these days|nowadays)))$"),
+    ("lives_in", "set", r"^(?:have|has)\s+been\s+in\s+(?P<v>[^,.;!?]+?)\s+(?=(?:for|since)\s)"),
     ("lives_in", "set", r"^(?:home|place|apartment|flat|house|condo)(?: for (?:me|us))? is\s+(?:in\s+)?(?P<v>.+)"),
     ("works_at", "end", r"^(?:quit|resigned from|was laid off from|got laid off from|got fired from|"
-                        r"was fired from|retired from)\s+(?:my\s+(?:job|position|role)\s+(?:at|with)\s+)?(?P<v>.+)"),
+                        r"was fired from|retired from)\s+(?:my\s+(?:job|position|role)\s+(?:at|with)\s+)?"
+                        # not "quit my job" (below) nor "quit smoking" (a habit)
+                        r"(?!(?:my|his|her)\s+(?:job|position|role)\b(?!\s+(?:at|with)\b))(?![a-z]+ing\b)(?P<v>.+)"),
     ("works_at", "end", r"^(?:quit|lost) (?:my|his|her) job\b(?P<v>)"),
-    ("works_at", "set", r"^(?:work|works|am working|is working|are working|have worked|has worked|have been "
+    ("habit", "end", r"^(?:have\s+|has\s+)?(?:stopped|quit|gave up|given up|kicked)\s+(?P<v>(?:[a-z]+ing\s+)?[^,.;!?]+)"),
+    ("works_at", "set", r"^(?:work|works|working|am working|is working|are working|have worked|has worked|have been "
                         r"working|has been working|been working)(?:\s+(?:remotely|full-time|full time|part-time|"
                         r"part time|from home))?\s+(?:at|for)\s+(?P<v>.+)"),
     ("works_at", "set", r"^(?:have\s+|has\s+)?(?:just\s+)?(?:joined|started (?:working )?at|got a job (?:at|with)|"
@@ -244,18 +289,27 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         r"switched to|moved to (?:a job at|working at)|took a job at|accepted a job at|"
                         r"(?:started|got|landed|took|accepted|found) an? (?:new )?(?:job|position|role) (?:at|with)|"
                         r"am interning at|intern at)\s+(?P<v>.+)"),
-    ("works_at", "set", r"^(?:job|employer|company) is\s+(?:at\s+)?(?P<v>[A-Z].+)"),
+    ("works_at", "set", r"^(?:job|employer|company) is\s+(?:at\s+)?(?P<v>(?-i:[A-Z]).+)"),
+    # "I'm at Salesforce now": a named organisation after a copula marked as a change (not "I'm at the gym")
+    ("works_at", "set", r"^(?-i:(?:am|is|are)\s+(?:now\s+at\s+(?P<w>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*)|"
+                        r"at\s+(?P<v>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*)\s+(?:now|these days)))$"),
     ("works_in", "set", r"^(?:work|works|am working|is working)\s+in\s+(?P<v>.+)"),
-    ("allergic_to", "add", r"^(?:am|is|are)\s+allergic to\s+(?P<v>.+)"),
+    ("allergic_to", "add", r"^(?:am|is|are)\s+(?:very\s+|severely\s+|mildly\s+|slightly\s+)?allergic to\s+(?P<v>.+)"),
+    ("allergic_to", "add", r"^(?:have|has)\s+(?:an?\s+)?(?:[a-z]+\s+)?(?:allergy|intolerance) to\s+(?P<v>.+)"),
     ("job", "set", r"^(?:work|works|am working|is working)\s+as\s+(?:an?\s+)?(?P<v>.+)"),
+    # a change of state names the new job: "became a principal", "got promoted to senior engineer"
+    ("job", "set", r"^(?:became|become|have become|has become)\s+an?\s+(?P<v>.+)"),
+    ("job", "set", r"^(?:(?:got|was|were|have been|has been|been|am|is)\s+)?promoted to\s+(?:an?\s+|the\s+)?"
+                   r"(?P<v>.+)"),
     ("job", "set", r"^(?:job|profession|occupation) is\s+(?:being\s+)?(?:an?\s+)?(?P<v>.+)"),
     ("job", "set", r"^(?:am|is|are)\s+(?:now\s+)?(?:an?\s+)" + _JOB),
-    ("job", "set", r"^(?:am|is|are)\s+(?:now\s+)?an?\s+(?P<v>(?:[a-z-]+\s+){0,2}[a-z-]+)$"),
-    ("dislikes", "add", r"^(?:do not|does not|did not|never) (?:really\s+)?(?:like|love|enjoy|care for|fancy|eat|"
-                        r"drink)\s+(?P<v>.+)"),
+    ("job", "set", r"^(?:am|is|are)\s+(?:now\s+)?an?\s+(?P<v>(?:[a-z-]+\s+){0,3}[a-z-]+)$"),
+    ("dislikes", "add", r"^(?:do not|does not|did not|(?:have\s+|has\s+)?never) (?:really\s+)?(?:like|love|enjoy|"
+                        r"care for|fancy|eat|drink|liked|loved|enjoyed|cared for)\s+(?P<v>.+)"),
     ("dislikes", "add", r"^(?:dislike|dislikes|hate|hates|detest|detests|loathe|loathes|despise|despises|"
                         r"cannot stand|can't stand|could not stand|avoid|avoids)\s+(?P<v>.+)"),
-    ("dislikes", "add", r"^(?:(?:am|is|are)\s+)?not (?:a\s+|really\s+|much of a\s+|a big\s+)*(?:fan of|into|keen on|"
+    ("dislikes", "add", r"^(?:(?:am|is|are)\s+)?not (?:a\s+|really\s+|much of a\s+|that much of a\s+|(?:big|huge|"
+                        r"massive|great)\s+)*(?:fan of|into|keen on|"
                         r"fond of|crazy about)\s+(?P<v>.+)"),
     ("dislikes", "add", r"^least favou?rite (?:[\w-]+\s+){0,2}is\s+(?P<v>.+)"),
     ("likes", "add", r"^(?:like|likes|liked|love|loves|enjoy|enjoys|adore|adores|prefer|prefers|dig|digs|fancy|"
@@ -268,6 +322,8 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("likes", "add", r"^(?:a\s+)?(?:big|huge|massive|great)\s+fan of\s+(?P<v>.+)"),
     ("likes", "add", r"^(?:favou?rite|fav|fave) (?:[\w-]+\s+){0,2}(?:is|are)\s+(?P<v>.+)"),
     ("likes", "add", r"^hobb(?:y is|ies are)\s+(?P<v>.+)"),
+    ("likes", "end", r"^(?:am|is|are)\s+(?:so\s+|totally\s+|completely\s+)?(?:done with|over)\s+(?P<v>.+)"),
+    ("speaks", "add", r"^(?:speak|speaks|am fluent in|is fluent in|are fluent in)\s+(?P<v>.+)"),
 ]
 _PREDICATES = [(attribute, op, re.compile(pattern, re.I)) for attribute, op, pattern in _RULES]
 _ATTRIBUTE_NOUNS = re.compile(r"^(?:apartment|flat|house|condo|name|birthday|bday|birth date|date of birth|birthdate|hometown|home town|age|"
@@ -275,6 +331,12 @@ _ATTRIBUTE_NOUNS = re.compile(r"^(?:apartment|flat|house|condo|name|birthday|bda
                               r"hobby|hobbies|home|place)\b", re.I)
 _NOUN_IS = re.compile(r"\b(name|birthday|bday|hometown|job|age|favou?rite \w+|fave \w+|company|employer)'s\b",
                       re.I)
+_IS_AFTER_S = re.compile(r"^(?:an?|the|from|in|at|into|with|called|named|living|working|based|originally|now|still|"
+                         r"currently|no longer|not|allergic|obsessed|crazy|also|really|\d)\b", re.I)
+_NAMED_AFTER_BE = re.compile(r"^(?:am|is|are)\s+(?P<prep>at|with|in)\s+"
+                             r"(?P<v>(?-i:[A-Z])[\w&.'-]*(?:\s+(?-i:[A-Z])[\w&.'-]*)*)$", re.I)
+_INTRODUCED = re.compile(r"^(?:I|we)\s+(?:have|has|have got|got)\s+(?:an?\s+|one\s+|the\s+)?" + _REL_ADJ + r"?(?P<rel>"
+                         + _REL + r")$", re.I)
 _OTHER_SUBJECT = re.compile(r"^(?:he|she|they|it|you|your|his|her|their|its|someone|somebody|everyone|people|"
                             r"nobody|this|that|there|the|a|an|our \w+|[A-Z][a-z]+(?:'s)?)\b")
 
@@ -296,6 +358,8 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
     if found:
         relation = RELATIONS_EN[found.group("rel").lower()]
         rest = found.group("rest")
+        if found.group("poss") == "'s" and _IS_AFTER_S.match(rest):
+            return relation, "is " + rest, names  # "my husband's a doctor", "my mom's from Texas": 's is "is"
         if found.group("poss"):
             return relation, rest, names
         apposition = re.match(r"^,?\s*" + _NAME + r"\s*,?\s*(?P<rest>.*)$", rest)
@@ -308,6 +372,13 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
         return "user", found.group("rest"), names
     if found:
         return "other", "", names
+    kin = re.match(r"^(?P<rel>mum|mom|mommy|mummy|dad|daddy|mama|papa|grandma|grandpa|granny|nana)\b(?P<poss>'s?)?\s*(?P<rest>.*)$",
+                   clause, re.I)
+    if kin:  # "Mum just moved to Galway": a parent's title used as a name is the speaker's own
+        rest = kin.group("rest")
+        if kin.group("poss") == "'s" and _IS_AFTER_S.match(rest):
+            rest = "is " + rest
+        return RELATIONS_EN[kin.group("rel").lower()], rest, names
     if re.match(r"^(?:call me|you can call me|people call me|everyone calls me|friends call me)\b", clause, re.I):
         return "user", "go by " + re.sub(r"^.*?call(?:s)? me\s+", "", clause, flags=re.I), names
     if _OTHER_SUBJECT.match(clause) and not (clause[:1].isupper() and _predicates(clause, "user")):
@@ -315,17 +386,30 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
     return None, clause, names
 
 
+# Adverbs between an auxiliary and its verb ("am currently working as", "have just moved to"): the auxiliary stays.
+_AUX_ADVERBS = re.compile(r"^(?P<aux>(?:am|is|are|was|were|have|has|had)\s+)(?:(?:currently|now|still|also|just|recently|"
+                          r"finally|really|actually|already|officially|mostly|basically|happily|temporarily|"
+                          r"permanently|even|only|since)\s+)+", re.I)
+
+
 def _predicates(rest: str, subject: str) -> list[Statement]:
-    rest = _ADVERBS.sub("", rest.strip())
+    rest = _AUX_ADVERBS.sub(r"\g<aux>", _ADVERBS.sub("", rest.strip()))
     for attribute, op, pattern in _PREDICATES:
         found = pattern.match(rest)
         if found is None:
             continue
-        raw = found.group("v") or ""
+        raw = found.group("v") or found.groupdict().get("w") or ""
+        adverb = re.match(r"^(?:(actually|in fact)|really|now|officially|still|just)\s+", raw, re.I)
+        if adverb:  # "name is actually Jen": an adverb after the verb; "actually" makes it a correction
+            raw, op = raw[adverb.end():], ("correct" if adverb.group(1) and op == "set" else op)
         value = _clean_value(raw, attribute)
-        if attribute == "name" and rest.startswith("am") and re.search(r"(?:ese|ish|ian|can|ch|ic|ean)$", value):
-            continue  # "I am French": a nationality, not a name
-        if attribute == "job" and (value.casefold() in _NON_JOBS or
+        if attribute == "name" and rest.startswith("am") and (re.search(r"(?:ese|ish|ian|can|ch|ic|ean)$", value)
+                                                               or value.casefold() in _STATES):
+            continue  # "I am French": a nationality, not a name; "I'm Tired": a state
+        if attribute in ("hometown", "lives_in") and _NOT_PLACES.match(value):
+            continue
+        if attribute == "job" and (value.casefold() in _NON_JOBS or value.casefold().split(" of ")[0] in _NON_JOBS or
+                                   (" " in value and _HABITUAL.search(value)) or
                                    (" " not in value and _NATIONALITY_HINT.search(value) and value[:1].isupper())):
             continue
         if attribute == "lives_in" and op == "end" and not value and "left" in rest[:5].lower():
@@ -335,6 +419,21 @@ def _predicates(rest: str, subject: str) -> list[Statement]:
             at = _clean_value(employer.group("v"), "works_at")
             return [Statement(subject, "job", value, op)] + ([Statement(subject, "works_at", at, op)]
                                                              if _value_ok(at) else [])
+        if attribute == "habit":  # the activity and its object: "eating meat" ends a like of either
+            thing = re.sub(r"^[a-z]+ing\s+", "", value)
+            return [Statement(subject, "likes", v, "end") for v in dict.fromkeys((value, thing)) if _value_ok(v)]
+        field = re.search(r"\s+at\s+(?P<v>(?-i:[A-Z]).*)$", value) if attribute == "works_in" else None
+        if field:  # "in marketing at Unilever": the field, and the employer
+            return [Statement(subject, "works_in", value[: field.start()], op),
+                    Statement(subject, "works_at", field.group("v"), op)]
+        if attribute == "from_to":
+            old = _clean_value(found.group("old"), "lives_in")
+            return [Statement(subject, "lives_in", v, op) for v in (old, value) if _value_ok(v)]
+        role = re.search(r"\bas\s+(?:an?\s+|the\s+)?(?P<v>[^,.;!?]+)", raw) if attribute == "works_at" else None
+        if role and op != "end" and _value_ok(value):  # "for Spotify as a data analyst": the job too
+            job = _clean_value(role.group("v"), "job")
+            return [Statement(subject, "works_at", value, op)] + ([Statement(subject, "job", job, op)]
+                                                                  if _value_ok(job) else [])
         if attribute == "left":  # "I left Apple" / "I left Paris": end whichever of the two has that value
             return [Statement(subject, a, value, "end") for a in ("works_at", "lives_in")] if _value_ok(value) else []
         if attribute in ACCUMULATING:
@@ -356,6 +455,38 @@ def _as_end(statements: list[Statement]) -> list[Statement]:
     return out
 
 
+# Afterthoughts closing a sentence ("I'm Tom, by the way"): no part of the value.
+_TAIL = re.compile(r"\s*,?\s*\b(?:by the way|btw|fyi|lol|lmao|haha\w*|hehe|tbh|imo|honestly|sadly|luckily|"
+                   r"thankfully|unfortunately|just so you know|for the record|nice to meet you|"
+                   r"if you must know|if that matters|if that helps|in case you were wondering)\s*[.!]*$", re.I)
+# The value said first, its predicate after: "Pizza is my favourite food", "Lyon is where I live now".
+_INVERTED_NOUN = re.compile(r"^(?P<v>[^,;]{1,40}?)\s+(?:is|are)\s+(?:(?:definitely|probably|still|now|also)\s+)?"
+                            r"(?P<noun>my\s+(?:(?:absolute|all-time|all time)\s+)?(?:least\s+)?(?:favou?rite|fave|fav)"
+                            r"(?:\s+[\w-]+){0,2}|my\s+home\s?town)$", re.I)
+_INVERTED_WHERE = re.compile(r"^(?P<v>[^,;]{1,40}?)\s+is\s+where\s+(?P<who>I|we|my\s+[\w-]+)\s+"
+                             r"(?:(?:now|currently|still)\s+)?(?P<verb>live|lives|work|works|grew up|was born|were born|"
+                             r"am based|is based|are based)(?:\s+(?:now|currently|these days))?$", re.I)
+
+
+_INVERTED_TASTE = re.compile(r"^(?P<v>[^,;]{1,40}?)\s+(?:is|are)\s+(?P<neg>not\s+)?(?:really\s+|totally\s+|just\s+)?"
+                             r"my\s+(?:thing|jam|cup of tea|kind of thing)$", re.I)
+
+
+def _uninverted(body: str) -> str:
+    """``body`` in the order the predicates read (subject first), when it puts the value first."""
+    found = _INVERTED_NOUN.match(body)
+    if found and not re.match(r"^(?:it|that|this|what|which|who)$", found.group("v"), re.I):
+        return f"{found.group('noun')} is {found.group('v')}"
+    found = _INVERTED_TASTE.match(body)
+    if found and not re.match(r"^(?:it|that|this|what|which|who)$", found.group("v"), re.I):
+        return f"I {'dislike' if found.group('neg') else 'like'} {found.group('v')}"
+    found = _INVERTED_WHERE.match(body)
+    if found:
+        at = "at" if found.group("verb").lower().startswith("work") else "in"
+        return f"{found.group('who')} {found.group('verb')} {at} {found.group('v')}"
+    return body
+
+
 def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCES.split(text) if s and s.strip()]
 
@@ -364,6 +495,7 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
     """The statements of an English message (see the module docstring); ``last_key`` is the attribute the
     conversation spoke about last, which a bare correction ("actually, it's Lyon") refers to."""
     out: list[Statement] = []
+    introduced: str | None = None  # a relation named with no fact yet ("We have a dog."), for a later "his name"
     for sentence in _sentences(_normalise(text)):
         tag = re.search(r",\s*(?:remember|right|you know|ok|okay|eh|yeah|correct|didn't I|don't I|isn't it|no|"
                         r"remember that|as you know)\s*\?+\s*$", sentence, re.I)
@@ -371,14 +503,15 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             sentence = sentence[: tag.start()]
         elif sentence.rstrip().endswith("?"):
             continue
-        body = sentence.rstrip(" .!;")
-        greeting = re.match(r"^(?:hi|hey|hello|hiya|yo|howdy)\b[\s,!.]*(?:there[\s,!.]*)?I am (?P<name>[A-Za-z][\w'-]*)$", body, re.I)
+        body = _uninverted(_TAIL.sub("", sentence.rstrip(" .!;")))
+        greeting = re.match(r"^(?:hi|hey|hello|hiya|yo|howdy)\b[\s,!.]*(?:there[\s,!.]*)?(?:I am|im) (?P<name>[A-Za-z][\w'-]*)$", body, re.I)
         if greeting:  # "hey im alex": a greeting then a lone word is a name, whatever its case
             out.append(Statement("user", "name", greeting.group("name")))
             continue
-        label = re.match(r"^(?P<label>[\w' ]{1,25}):\s+", body)
+        label = re.match(r"^(?P<label>[\w' ]{1,25})(?::|\s+[—–-])\s+", body)
         if label and not re.match(r"^(?:name|birthday|age|job)$", label.group("label"), re.I):
-            body = body[label.end():] if not _CORRECTION.fullmatch(label.group("label") + ":") else body
+            # (a heading that is a correction marker, "Correction:" or "Actually no —", is peeled below as one)
+            body = body[label.end():] if not _CORRECTION.match(label.group("label")) else body
         correction = False
         for _ in range(4):  # peel discourse words and correction markers in any order
             before = body
@@ -394,21 +527,24 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
         if not body or _QUESTION_START.match(body):
             continue
         certain = True
+        if _HYPOTHETICAL.search(body):  # before the hedges go: "might be moving" is a plan, not a hedged fact
+            continue
         if _HEDGE.search(body):
             certain = False
             body = re.sub(r"(?:\s*,\s*)+", ", ", _HEDGE.sub(", ", body)).strip(" ,")  # the hedge leaves a clause edge
         body = _SPEAKER_PREFIX.sub("", body)
-        if _HYPOTHETICAL.search(body):
+        if _HYPOTHETICAL.search(body) or _FIGURATIVE.search(body):
             continue
         not_old = _NOT_SUFFIX.search(body)
         if not_old and not re.search(r"\b(?:do|does|did|am|is|are|was|were|have|has|can|could|would|will)$",
                                      body[: not_old.start()].rstrip(), re.I):
             correction = True
             body = body[: not_old.start()]
-        found = _statements_of(body, out, last_key)
+        found, introduced = _statements_of(body, out, last_key, introduced)
         if found is None:
             if (correction or not certain) and (last := _last_key(out, last_key)) is not None:
-                value = _bare_value(re.split(r",\s*", body)[-1], last.attribute)
+                # the first clause that names a value: "it's John, with an h", "Portland, I am not sure"
+                value = next((v for v in (_bare_value(p, last.attribute) for p in re.split(r",\s*", body)) if v), "")
                 if value:
                     out.append(Statement(last.subject, last.attribute, value, "correct", certain))
             continue
@@ -435,8 +571,10 @@ def _bare_value(body: str, attribute: str) -> str:
     return value if _value_ok(value) else ""
 
 
-def _statements_of(body: str, out: list[Statement], last_key: FactKey | None) -> list[Statement] | None:
-    """The statements of one sentence, or ``None`` when it has no subject and predicate of ours at all."""
+def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
+                   introduced: str | None = None) -> tuple[list[Statement] | None, str | None]:
+    """The statements of one sentence, or ``None`` when it has no subject and predicate of ours at all; and the
+    relation introduced without a fact ("I have a sister"), which a later he/she/his/her may name."""
     found: list[Statement] = []
     matched = False
     subject: str | None = None
@@ -448,7 +586,13 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None) ->
         found += names
         matched = matched or bool(names)
         pronoun = re.match(r"^(?:he|she)\b\s*(?P<rest>.*)$", clause, re.I)
-        relative = last_relative(found, out, last_key)
+        possessive = re.match(r"^(?:his|her|its)\s+(?P<rest>.*)$", clause, re.I)
+        if possessive and _ATTRIBUTE_NOUNS.match(possessive.group("rest")):  # "His name is Rex": a noun of the person
+            pronoun = possessive
+        relative = (last_relative(found, [], None) or introduced) if introduced else last_relative(found, out, last_key)
+        intro = _INTRODUCED.match(clause)
+        if intro:  # "I have a sister, she lives in Rome": the sister is spoken about, though nothing is known yet
+            introduced = RELATIONS_EN[intro.group("rel").lower()]
         if pronoun and relative is not None and not _REPORTED.search(body):
             # "My sister is a nurse. — Sorry, she's a doctor": he/she is the person of ours spoken about last
             who, rest = relative, pronoun.group("rest")
@@ -461,7 +605,9 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None) ->
         subject = who
         if who == "other":
             continue
-        ending = bool(_END_MARKERS.search(rest) or _NO_LONGER.search(rest))
+        ending = bool(_END_MARKERS.search(rest) or _NO_LONGER.search(rest)
+                      # "have not worked at Google since 2020": a negated perfect since a time is over
+                      or re.match(r"^(?:have|has|had)\s+not\s+\w+.*\bsince\b", rest, re.I))
         if re.search(r"\bused to\b", rest, re.I):
             rest = re.sub(r"\bused to\s+", "", rest, flags=re.I)
             ending = True
@@ -469,10 +615,17 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None) ->
             rest = " ".join(_NO_LONGER.sub("", rest).split())
         statements = _predicates(rest, who)
         if ending and not statements:  # "do not work at X anymore": the predicate without its negation, ended
-            statements = _predicates(re.sub(r"\b(?:do|does|did|am|is|are)\s+not\s+", "", rest, count=1), who)
+            # (a "do" goes with its "not"; a copula or "have" stays: "am not a teacher", "have not worked at")
+            positive = re.sub(r"\b(?:do|does|did)\s+not\s+", "", rest, count=1)
+            positive = re.sub(r"\b(am|is|are|have|has|had)\s+not\s+", r"\1 ", positive, count=1)
+            statements = _predicates(positive, who) or _predicates(re.sub(r"^(?:am|is|are)\s+", "", positive), who)
+            named = _NAMED_AFTER_BE.match(_END_MARKERS.sub("", positive).strip())
+            if not statements and named:  # "no longer with Google", "not in Paris anymore": the employer/place ended
+                attribute = "lives_in" if named.group("prep").lower() == "in" else "works_at"
+                statements = [Statement(who, attribute, named.group("v"), "end")]
         if ending:
             statements = _as_end(statements)
         if statements:
             matched = True
             found += statements
-    return found if matched else None
+    return (found if matched else None), (None if matched else introduced)

@@ -13,6 +13,7 @@ import datetime as _dt
 import re
 from typing import Protocol, runtime_checkable
 
+from agentmem_nb.facts._marks import one_name_each
 from agentmem_nb.facts.chinese import extract_chinese
 from agentmem_nb.facts.english import extract_english
 from agentmem_nb.retrieval.tokenize import has_cjk
@@ -49,7 +50,7 @@ class OfflineExtractor:
         if not isinstance(text, str) or not text.strip():
             return []
         if not has_cjk(text):
-            return extract_english(text, last_key=last_key)
+            return one_name_each(extract_english(text, last_key=last_key))
         out: list[Statement] = []
         run: list[str] = []
         run_cjk: bool | None = None
@@ -63,7 +64,7 @@ class OfflineExtractor:
             if piece:
                 run.append(piece)
                 run_cjk = cjk
-        return out
+        return one_name_each(out)
 
 
 def last_key_of(facts: FactsLayer, source: FactSource) -> FactKey | None:
