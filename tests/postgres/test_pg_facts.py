@@ -19,7 +19,7 @@ from agentmem_nb.agent.procedural import propose_instruction
 from agentmem_nb.cli import main
 from agentmem_nb.errors import StoreError
 from agentmem_nb.facts import OfflineExtractor, record_message
-from agentmem_nb.store import FactSource, Statement
+from agentmem_nb.store import Fact, FactSource, Statement
 from agentmem_nb.store.contract import KeepsFacts
 from agentmem_nb.store.postgres import PostgresStore, upgrade_database
 from agentmem_nb.store.postgres.migrations import MIGRATIONS
@@ -103,6 +103,17 @@ def test_the_database_refuses_a_second_event_with_the_same_key(store: PostgresSt
                          "9, 9, record, event_key FROM am_fact_events")
     assert len(facts.events()) == 1
     again.close()
+
+
+def test_a_value_with_a_nul_or_a_lone_surrogate_is_kept_exactly(store: PostgresStore, tmp_path: Path) -> None:
+    files = MemoryStore(tmp_path / "m", zone=ZONE, clock=store.clock).user("alice").facts
+    for facts in (store.user("alice").facts, files):
+        facts.record([Statement("user", "nickname", "A\ud800\x00")], source=FactSource("s1", 1))
+        assert facts.record([Statement("user", "nickname", "A\ud800\x00")], source=FactSource("s1", 1)) == []
+    def seen(facts: list[Fact]) -> list[tuple[object, ...]]:  # the clock steps per call: times differ
+        return [(f.fact_id, f.key, f.value, f.status, f.source) for f in facts]
+
+    assert seen(store.user("alice").facts.all()) == seen(files.all()) and files.all()[0].value == "A\ud800\x00"
 
 
 def test_an_event_edited_behind_the_store_is_folded_again(store: PostgresStore, pg_url: str) -> None:

@@ -17,6 +17,7 @@ module only keeps its events (:class:`PostgresEventLog`, a :class:`~agentmem_nb.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -28,7 +29,20 @@ from agentmem_nb.store.scan import Change, Cursor, Scan
 if TYPE_CHECKING:
     from agentmem_nb.store.postgres.user import PostgresUser
 
-__all__ = ["PostgresEventLog", "PostgresFactQueue"]
+__all__ = ["PostgresEventLog", "PostgresFactQueue", "key_column"]
+
+
+def key_column(key: object) -> str | None:
+    """The ``event_key`` column of an event: its key as text the server takes. A key holding a NUL or a lone
+    surrogate (a value that came from such a message) is kept as its ASCII JSON form instead — still one per key, so
+    the unique index holds — as :mod:`~agentmem_nb.store.postgres.records` keeps such a record in ``raw``."""
+    if not isinstance(key, str):
+        return None
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(key)
+    return json.dumps(key) if "\x00" in key else key
 
 _APPEND = """
 WITH l AS (UPDATE am_fact_logs SET next_event = next_event + 1, rows = rows + 1 WHERE user_id = %(user)s
@@ -89,9 +103,8 @@ class PostgresEventLog:
         """Insert one event with the next id (inside :meth:`writing`); returns the id."""
         kept = {key: value for key, value in record.items() if key != "message_id"}
         jsonb, raw = to_columns(kept)
-        key = kept.get("event_key")
         (row,) = self._db.write(_APPEND, {"user": self._user.user_id, "record": jsonb, "raw": raw,
-                                          "key": key if isinstance(key, str) else None},
+                                          "key": key_column(kept.get("event_key"))},
                                 doing=f"record a fact event of {self._user.user_id!r}")
         return int(row[0])
 
