@@ -186,3 +186,19 @@ def test_the_cli_and_the_frames_read_facts_from_the_database(store: PostgresStor
     assert frame[["key", "value", "status", "session_id", "message_id"]].values.tolist() == [
         ["user.lives_in", "Lyon", "active", "s1", 3]]
     assert str(frame["valid_from"].dtype).startswith("datetime64") and "Asia/Shanghai" in str(frame["valid_from"].dtype)
+
+
+def test_the_facts_widget_resolves_a_conflict_in_the_database(store: PostgresStore) -> None:
+    from agentmem_nb.widgets.facts import FactsWidget
+
+    user = store.user("alice")
+    user.append("s1", "user", "My name is Alice.")
+    user.facts.record([Statement("user", "name", "Alice")], source=FactSource("s1", 1))
+    held = user.facts.record([Statement("user", "name", "Alicia")], source=FactSource("s1", 1))[0]
+    widget = FactsWidget(user)  # type: ignore[arg-type]
+    assert len(widget.conflict_box.children) == 1
+    widget.conflict_box.children[0].children[1].click()  # accept
+    assert widget.error_area.value == "" and user.facts.get("user", "name")[0].fact_id == held.fact_id
+    assert [e.kind for e in user.facts.events()] == ["assert", "assert", "resolve"]
+    widget.show_source(held.fact_id)
+    assert "<b>#1" in widget.source.value and "My name is Alice." in widget.source.value
