@@ -154,7 +154,8 @@ def _load_from_database(index: KindIndex, user: PostgresUser, identity: str) -> 
             if len(kept.data) != kept.count * kept.dim * 4 or not kept.count:
                 continue
             # ignore: the database user offers the layers' contract (scan, position_of), not the files' class
-            if _still_valid(user, index.kind, kept.key, kept.count, kept.cursor, kept.last_id):  # type: ignore[arg-type]
+            layer_user: UserMemory = user  # type: ignore[assignment]
+            if _still_valid(layer_user, index.kind, kept.key, kept.count, kept.cursor, kept.last_id):
                 out[kept.key] = np.frombuffer(kept.data, dtype="<f4").reshape(kept.count, kept.dim)
     except (ValueError, KeyError, TypeError, AgentMemError):  # a row that does not fit, a layer gone: a miss
         return {}

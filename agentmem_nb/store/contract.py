@@ -25,9 +25,10 @@ suite checks what they do. Semantics, in short (``docs/ARCHITECTURE.md`` has the
   restored; a write can demand the version it read (``expected_version``).
 * **conversations** — listed newest ``updated_at`` first, ties broken by session id.
 * **dialogue log** — one entry per turn, appended with the next ``entry_id``, read back equal.
-* **facts** — append-only events (assert, resolve, delete); the view is their fold (one fold, ``store/facts.py``): ``current()`` (active and held
-  conflicts), ``history(subject, attribute)`` oldest first, ``conflicts()``; an assertion already recorded from the
-  same source message is not recorded twice; a decision (supersede / conflict) is made at write time and kept.
+* **facts** — append-only events (assert, resolve, delete); the view is their fold (one fold, ``store/facts.py``):
+  ``current()`` (active and held conflicts), ``history(subject, attribute)`` oldest first, ``conflicts()``; an
+  assertion already recorded from the same source message is not recorded twice; a decision (supersede / conflict)
+  is made at write time and kept.
 * **problems** — reading never raises on bad data; what was wrong is listed by ``problems()``.
 * **transaction** — ``with user.transaction():`` groups a turn's writes: one transaction on a database (all or
   none, then an error), each write on its own on files.

@@ -60,8 +60,9 @@ from agentmem_nb.store.scan import Cursor, Scan
 from agentmem_nb.timeutil import Clock, format_ts, parse_ts, to_zone
 
 __all__ = [
-    "FactsLayer", "FactEventLog", "FileEventLog", "Fact", "FactKey", "FactSource", "Statement", "FactEvent", "FactStatus", "FactOp", "MergePolicy",
-    "fact_key", "normalise_value", "sources_of", "ACCUMULATING", "STABLE", "OPPOSITES", "USER",
+    "FactsLayer", "FactEventLog", "FileEventLog", "Fact", "FactKey", "FactSource", "Statement", "FactEvent",
+    "FactStatus", "FactOp", "MergePolicy", "fact_key", "normalise_value", "sources_of", "ACCUMULATING", "STABLE",
+    "OPPOSITES", "USER",
 ]
 
 FactStatus = Literal["active", "superseded", "conflict", "deleted"]

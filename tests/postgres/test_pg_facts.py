@@ -173,7 +173,8 @@ def test_a_killed_process_loses_no_queued_extraction_on_postgres(store: Postgres
     hot.store.close()  # type: ignore[attr-defined]
 
 
-def test_the_cli_and_the_frames_read_facts_from_the_database(store: PostgresStore, pg_url: str, capsys) -> None:  # noqa: ANN001
+def test_the_cli_and_the_frames_read_facts_from_the_database(store: PostgresStore, pg_url: str,
+                                                             capsys) -> None:  # noqa: ANN001
     facts = store.user("alice").facts
     facts.record([Statement("user", "lives_in", "Paris")], source=FactSource("s1", 1))
     facts.record([Statement("user", "lives_in", "Lyon")], source=FactSource("s1", 3))

@@ -60,8 +60,9 @@ def text_digest(text: str) -> str:
 def record_change(conn: psycopg.Connection[Any], user_id: str, version: int, since: int, before: str, after: str,
                   *, ts: _dt.datetime | None, source: str, digest: str, table: str = "am_longterm") -> int:
     """Record version ``version + 1`` (``before -> after``) and make it the current text of the document ``table``
-    (:data:`DOCUMENTS`). The caller holds the user's row lock in ``table``; ``since`` is its ``since_checkpoint``. The record is the file backend's: a delta,
-    or a checkpoint when the deltas since the last one add up to the text's size (the rule of store/longterm.py).
+    (:data:`DOCUMENTS`). The caller holds the user's row lock in ``table``; ``since`` is its ``since_checkpoint``.
+    The record is the file backend's: a delta, or a checkpoint when the deltas since the last one add up to the
+    text's size (the rule of store/longterm.py).
     Returns the new ``since_checkpoint``."""
     record: dict[str, Any] = {"ts": format_ts(ts) if ts else None, "source": source}
     at, cut, insert = _splice_of(before, after)
