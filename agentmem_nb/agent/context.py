@@ -118,8 +118,10 @@ def build_context(
     keeps = isinstance(user, KeepsFacts)  # a backend without structured memory: none in the context
     chosen = (facts.select(user.facts, current.session.content, budget=fact_budget)
               if facts and fact_budget > 0 and keeps else ())
-    # No instructions file (the common case) costs one stat, not the lock and the history check of current().
-    instructions = user.instructions.current() if procedural and keeps and user.instructions.path.exists() else None
+    # No instructions file (the common case) costs one stat, not the lock and the history check of current(); a
+    # database reads its one row (the check is the files' own: a database user is no UserMemory).
+    absent = isinstance(user, UserMemory) and not user.instructions.path.exists()
+    instructions = user.instructions.current() if procedural and keeps and not absent else None
     return TurnContext(history=history, daily=daily, long_term=long_term.text, long_term_version=long_term.version,
                        facts=chosen, instructions=instructions.text if instructions else "",
                        instructions_version=instructions.version if instructions else None)

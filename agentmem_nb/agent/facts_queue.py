@@ -1,4 +1,5 @@
-"""Writing facts off the hot path: a durable per-user queue (``{user}/facts.queue.jsonl``) and the worker that drains it.
+"""Writing facts off the hot path: a durable per-user queue (``{user}/facts.queue.jsonl``, or a table in PostgreSQL:
+the store's ``user.fact_queue``) and the worker that drains it.
 
 After a turn, its user message is *queued* — one appended line naming the message (its thread, and its
 ``message_id`` as ``target``: the line's own ``message_id`` is the queue's), not a copy of it — and the turn
@@ -29,8 +30,8 @@ from typing import Any, Literal
 from agentmem_nb.errors import StoreError
 from agentmem_nb.facts import Extractor, record_message
 from agentmem_nb.redact import redact
-from agentmem_nb.store import JsonlFile, UserMemory
-from agentmem_nb.store.contract import KeepsFacts
+from agentmem_nb.store import UserMemory
+from agentmem_nb.store.contract import KeepsFacts, RecordQueue
 from agentmem_nb.store.facts import FactSource
 from agentmem_nb.timeutil import format_ts, system_clock, to_zone
 
@@ -48,9 +49,10 @@ class FactJob:
     message_id: int
 
 
-def queue_file(user: UserMemory) -> JsonlFile:
-    """The user's queue file (the store's JSONL machinery: locked appends, torn tails quarantined)."""
-    return JsonlFile(user.directory / "facts.queue.jsonl", durability=user.store.durability, base=user.store.root)
+def queue_file(user: UserMemory) -> RecordQueue:
+    """The user's queue, as its store keeps it (files: ``facts.queue.jsonl`` with the store's JSONL machinery —
+    locked appends, torn tails quarantined; PostgreSQL: a table)."""
+    return user.fact_queue
 
 
 class FactWriter:
@@ -77,7 +79,7 @@ class FactWriter:
         self._cond = threading.Condition()
         self._pending: list[tuple[UserMemory, FactJob]] = []
         self._busy = 0
-        self._files: dict[str, JsonlFile] = {}
+        self._files: dict[str, RecordQueue] = {}
         self._resumed: set[str] = set()
         self._thread: threading.Thread | None = None
         self._closed = False
@@ -92,7 +94,7 @@ class FactWriter:
         with self._cond:
             return len(self._pending) + self._busy
 
-    def _file(self, user: UserMemory) -> JsonlFile:
+    def _file(self, user: UserMemory) -> RecordQueue:
         with self._cond:
             found = self._files.get(user.user_id)
             if found is None:
@@ -215,7 +217,7 @@ class FactWriter:
             with self._cond:
                 self.written += 1
 
-    def _mark(self, queue: JsonlFile, line: dict[str, Any]) -> bool:
+    def _mark(self, queue: RecordQueue, line: dict[str, Any]) -> bool:
         """Append a job's outcome; a queue that cannot be written (a full disk, a refused file) is an error kept
         like an extraction's, never an exception that kills the worker or fails a turn already answered. The job
         stays queued on disk and is replayed by the next process (its events are keyed by source: nothing twice)."""

@@ -66,8 +66,8 @@ class ChatService:
         facts: when facts are extracted from each user message: ``"background"`` (default: after the reply, through
             a durable queue; :meth:`drain` waits for it), ``"hot"`` (before the turn returns) or ``"off"`` (the agent
             without structured facts: none extracted, none in the context, no ``recall_facts`` tool). A store whose
-            users keep no facts (:class:`~agentmem_nb.store.contract.KeepsFacts`: the PostgreSQL backend, for now)
-            runs as ``"off"``, and without standing instructions.
+            users keep no facts (no :class:`~agentmem_nb.store.contract.KeepsFacts`; both backends of this package
+            keep them) runs as ``"off"``, and without standing instructions.
         fact_extractor: what extracts them (default: the offline :class:`~agentmem_nb.facts.OfflineExtractor`; see
             ``agentmem_nb.agent.facts_model`` for the model's structured output).
         fact_budget: at most this many facts in a turn's context (a small profile, then the relevant ones; 0: none).

@@ -3,8 +3,9 @@
 The files (:class:`~agentmem_nb.store.MemoryStore` and what hangs off it) are one implementation; PostgreSQL
 (``store/postgres/``) is the second: it implements the same protocols and runs the same conformance suite,
 ``tests/contract/`` — one fixture parametrized over backends, so adding a backend is adding one entry there.
-Structured memory (facts, standing instructions) is a capability, :class:`KeepsFacts`, that the files have and the
-database does not have yet. The protocols are
+Structured memory (facts, standing instructions, the queue of messages waiting for extraction) is a capability,
+:class:`KeepsFacts`, that both backends have (a backend may leave it out: the agent then runs without it). The
+protocols are
 ``runtime_checkable``: ``isinstance(store.user("u").session("s"), MessageLayer)`` checks the names are there, the
 suite checks what they do. Semantics, in short (``docs/ARCHITECTURE.md`` has the map):
 
@@ -24,9 +25,10 @@ suite checks what they do. Semantics, in short (``docs/ARCHITECTURE.md`` has the
   restored; a write can demand the version it read (``expected_version``).
 * **conversations** — listed newest ``updated_at`` first, ties broken by session id.
 * **dialogue log** — one entry per turn, appended with the next ``entry_id``, read back equal.
-* **facts** — append-only events (assert, resolve, delete); the view is their fold: ``current()`` (active and held
-  conflicts), ``history(subject, attribute)`` oldest first, ``conflicts()``; an assertion already recorded from the
-  same source message is not recorded twice; a decision (supersede / conflict) is made at write time and kept.
+* **facts** — append-only events (assert, resolve, delete); the view is their fold (one fold, ``store/facts.py``):
+  ``current()`` (active and held conflicts), ``history(subject, attribute)`` oldest first, ``conflicts()``; an
+  assertion already recorded from the same source message is not recorded twice; a decision (supersede / conflict)
+  is made at write time and kept.
 * **problems** — reading never raises on bad data; what was wrong is listed by ``problems()``.
 * **transaction** — ``with user.transaction():`` groups a turn's writes: one transaction on a database (all or
   none, then an error), each write on its own on files.
@@ -36,7 +38,7 @@ from __future__ import annotations
 
 import builtins
 import datetime as _dt
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -52,7 +54,7 @@ if TYPE_CHECKING:
     from agentmem_nb.store.problems import Problem
 
 __all__ = ["MessageLayer", "LongTerm", "ConversationList", "DialogueRecord", "FactRecord", "UserStore", "KeepsFacts",
-           "Store"]
+           "RecordQueue", "Store"]
 
 
 @runtime_checkable
@@ -226,16 +228,30 @@ class UserStore(Protocol):
 
 
 @runtime_checkable
+class RecordQueue(Protocol):
+    """A durable, append-only list of JSON records with ids (the facts queue: ``queued``/``done``/``failed`` lines,
+    :mod:`agentmem_nb.agent.facts_queue`). What is appended is kept before ``append`` returns."""
+
+    def append(self, record: dict[str, Any]) -> dict[str, Any]: ...
+
+    def iter_records(self) -> Iterator[tuple[int, dict[str, Any]]]: ...
+
+
+@runtime_checkable
 class KeepsFacts(Protocol):
-    """A user store that also keeps structured memory: facts (:class:`FactRecord`) and the agent's standing
-    instructions (a :class:`LongTerm` document). The files do; the PostgreSQL backend does not yet, and the agent
-    runs there without them (``isinstance(user, KeepsFacts)`` is the one test, see ``agent/``)."""
+    """A user store that also keeps structured memory: facts (:class:`FactRecord`), the agent's standing
+    instructions (a :class:`LongTerm` document) and the queue of messages waiting for extraction. Both backends do;
+    one that does not runs the agent without them (``isinstance(user, KeepsFacts)`` is the one test, see
+    ``agent/``)."""
 
     @property
     def facts(self) -> FactRecord: ...
 
     @property
     def instructions(self) -> LongTerm: ...
+
+    @property
+    def fact_queue(self) -> RecordQueue: ...
 
 
 @runtime_checkable
@@ -263,6 +279,6 @@ if TYPE_CHECKING:  # the type checker proves the files implement the contract (t
     from agentmem_nb.store.postgres import PostgresStore
 
     def _postgres_implements_the_contract(store: PostgresStore) -> tuple[Store, UserStore, MessageLayer, LongTerm,
-                                                                         ConversationList, DialogueRecord]:
+                                                                         ConversationList, DialogueRecord, KeepsFacts]:
         user = store.user("u")
-        return store, user, user.session("s"), user.long_term, user.conversations, user.log
+        return store, user, user.session("s"), user.long_term, user.conversations, user.log, user

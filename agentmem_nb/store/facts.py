@@ -11,11 +11,15 @@ Why it looks like this:
   machinery, :class:`~agentmem_nb.store.jsonl.JsonlFile`: anchors, torn-tail quarantine, bad lines skipped and
   reported). The view is a fold of the events, kept incrementally (only lines appended since the last read are
   folded), so the history of an attribute ("moved from Paris to Lyon on …") is never lost and reads as a timeline.
+* **One fold for every backend.** Where the events are kept is a :class:`FactEventLog` (here :class:`FileEventLog`,
+  ``facts.jsonl``; in PostgreSQL ``store/postgres/facts.py``, a table): it scans by the store's cursor rule, reads
+  records by position, appends one event and holds the writers' lock. Everything else — deciding, folding, reading —
+  is :class:`FactsLayer`, written once.
 * **The decision is made once, at write time, and recorded.** Whether a new value supersedes the old one, is held
   as a conflict or changes nothing depends on what was known then and on the merge policy; the event stores its
   outcome (``effect`` and the facts it ``ends``), so the fold is a plain replay and changing the policy later never
   rewrites the past. Deciding and appending happen under the user's directory lock (the one ``memory.md`` and
-  ``conversations.json`` use), so two writers never both "supersede" the same fact.
+  ``conversations.json`` use; a row lock in the database), so two writers never both "supersede" the same fact.
 * **Replays are idempotent.** An assertion that comes from a message carries an ``event_key`` made of its source
   (thread, message id) and what it says; recording the same extraction again (a queue replayed after a crash, a
   model extractor run twice) finds the key and appends nothing.
@@ -42,21 +46,23 @@ from __future__ import annotations
 import datetime as _dt
 import threading
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from agentmem_nb.errors import InvalidArgument
 from agentmem_nb.store._fs import directory_lock
 from agentmem_nb.store.jsonl import Durability, JsonlFile
 from agentmem_nb.store.problems import Problem, ProblemKind
-from agentmem_nb.store.scan import Cursor
+from agentmem_nb.store.scan import Cursor, Scan
 from agentmem_nb.timeutil import Clock, format_ts, parse_ts, to_zone
 
 __all__ = [
-    "FactsLayer", "Fact", "FactKey", "FactSource", "Statement", "FactEvent", "FactStatus", "FactOp", "MergePolicy",
-    "fact_key", "normalise_value", "sources_of", "ACCUMULATING", "STABLE", "OPPOSITES", "USER",
+    "FactsLayer", "FactEventLog", "FileEventLog", "Fact", "FactKey", "FactSource", "Statement", "FactEvent",
+    "FactStatus", "FactOp", "MergePolicy", "fact_key", "normalise_value", "sources_of", "ACCUMULATING", "STABLE",
+    "OPPOSITES", "USER",
 ]
 
 FactStatus = Literal["active", "superseded", "conflict", "deleted"]
@@ -218,30 +224,107 @@ class _View:
         self.bad: list[tuple[int, str]] = []  # (event id, why) of events that could not be applied
 
 
+class FactEventLog(Protocol):
+    """Where a user's fact events are kept (the one thing a backend supplies; the rules are :class:`FactsLayer`'s).
+
+    Events have ids (an assertion's id is its fact's) and positions ``0..n-1``; ``scan`` follows them by the store's
+    cursor rule (:mod:`agentmem_nb.store.scan`): appended, or rewritten/truncated (fold everything again)."""
+
+    @property
+    def path(self) -> Path | str:
+        """Where the events live, for messages and problems (a file, or ``<database>#<user>/facts.jsonl``)."""
+        ...
+
+    def scan(self, since: Cursor | None = None) -> Scan: ...
+
+    def read_records(self, start: int, stop: int) -> list[tuple[int, dict[str, Any]]]:
+        """``(event id, record)`` of the readable events at positions ``start <= i < stop``."""
+        ...
+
+    def append(self, record: dict[str, Any]) -> int:
+        """Append one event with the next id; returns the id. Called inside :meth:`writing`."""
+        ...
+
+    def writing(self) -> AbstractContextManager[None]:
+        """The writers' lock: a decision and the event recording it are made inside it, so two writers never decide
+        on the same view. Reads inside it see every event written before it was taken."""
+        ...
+
+    def problems(self) -> list[Problem]: ...
+
+
+class FileEventLog:
+    """The events in ``{directory}/facts.jsonl`` (:class:`~agentmem_nb.store.jsonl.JsonlFile`), written under the
+    user's directory lock."""
+
+    def __init__(self, directory: Path, *, durability: Durability, base: Path) -> None:
+        self.directory = directory
+        self.path: Path = directory / "facts.jsonl"
+        self.file = JsonlFile(self.path, durability=durability, base=base)
+        self._base = base
+
+    def __repr__(self) -> str:
+        return f"FileEventLog({str(self.path)!r})"
+
+    def scan(self, since: Cursor | None = None) -> Scan:
+        return self.file.scan(since)
+
+    def read_records(self, start: int, stop: int) -> list[tuple[int, dict[str, Any]]]:
+        return self.file.read_records(start, stop)
+
+    def append(self, record: dict[str, Any]) -> int:
+        return int(self.file.append(record)["message_id"])
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        with directory_lock(self.directory, base=self._base):
+            yield
+
+    def problems(self) -> list[Problem]:
+        return list(self.file.problems())
+
+
 class FactsLayer:
-    """The facts of one user (``user.facts``).
+    """The facts of one user (``user.facts``), kept in a :class:`FactEventLog` (``facts.jsonl`` for the files, see
+    :meth:`in_folder`; a table in PostgreSQL).
 
     >>> # facts = store.user("alice").facts
     >>> # facts.record([Statement("user", "lives_in", "Paris")], source=FactSource("s1", 1))
     >>> # facts.current(), facts.history("user", "lives_in"), facts.conflicts()
     """
 
-    def __init__(self, directory: Path, *, clock: Clock, zone: _dt.tzinfo | None, durability: Durability,
-                 base: Path, policy: MergePolicy = "supersede") -> None:
+    def __init__(self, log: FactEventLog, *, clock: Clock, zone: _dt.tzinfo | None,
+                 policy: MergePolicy = "supersede") -> None:
         if policy not in _POLICIES:
             raise InvalidArgument(f"merge policy {policy!r}: use one of {', '.join(_POLICIES)}")
-        self.directory = directory
-        self.path = directory / "facts.jsonl"
+        self.log = log
+        self.path = log.path
         self.policy: MergePolicy = policy
-        self._file = JsonlFile(self.path, durability=durability, base=base)
-        self._base = base
         self._clock = clock
         self._zone = zone
         self._lock = threading.RLock()
         self._view = _View()
 
+    @classmethod
+    def in_folder(cls, directory: Path, *, clock: Clock, zone: _dt.tzinfo | None, durability: Durability,
+                  base: Path, policy: MergePolicy = "supersede") -> FactsLayer:
+        """The facts of the user folder ``directory`` (``facts.jsonl``)."""
+        return cls(FileEventLog(directory, durability=durability, base=base), clock=clock, zone=zone, policy=policy)
+
     def __repr__(self) -> str:
         return f"FactsLayer({str(self.path)!r}, policy={self.policy!r})"
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """The log's writers' lock and this object's. A write that fails may leave the view holding an event that was
+        never kept (a database transaction rolled back after the view folded it): the view is dropped and folded
+        again on the next read."""
+        with self.log.writing(), self._lock:
+            try:
+                yield
+            except BaseException:
+                self._view = _View()
+                raise
 
     # ------------------------------------------------------------------ reading
 
@@ -250,11 +333,11 @@ class FactsLayer:
         with self._lock:
             # the store's one change rule: a file cut, replaced or edited in place is folded again from the start
             # (comparing counts alone kept a replaced file's old view when it had as many lines)
-            scanned = self._file.scan(self._view.cursor)
+            scanned = self.log.scan(self._view.cursor)
             if scanned.change in ("rewritten", "truncated"):
                 self._view = _View()
             if scanned.stop > self._view.folded:
-                for event_id, record in self._file.read_records(self._view.folded, scanned.stop):
+                for event_id, record in self.log.read_records(self._view.folded, scanned.stop):
                     self._fold(self._view, event_id, record)
                 self._view.folded = scanned.stop
             self._view.cursor = scanned.cursor
@@ -340,7 +423,7 @@ class FactsLayer:
 
     def problems(self) -> list[Problem]:
         """Bad lines of ``facts.jsonl`` and events that could not be applied (never raises on bad data)."""
-        found = list(self._file.problems())
+        found = list(self.log.problems())
         with self._lock:
             bad = list(self._fresh().bad)
         for event_id, why in bad:
@@ -365,7 +448,7 @@ class FactsLayer:
         moment = to_zone(valid_from, self._zone) if valid_from is not None else self._now()
         stamp = format_ts(to_zone(recorded_at, self._zone)) if recorded_at is not None else None
         changed: list[Fact] = []
-        with directory_lock(self.directory, base=self._base), self._lock:
+        with self._writing():
             for each in statements:
                 view = self._fresh()
                 event_key = _event_key(source, each)
@@ -380,9 +463,9 @@ class FactsLayer:
                               extracted_by=extracted_by, ts=stamp or format_ts(self._now()))
                 if event_key is not None:
                     record["event_key"] = event_key
-                written = self._file.append(record)
+                written = self.log.append(record)
                 view = self._fresh()
-                changed += [view.facts[i] for i in [written["message_id"], *record.get("ends", [])]
+                changed += [view.facts[i] for i in [written, *record.get("ends", [])]
                             if i in view.facts]
         return changed
 
@@ -396,7 +479,7 @@ class FactsLayer:
     def resolve(self, fact_id: int, *, accept: bool, by: str = "user") -> Fact:
         """Decide a conflict: ``accept=True`` makes its value the active one (the old one is superseded),
         ``accept=False`` drops it (status ``deleted``). The decision is an event; returns the fact after it."""
-        with directory_lock(self.directory, base=self._base), self._lock:
+        with self._writing():
             view = self._fresh()
             fact = view.facts.get(fact_id)
             if fact is None or fact.status != "conflict":
@@ -406,18 +489,18 @@ class FactsLayer:
             ends = [i for i in view.by_key.get(fact.key, []) if view.facts[i].status == "active"
                     and (fact.key.attribute not in ACCUMULATING
                          or normalise_value(view.facts[i].value) == normalise_value(fact.value))] if accept else []
-            self._file.append({"event": "resolve", "fact_id": fact_id, "decision": "accept" if accept else "reject",
+            self.log.append({"event": "resolve", "fact_id": fact_id, "decision": "accept" if accept else "reject",
                                "ends": ends, "by": by, "ts": format_ts(self._now())})
             return self._fresh().facts[fact_id]
 
     def delete(self, fact_id: int, *, by: str = "user") -> Fact:
         """Mark a fact deleted (it stays in the history, with the deletion as an event)."""
-        with directory_lock(self.directory, base=self._base), self._lock:
+        with self._writing():
             fact = self._fresh().facts.get(fact_id)
             if fact is None or fact.status == "deleted":
                 raise InvalidArgument(f"fact {fact_id!r} cannot be deleted "
                                       f"({'no such fact' if fact is None else 'already deleted'})")
-            self._file.append({"event": "delete", "fact_id": fact_id, "by": by, "ts": format_ts(self._now())})
+            self.log.append({"event": "delete", "fact_id": fact_id, "by": by, "ts": format_ts(self._now())})
             return self._fresh().facts[fact_id]
 
     # ------------------------------------------------------------------ the rules

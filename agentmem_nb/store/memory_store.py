@@ -51,7 +51,6 @@ class MemoryStore:
             from agentmem_nb.store.postgres import PostgresStore  # imported only here: psycopg is an optional extra
 
             kwargs.pop("durability", None)
-            kwargs.pop("fact_policy", None)  # the database keeps no facts yet (store.contract.KeepsFacts)
             # ignore: the database store is no MemoryStore subclass (it shares the contract, not the files'
             # machinery), and returning it from __new__ is what makes MemoryStore(url) the one obvious entry.
             return PostgresStore(root, *args, **kwargs)  # type: ignore[return-value]

@@ -23,6 +23,7 @@ from agentmem_nb.store.conversations import Conversations
 from agentmem_nb.store.dialogue_log import DialogueLog
 from agentmem_nb.store.facts import FactsLayer
 from agentmem_nb.store.folder_check import check_user_folder
+from agentmem_nb.store.jsonl import JsonlFile
 from agentmem_nb.store.layer import MAX_SEARCH_LIMIT, Appended, MessageFile, Window
 from agentmem_nb.store.longterm import LongTermMemory
 from agentmem_nb.store.problems import Problem, ProblemKind, problem_for_error
@@ -63,8 +64,11 @@ class UserMemory:
         self.redactions = Redactions(self.directory / "redactions.jsonl", clock=store.clock, zone=store.zone,
                                      durability=store.durability, base=store.root)
         """Redaction events (see :mod:`agentmem_nb.store.redactions`): messages hidden without rewriting them."""
-        self.facts = FactsLayer(self.directory, clock=store.clock, zone=store.zone, durability=store.durability,
-                                base=store.root, policy=store.fact_policy)
+        self.facts = FactsLayer.in_folder(self.directory, clock=store.clock, zone=store.zone,
+                                          durability=store.durability, base=store.root, policy=store.fact_policy)
+        self.fact_queue = JsonlFile(self.directory / "facts.queue.jsonl", durability=store.durability,
+                                    base=store.root)
+        """The durable queue of messages waiting for fact extraction (see :mod:`agentmem_nb.agent.facts_queue`)."""
 
     def __repr__(self) -> str:
         return f"UserMemory(user_id={self.user_id!r}, directory={str(self.directory)!r})"
@@ -215,7 +219,7 @@ class UserMemory:
         found += _gathered(self.conversations.path, self.conversations.problems)
         if self.redactions.file.path.exists():
             found += _gathered(self.redactions.file.path, self.redactions.problems)
-        found += _gathered(self.facts.path, self.facts.problems)
+        found += _gathered(self.directory / "facts.jsonl", self.facts.problems)
         found += _gathered(self.instructions.path, self.instructions.problems)
         found += check_user_folder(self.directory, base=self.store.root)
         seen: set[object] = set()

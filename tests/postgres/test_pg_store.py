@@ -162,8 +162,8 @@ def test_a_message_with_a_nul_or_a_lone_surrogate_names_its_conversation(store: 
 def test_a_password_in_the_query_string_is_hidden_too(pg_url: str) -> None:
     upgrade_database(pg_url)
     in_query = pg_url.replace(f":{PASSWORD}@", "@") + f"?password={PASSWORD}"
-    store = MemoryStore(in_query, fact_policy="review")  # the files' options are accepted and ignored
-    assert isinstance(store, PostgresStore)
+    store = MemoryStore(in_query, fact_policy="review", durability="fsync")  # durability: the server decides
+    assert isinstance(store, PostgresStore) and store.fact_policy == "review"
     user = store.user("alice")
     user.append("s1", "user", "hello")
     shown = [repr(store), repr(user), user.session("s1").where, store.db.display]

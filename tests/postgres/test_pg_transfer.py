@@ -12,7 +12,8 @@ from agentmem_nb import MemoryStore
 from agentmem_nb.cli import main
 from agentmem_nb.messages import ToolCall
 from agentmem_nb.store import DialogueEntry
-from agentmem_nb.store.contract import UserStore
+from agentmem_nb.store import FactSource, Statement
+from agentmem_nb.store.contract import KeepsFacts, UserStore
 from agentmem_nb.store.postgres import PostgresStore
 from agentmem_nb.store.postgres.transfer import export_database, migrate_folder
 
@@ -27,6 +28,19 @@ def _view(user: UserStore) -> dict[str, object]:
         "long_term": (user.long_term.read(), list(user.long_term.history()), user.long_term.current()),
         "conversations": user.conversations.list(),
         "log": user.log.entries(),
+    }
+
+
+def _structured(user: UserStore) -> dict[str, object]:
+    """Structured memory as a reader sees it: facts (view and events with their records), the standing instructions
+    with their history, the facts queue's lines (their ids are the queue's own: left out)."""
+    assert isinstance(user, KeepsFacts)
+    facts = user.facts
+    return {
+        "facts": facts.all(),
+        "events": [(e.event_id, e.kind, e.ts, e.fact_id, e.detail) for e in facts.events()],
+        "instructions": (user.instructions.read(), list(user.instructions.history()), user.instructions.current()),
+        "queue": [{k: v for k, v in r.items() if k != "message_id"} for _, r in user.fact_queue.iter_records()],
     }
 
 
@@ -45,6 +59,17 @@ def _rich_folder(root: Path, clock) -> MemoryStore:
     for i in range(12):
         user.long_term.add_note(f"note {i}")
     user.long_term.edit(lambda text: text.replace("note 3", "note three"))
+    facts = user.facts  # a change, a conflict resolved, a deletion, a hedge
+    facts.record([Statement("user", "lives_in", "Paris")], source=FactSource("s1", 1))
+    facts.record([Statement("user", "lives_in", "Lyon")], source=FactSource("s1", 3))
+    facts.record([Statement("user", "name", "Alice")], source=FactSource("s1", 1))
+    held = facts.record([Statement("user", "name", "Alicia \ud800")], source=FactSource("s2", 1))
+    facts.resolve(held[0].fact_id, accept=True)
+    facts.delete(facts.record([Statement("user", "likes", "jazz", "add")], source=FactSource("s1", 1))[0].fact_id)
+    user.instructions.add_note("Answer in French.", source="propose_instruction: asked")
+    user.instructions.add_note("Keep it short.")
+    user.instructions.restore(2, which="before")
+    user.fact_queue.append({"event": "queued", "session_id": "s1", "target": 1, "ts": "2026-04-08T10:00:00+08:00"})
     with open(root / "alice" / "sessions" / "s1.jsonl", "ab") as handle:  # a legacy line without an id
         handle.write(json.dumps({"ts": "2026-04-08T12:00:00", "role": "user", "content": "old line"}).encode() + b"\n")
     return store
@@ -76,14 +101,22 @@ def test_history_tool_calls_log_and_odd_text_round_trip(tmp_path: Path, target: 
     assert report.copied["messages"] == 4 + 3 and not report.skipped  # the legacy line has no day copy
     files = source.user("alice")
     assert _view(target.user("alice")) == _view(files)
+    assert _structured(target.user("alice")) == _structured(files)
+    assert report.copied["fact events"] == 7 and report.copied["instruction versions"] == 3
     again = migrate_folder(source.root, target)  # idempotent: history, log and conversations are not copied twice
     assert str(again) == "nothing new" and _view(target.user("alice")) == _view(files)
+    assert _structured(target.user("alice")) == _structured(files)
     assert [m.message_id for m in target.user("alice").session("s1").messages()] == [1, 2, 3]  # the legacy line: #3
     assert target.user("alice").append("s1", "user", "next").session.message_id == 4  # the ids go on
     export_database(target, tmp_path / "out")
     back = MemoryStore(tmp_path / "out", zone=ZONE).user("alice")
     assert _view(back) == _view(target.user("alice"))
+    assert _structured(back) == _structured(files)
     assert back.long_term.text_at(5) == files.long_term.text_at(5)
+    # the facts go on from the database: the next event takes the next id, a replayed source adds nothing
+    assert target.user("alice").facts.record([Statement("user", "lives_in", "Lyon")], source=FactSource("s1", 3)) == []
+    moved = target.user("alice").facts.record([Statement("user", "lives_in", "Rome")], source=FactSource("s1", 5))
+    assert [f.fact_id for f in moved] == [8, 2]
 
 
 def test_a_stopped_migration_is_finished_by_running_it_again(tmp_path: Path, target: PostgresStore, clock) -> None:
@@ -106,6 +139,30 @@ def test_a_stopped_migration_is_finished_by_running_it_again(tmp_path: Path, tar
     assert report.copied["messages"] == 10  # 5 session lines and their 5 day copies
     assert _view(target.user("bob")) == _view(source.user("bob"))
     assert [m.message_id for m in target.user("bob").session("s1").messages()] == list(range(1, 31))
+
+
+def test_a_stopped_facts_migration_is_finished_by_running_it_again(tmp_path: Path, target: PostgresStore,
+                                                                   clock) -> None:
+    source = MemoryStore(tmp_path / "memory", zone=ZONE, clock=clock)
+    for i in range(1, 26):
+        source.user("bob").facts.record([Statement("user", "lives_in", f"city {i}")], source=FactSource("s1", i))
+    seen: list[tuple[str, int]] = []
+
+    def stop_after_the_first_batch(name: str, done: int) -> None:
+        seen.append((name, done))
+        if name.endswith("facts.jsonl"):
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        migrate_folder(source.root, target, batch=10, progress=stop_after_the_first_batch)
+    assert seen[-1] == ("bob/facts.jsonl", 10) and len(target.user("bob").facts.events()) == 10
+    report = migrate_folder(source.root, target, batch=10)
+    assert report.copied["fact events"] == 15 and _structured(target.user("bob")) == _structured(source.user("bob"))
+    other = MemoryStore(tmp_path / "other", zone=ZONE, clock=clock)
+    other.user("bob").facts.record([Statement("user", "lives_in", "elsewhere")], source=FactSource("s9", 1))
+    refused = migrate_folder(other.root, target)
+    assert any("bob/facts.jsonl" in note for note in refused.skipped)
+    assert len(target.user("bob").facts.events()) == 25
 
 
 def test_a_layer_the_database_holds_otherwise_is_not_merged(tmp_path: Path, target: PostgresStore, clock) -> None:

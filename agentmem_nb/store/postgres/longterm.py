@@ -1,5 +1,6 @@
 """Long-term memory in PostgreSQL: the text and its version in ``am_longterm``, every change in
-``am_longterm_history``.
+``am_longterm_history``; the standing instructions (``instructions.md``, procedural memory) the same way in
+``am_instructions`` and ``am_instructions_history`` (:data:`DOCUMENTS`).
 
 A change is one transaction that locks the user's ``am_longterm`` row (``SELECT … FOR UPDATE``): read-modify-write
 (``edit``, ``add_note``) and compare-and-swap (``write(expected_version=N)``) see every other writer's change, on any
@@ -38,7 +39,17 @@ from agentmem_nb.timeutil import format_ts, parse_ts, to_zone
 if TYPE_CHECKING:
     from agentmem_nb.store.postgres.user import PostgresUser
 
-__all__ = ["PostgresLongTerm", "record_change", "text_digest"]
+__all__ = ["PostgresLongTerm", "record_change", "text_digest", "DOCUMENTS"]
+
+DOCUMENTS = {"am_longterm": "memory.md", "am_instructions": "instructions.md"}
+"""The versioned documents of a user: table (its history is ``<table>_history``) -> the file it stands for. Table
+names go into the SQL text (an identifier cannot be a parameter), so only these are accepted."""
+
+
+def _table(table: str) -> str:
+    if table not in DOCUMENTS:
+        raise ValueError(f"no versioned document table {table!r}: use one of {', '.join(DOCUMENTS)}")
+    return table
 
 
 def text_digest(text: str) -> str:
@@ -47,10 +58,11 @@ def text_digest(text: str) -> str:
 
 
 def record_change(conn: psycopg.Connection[Any], user_id: str, version: int, since: int, before: str, after: str,
-                  *, ts: _dt.datetime | None, source: str, digest: str) -> int:
-    """Record version ``version + 1`` (``before -> after``) and make it the current text. The caller holds the
-    user's ``am_longterm`` row lock; ``since`` is its ``since_checkpoint``. The record is the file backend's: a delta,
-    or a checkpoint when the deltas since the last one add up to the text's size (the rule of store/longterm.py).
+                  *, ts: _dt.datetime | None, source: str, digest: str, table: str = "am_longterm") -> int:
+    """Record version ``version + 1`` (``before -> after``) and make it the current text of the document ``table``
+    (:data:`DOCUMENTS`). The caller holds the user's row lock in ``table``; ``since`` is its ``since_checkpoint``.
+    The record is the file backend's: a delta, or a checkpoint when the deltas since the last one add up to the
+    text's size (the rule of store/longterm.py).
     Returns the new ``since_checkpoint``."""
     record: dict[str, Any] = {"ts": format_ts(ts) if ts else None, "source": source}
     at, cut, insert = _splice_of(before, after)
@@ -64,28 +76,33 @@ def record_change(conn: psycopg.Connection[Any], user_id: str, version: int, sin
         since += len(insert) + _RECORD_OVERHEAD
     record["sha"] = digest
     jsonb, raw = to_columns(record)
-    conn.execute("INSERT INTO am_longterm_history (user_id, version, checkpoint, record, raw) "
+    table = _table(table)
+    conn.execute(f"INSERT INTO {table}_history (user_id, version, checkpoint, record, raw) "
                  "VALUES (%s, %s, %s, %s::jsonb, %s)", (user_id, version + 1, _is_checkpoint(record), jsonb, raw))
-    conn.execute("UPDATE am_longterm SET text = %s, version = %s, since_checkpoint = %s WHERE user_id = %s",
+    conn.execute(f"UPDATE {table} SET text = %s, version = %s, since_checkpoint = %s WHERE user_id = %s",
                  (after, version + 1, since, user_id))
     return since
 
 
 class PostgresLongTerm:
-    """The long-term memory of one user (the contract's ``LongTerm``)."""
+    """The long-term memory of one user (the contract's ``LongTerm``), or with ``table="am_instructions"`` the
+    standing instructions (a document versioned the same way)."""
 
-    def __init__(self, user: PostgresUser) -> None:
+    def __init__(self, user: PostgresUser, *, table: str = "am_longterm") -> None:
         self._user = user
         self._db = user.store.db
-        self.path = f"{self._db.display}#{user.user_id}/memory.md"  # where it lives, for messages and errors
+        self._table = _table(table)
+        self._history = f"{self._table}_history"
+        # where it lives, for messages and errors
+        self.path = f"{self._db.display}#{user.user_id}/{DOCUMENTS[self._table]}"
 
     def __repr__(self) -> str:
-        return f"PostgresLongTerm(user={self._user.user_id!r})"
+        return f"PostgresLongTerm(user={self._user.user_id!r}, document={DOCUMENTS[self._table]!r})"
 
     # ------------------------------------------------------------------ reading
 
     def _row(self) -> tuple[str, int]:
-        rows = self._db.fetch("SELECT text, version FROM am_longterm WHERE user_id = %s", (self._user.user_id,))
+        rows = self._db.fetch(f"SELECT text, version FROM {self._table} WHERE user_id = %s", (self._user.user_id,))
         return (str(rows[0][0]), int(rows[0][1])) if rows else ("", 0)
 
     def read(self) -> str:
@@ -122,10 +139,10 @@ class PostgresLongTerm:
 
     def _change(self, change: Callable[[str], str], source: str, expected: int | None) -> MemoryVersion | None:
         user_id = self._user.user_id
-        with self._db.transaction(f"change the long-term memory of {user_id!r}") as conn:
+        with self._db.transaction(f"change {DOCUMENTS[self._table]} of {user_id!r}") as conn:
             conn.execute("INSERT INTO am_users (user_id) VALUES (%s) ON CONFLICT DO NOTHING", (user_id,))
-            conn.execute("INSERT INTO am_longterm (user_id) VALUES (%s) ON CONFLICT DO NOTHING", (user_id,))
-            row = conn.execute("SELECT text, version, since_checkpoint FROM am_longterm WHERE user_id = %s "
+            conn.execute(f"INSERT INTO {self._table} (user_id) VALUES (%s) ON CONFLICT DO NOTHING", (user_id,))
+            row = conn.execute(f"SELECT text, version, since_checkpoint FROM {self._table} WHERE user_id = %s "
                                "FOR UPDATE", (user_id,)).fetchone()
             assert row is not None  # inserted just above if it was missing
             before, version, since = str(row[0]), int(row[1]), int(row[2])
@@ -147,13 +164,14 @@ class PostgresLongTerm:
                                  f"position {exc.start}: remove it (lone surrogates cannot be stored as UTF-8)"
                                  ) from None
             now = to_zone(self._user.store.clock(), self._user.store.zone)
-            record_change(conn, user_id, version, since, before, after, ts=now, source=source, digest=digest)
+            record_change(conn, user_id, version, since, before, after, ts=now, source=source, digest=digest,
+                          table=self._table)
         return MemoryVersion(version + 1, now, source, before, after)
 
     # ------------------------------------------------------------------ versions
 
     def _count(self) -> int:
-        rows = self._db.fetch("SELECT count(*) FROM am_longterm_history WHERE user_id = %s", (self._user.user_id,))
+        rows = self._db.fetch(f"SELECT count(*) FROM {self._history} WHERE user_id = %s", (self._user.user_id,))
         return int(rows[0][0])
 
     def history(self) -> MemoryHistory:
@@ -182,7 +200,7 @@ class PostgresLongTerm:
         return self.write(old.after if which == "after" else old.before, source=f"restore:{version}:{which}")
 
     def _records(self, first: int, last: int) -> list[tuple[int, dict[str, Any]]]:
-        rows = self._db.fetch("SELECT version, record, raw FROM am_longterm_history WHERE user_id = %s AND "
+        rows = self._db.fetch(f"SELECT version, record, raw FROM {self._history} WHERE user_id = %s AND "
                               "version BETWEEN %s AND %s ORDER BY version", (self._user.user_id, first, last))
         out = []
         for version, record, raw in rows:
@@ -192,7 +210,7 @@ class PostgresLongTerm:
 
     def _version_at(self, position: int) -> MemoryVersion:
         """Version ``position + 1``, replayed from the nearest checkpoint at or before the version before it."""
-        rows = self._db.fetch("SELECT coalesce(max(version), 1) FROM am_longterm_history WHERE user_id = %s AND "
+        rows = self._db.fetch(f"SELECT coalesce(max(version), 1) FROM {self._history} WHERE user_id = %s AND "
                               "checkpoint AND version <= %s", (self._user.user_id, max(position, 1)))
         start = int(rows[0][0])
         records = self._records(start, position + 1)

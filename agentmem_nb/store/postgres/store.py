@@ -12,6 +12,8 @@ import psycopg
 
 from agentmem_nb.errors import StoreError
 from agentmem_nb.identifiers import check_user_id
+from agentmem_nb.errors import InvalidArgument
+from agentmem_nb.store.facts import MergePolicy
 from agentmem_nb.store.postgres.connection import Database
 from agentmem_nb.store.postgres.migrations import LATEST, schema_version, upgrade as apply_migrations
 from agentmem_nb.store.postgres.user import PostgresUser
@@ -51,13 +53,19 @@ class PostgresStore:
         upgrade: apply the schema migrations the database lacks on open (else a database behind this version is
             refused with the command that upgrades it: ``agentmem-nb db upgrade URL``).
         min_size, max_size: the connection pool's bounds for this process.
+        fact_policy: how a new value of a single-valued fact is merged (as for the file store,
+            :mod:`agentmem_nb.store.facts`).
 
     >>> # store = PostgresStore("postgresql://app:secret@db.internal/agentmem", zone="Asia/Shanghai", upgrade=True)
     >>> # store.user("alice").append("s1", "user", "hello")
     """
 
     def __init__(self, url: str, *, zone: str | _dt.tzinfo | None = None, clock: Clock = system_clock,
-                 upgrade: bool = False, min_size: int = 1, max_size: int = 10, timeout: float = 30.0) -> None:
+                 upgrade: bool = False, min_size: int = 1, max_size: int = 10, timeout: float = 30.0,
+                 fact_policy: MergePolicy = "supersede") -> None:
+        if fact_policy not in ("supersede", "review", "latest"):
+            raise InvalidArgument(f"fact_policy {fact_policy!r}: use 'supersede', 'review' or 'latest'")
+        self.fact_policy: MergePolicy = fact_policy
         self.zone = resolve_zone(zone)
         self.clock = clock
         self.db = Database(url, min_size=min_size, max_size=max_size, timeout=timeout)

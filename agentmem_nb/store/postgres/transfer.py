@@ -11,9 +11,12 @@ Why it looks like this:
   row count and next id; a second run starts where the database's copy ends, after checking that its last row is the
   file's line at that position (anything else is another layer's history: refused, nothing merged). A run stopped
   half way (Ctrl-C, a lost connection) is finished by running it again; a finished one copies nothing. Long-term
-  versions, the dialogue log and conversations are copied the same way (what is there is kept).
-* **Export writes the file backend's format**: lines with their ids, ``memory.md`` with its history records, the
-  conversation index and the log, into a folder that must not hold those users yet (nothing is overwritten).
+  versions, the standing instructions' versions, the dialogue log and conversations are copied the same way (what
+  is there is kept); fact events like a layer (ids and positions kept, so resolutions still name their facts); the
+  facts queue (what is still waiting for extraction) once, whole.
+* **Export writes the file backend's format**: lines with their ids, ``memory.md`` and ``instructions.md`` with their
+  history records, ``facts.jsonl``, ``facts.queue.jsonl``, the conversation index and the log, into a folder that must
+  not hold those users yet (nothing is overwritten).
 """
 
 from __future__ import annotations
@@ -29,8 +32,10 @@ import psycopg
 
 from agentmem_nb.errors import StoreError
 from agentmem_nb.store.memory_store import MemoryStore
+from agentmem_nb.store.postgres.facts import key_column
 from agentmem_nb.store.postgres.layer import searchable
-from agentmem_nb.store.postgres.longterm import record_change, text_digest
+from agentmem_nb.store.longterm import LongTermMemory
+from agentmem_nb.store.postgres.longterm import DOCUMENTS, record_change, text_digest
 from agentmem_nb.store.postgres.records import from_columns, to_columns
 from agentmem_nb.store.postgres.store import PostgresStore
 from agentmem_nb.store.user import UserMemory
@@ -86,8 +91,11 @@ def migrate_folder(root: str | os.PathLike[str], target: PostgresStore, *, batch
             for key in keys:
                 _copy_layer(user, kind, key, target, report, batch, progress)
         _copy_long_term(user, target, report)
+        _copy_long_term(user, target, report, document=user.instructions, table="am_instructions")
         _copy_log(user, target, report, batch, progress)
         _copy_conversations(user, target, report)
+        _copy_facts(user, target, report, batch, progress)
+        _copy_fact_queue(user, target, report)
     return report
 
 
@@ -131,20 +139,25 @@ def _copy_layer(user: UserMemory, kind: str, key: str, target: PostgresStore, re
     report.add("messages", copied)
 
 
-def _copy_long_term(user: UserMemory, target: PostgresStore, report: TransferReport) -> None:
-    memory = user.long_term
+def _copy_long_term(user: UserMemory, target: PostgresStore, report: TransferReport, *,
+                    document: LongTermMemory | None = None, table: str = "am_longterm") -> None:
+    """Copy a versioned document (``memory.md``, or ``instructions.md`` into ``am_instructions``) with its history."""
+    memory = user.long_term if document is None else document
     versions = list(memory.history())
     text = memory.read()
-    name = f"{user.user_id}/memory.md"
+    name = f"{user.user_id}/{DOCUMENTS[table]}"
+    kind = "long-term versions" if table == "am_longterm" else "instruction versions"
+    if table != "am_longterm" and not versions and not text:
+        return  # no instructions: no row (memory.md keeps its row, as before, even when empty)
     with target.db.transaction(f"copy {name}") as conn:
-        conn.execute("INSERT INTO am_longterm (user_id) VALUES (%s) ON CONFLICT DO NOTHING", (user.user_id,))
-        row = conn.execute("SELECT text, version, since_checkpoint FROM am_longterm WHERE user_id = %s FOR UPDATE",
+        conn.execute(f"INSERT INTO {table} (user_id) VALUES (%s) ON CONFLICT DO NOTHING", (user.user_id,))
+        row = conn.execute(f"SELECT text, version, since_checkpoint FROM {table} WHERE user_id = %s FOR UPDATE",
                            (user.user_id,)).fetchone()
         assert row is not None  # inserted above if missing
         current, have, since = str(row[0]), int(row[1]), int(row[2])
         count = len(versions)
         if count and have >= count:  # the file's history was copied before: is it the same history?
-            copied = conn.execute("SELECT record, raw FROM am_longterm_history WHERE user_id = %s AND version = %s",
+            copied = conn.execute(f"SELECT record, raw FROM {table}_history WHERE user_id = %s AND version = %s",
                                   (user.user_id, count)).fetchone()
             stored = _as_dict(from_columns(*copied)) if copied else None
             if stored is None or stored.get("sha") != text_digest(versions[-1].after):
@@ -155,19 +168,19 @@ def _copy_long_term(user: UserMemory, target: PostgresStore, report: TransferRep
             report.skipped.append(f"{name}: the database's history differs (not merged)")
             return
         if not count and not have:  # a memory.md without history (the original demo's): its text, version 0
-            conn.execute("UPDATE am_longterm SET text = %s WHERE user_id = %s", (text, user.user_id))
+            conn.execute(f"UPDATE {table} SET text = %s WHERE user_id = %s", (text, user.user_id))
             return
         if not have:
             current = versions[0].before  # a memory.md older than its history: the first record keeps it
         for version in versions[have:]:
             since = record_change(conn, user.user_id, have, since, current, version.after, ts=version.ts,
-                                  source=version.source, digest=text_digest(version.after))
+                                  source=version.source, digest=text_digest(version.after), table=table)
             have, current = have + 1, version.after
-            report.add("long-term versions", 1)
+            report.add(kind, 1)
         if text != current:  # memory.md changed outside the file store: recorded as the file backend repairs it
             record_change(conn, user.user_id, have, since, current, text, ts=to_zone(system_clock(), target.zone),
-                          source="repair", digest=text_digest(text))
-            report.add("long-term versions", 1)
+                          source="repair", digest=text_digest(text), table=table)
+            report.add(kind, 1)
 
 
 def _copy_log(user: UserMemory, target: PostgresStore, report: TransferReport, batch: int,
@@ -204,6 +217,76 @@ def _copy_conversations(user: UserMemory, target: PostgresStore, report: Transfe
             report.add("conversations", done.rowcount)
 
 
+def _copy_facts(user: UserMemory, target: PostgresStore, report: TransferReport, batch: int,
+                progress: Progress | None) -> None:
+    """Copy ``facts.jsonl`` as a layer is copied: each readable event at its position with its id (resumable, checked
+    against what the database holds). An ``event_key`` met twice (a hand-edited file) is kept on the first only:
+    the database's index allows one, and the fold skips a known key's later assertion the same way either way."""
+    log = user.facts.log
+    total = log.scan().stop
+    name = f"{user.user_id}/facts.jsonl"
+    if not total:
+        return
+    with target.db.transaction(f"copy {name}") as conn:
+        conn.execute("INSERT INTO am_fact_logs (user_id) VALUES (%s) ON CONFLICT DO NOTHING", (user.user_id,))
+        row = conn.execute("SELECT rows FROM am_fact_logs WHERE user_id = %s FOR UPDATE", (user.user_id,)).fetchone()
+        assert row is not None  # inserted above if missing
+        have = int(row[0])
+        if have:
+            check = min(have, total) - 1
+            theirs = conn.execute("SELECT event_id, record, raw FROM am_fact_events WHERE user_id = %s AND "
+                                  "position = %s", (user.user_id, check)).fetchone()
+            ours = log.read_records(check, check + 1)
+            if not ours or theirs is None or (theirs[0], from_columns(theirs[1], theirs[2])) != (
+                    ours[0][0], _strip_id(ours[0][1])):
+                report.skipped.append(f"{name}: the database already holds other fact events (not merged)")
+                return
+        keys = {str(key) for (key,) in conn.execute("SELECT event_key FROM am_fact_events WHERE user_id = %s AND "
+                                                    "event_key IS NOT NULL", (user.user_id,))}
+    copied = 0
+    for start in range(have, total, batch):
+        records = log.read_records(start, min(total, start + batch))
+        rows = []
+        for offset, (event_id, record) in enumerate(records):
+            kept = _strip_id(record)
+            key = key_column(kept.get("event_key"))
+            key = key if key not in keys else None
+            if key is not None:
+                keys.add(key)
+            rows.append((user.user_id, start + offset, event_id, *to_columns(kept), key))
+        with target.db.transaction(f"copy {name}") as conn:
+            with conn.cursor() as cur:
+                cur.executemany("INSERT INTO am_fact_events (user_id, position, event_id, record, raw, event_key) "
+                                "VALUES (%s, %s, %s, %s::jsonb, %s, %s)", rows)
+            conn.execute("UPDATE am_fact_logs SET rows = %s, next_event = greatest(next_event, %s) WHERE user_id = %s",
+                         (start + len(rows), max(event_id for event_id, _ in records) + 1, user.user_id))
+        copied += len(rows)
+        if progress is not None:
+            progress(name, have + copied)
+    report.add("fact events", copied)
+
+
+def _copy_fact_queue(user: UserMemory, target: PostgresStore, report: TransferReport) -> None:
+    """Copy ``facts.queue.jsonl`` (messages waiting for extraction, and what became of them) into a user's empty
+    queue; a queue already there is kept (the same one: nothing to do; another: reported, not merged)."""
+    lines = [_strip_id(record) for _, record in user.fact_queue.iter_records()]
+    if not lines:
+        return
+    with target.db.transaction(f"copy the facts queue of {user.user_id!r}") as conn:
+        conn.execute("SELECT 1 FROM am_users WHERE user_id = %s FOR UPDATE", (user.user_id,))
+        row = conn.execute("SELECT count(*) FROM am_fact_queue WHERE user_id = %s", (user.user_id,)).fetchone()
+        have = int(row[0]) if row else 0
+        if have:
+            if have != len(lines):
+                report.skipped.append(f"{user.user_id}/facts.queue.jsonl: the database already holds another "
+                                      "queue (not merged)")
+            return
+        with conn.cursor() as cur:
+            cur.executemany("INSERT INTO am_fact_queue (user_id, record, raw) VALUES (%s, %s::jsonb, %s)",
+                            [(user.user_id, *to_columns(line)) for line in lines])
+    report.add("queued facts lines", len(lines))
+
+
 # ---------------------------------------------------------------------- export
 
 
@@ -232,8 +315,10 @@ def export_database(source: PostgresStore, out: str | os.PathLike[str], *,
         with source.db.reading(f"export {user_id!r}") as conn:
             _export_layers(conn, user_id, folder, report, progress)
             _export_long_term(conn, user_id, folder, report)
+            _export_long_term(conn, user_id, folder, report, table="am_instructions")
             _export_log(conn, user_id, folder, report)
             _export_conversations(conn, user_id, folder, source, report)
+            _export_facts(conn, user_id, folder, report)
     return report
 
 
@@ -258,20 +343,40 @@ def _export_layers(conn: psycopg.Connection[Any], user_id: str, folder: Path, re
             progress(f"{user_id}/{path.parent.name}/{key}", count)
 
 
-def _export_long_term(conn: psycopg.Connection[Any], user_id: str, folder: Path, report: TransferReport) -> None:
-    row = conn.execute("SELECT text, version FROM am_longterm WHERE user_id = %s", (user_id,)).fetchone()
+def _export_long_term(conn: psycopg.Connection[Any], user_id: str, folder: Path, report: TransferReport, *,
+                      table: str = "am_longterm") -> None:
+    """A versioned document (:data:`~agentmem_nb.store.postgres.longterm.DOCUMENTS`) and its history records."""
+    name = DOCUMENTS[table]
+    row = conn.execute(f"SELECT text, version FROM {table} WHERE user_id = %s", (user_id,)).fetchone()
     if row is None:
         return
-    (folder / "memory.md").write_bytes(str(row[0]).encode("utf-8"))
-    rows = conn.execute("SELECT version, record, raw FROM am_longterm_history WHERE user_id = %s ORDER BY version",
+    (folder / name).write_bytes(str(row[0]).encode("utf-8"))
+    rows = conn.execute(f"SELECT version, record, raw FROM {table}_history WHERE user_id = %s ORDER BY version",
                         (user_id,)).fetchall()
     if rows:
-        with open(folder / "memory.history.jsonl", "wb") as handle:
+        with open(folder / name.replace(".md", ".history.jsonl"), "wb") as handle:
             for version, record, raw in rows:
                 line = _stored(record, raw, "message_id", version)
                 if line is not None:
                     handle.write(_line(line))
-    report.add("long-term versions", len(rows))
+    report.add("long-term versions" if table == "am_longterm" else "instruction versions", len(rows))
+
+
+def _export_facts(conn: psycopg.Connection[Any], user_id: str, folder: Path, report: TransferReport) -> None:
+    """``facts.jsonl`` (events with their ids, in order) and ``facts.queue.jsonl`` (its lines numbered 1, 2, 3…)."""
+    rows = conn.execute("SELECT event_id, record, raw FROM am_fact_events WHERE user_id = %s ORDER BY position",
+                        (user_id,)).fetchall()
+    lines = [line for event_id, record, raw in rows if (line := _stored(record, raw, "message_id", event_id))]
+    if lines:
+        (folder / "facts.jsonl").write_bytes(b"".join(_line(line) for line in lines))
+    report.add("fact events", len(lines))
+    rows = conn.execute("SELECT record, raw FROM am_fact_queue WHERE user_id = %s ORDER BY entry_id",
+                        (user_id,)).fetchall()
+    queued = [value for record, raw in rows if isinstance(value := from_columns(record, raw), dict)]
+    if queued:
+        (folder / "facts.queue.jsonl").write_bytes(b"".join(_line({**line, "message_id": number})
+                                                            for number, line in enumerate(queued, 1)))
+    report.add("queued facts lines", len(queued))
 
 
 def _export_log(conn: psycopg.Connection[Any], user_id: str, folder: Path, report: TransferReport) -> None:

@@ -14,7 +14,9 @@ from agentmem_nb.items import LayerKind
 from agentmem_nb.messages import Message, ToolCall
 from agentmem_nb.store.layer import MAX_SEARCH_LIMIT, Appended, Window
 from agentmem_nb.store.postgres.conversations import PostgresConversations
+from agentmem_nb.store.facts import FactsLayer
 from agentmem_nb.store.postgres.dialogue import PostgresDialogueLog
+from agentmem_nb.store.postgres.facts import PostgresEventLog, PostgresFactQueue
 from agentmem_nb.store.postgres.layer import PostgresLayer, like_pattern, problem_for_row
 from agentmem_nb.store.postgres.records import fold
 from agentmem_nb.store.postgres.longterm import PostgresLongTerm
@@ -28,7 +30,9 @@ __all__ = ["PostgresUser"]
 
 
 class PostgresUser:
-    """The layered memory of one user in PostgreSQL: sessions, days, long-term memory, conversations, the log.
+    """The layered memory of one user in PostgreSQL: sessions, days, long-term memory, conversations, the log, and
+    structured memory — facts (the file backend's :class:`~agentmem_nb.store.facts.FactsLayer` over a table), the
+    standing instructions and the facts queue.
 
     Nothing is written until something is appended. ``with user.transaction():`` makes the writes inside it (a chat
     turn's: the reply, its log line, the conversation's update) one transaction: all of them or none.
@@ -46,6 +50,12 @@ class PostgresUser:
         self.long_term = PostgresLongTerm(self)
         self.conversations = PostgresConversations(self)
         self.log = PostgresDialogueLog(self)
+        self.facts = FactsLayer(PostgresEventLog(self), clock=store.clock, zone=store.zone, policy=store.fact_policy)
+        """Structured facts: the same rules and view as the files', events kept in ``am_fact_events``."""
+        self.instructions = PostgresLongTerm(self, table="am_instructions")
+        """Procedural memory: the agent's standing instructions, versioned like long-term memory."""
+        self.fact_queue = PostgresFactQueue(self)
+        """The durable queue of messages waiting for fact extraction (see :mod:`agentmem_nb.agent.facts_queue`)."""
 
     def __repr__(self) -> str:
         return f"PostgresUser(user_id={self.user_id!r}, database={self.store.db.display!r})"
@@ -161,4 +171,5 @@ class PostgresUser:
             "m.position", (self.user_id,))
         found = [problem_for_row(self._layer(kind, key).where, position, mid, record, raw)
                  for kind, key, position, mid, record, raw in rows]
-        return found + self.log.problems() + self.long_term.problems() + self.conversations.problems()
+        return (found + self.log.problems() + self.long_term.problems() + self.conversations.problems()
+                + self.facts.problems() + self.instructions.problems())
