@@ -37,7 +37,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 import numpy as np
 import pandas as pd
@@ -152,13 +152,16 @@ def langgraph_source(source: object) -> LangGraphSource | None:
 
 
 def our_store(source: object) -> MemoryStore:
-    """``source`` when it is our :class:`~agentmem_nb.store.MemoryStore`; a ``TypeError`` naming what a view takes
-    otherwise."""
-    if not isinstance(source, MemoryStore):
+    """``source`` when it is our :class:`~agentmem_nb.store.MemoryStore` — of any backend: ``MemoryStore(
+    "postgresql://…")`` is a ``PostgresStore``, which is no subclass but keeps the store contract
+    (:class:`~agentmem_nb.store.contract.Store`) — a ``TypeError`` naming what a view takes otherwise."""
+    from agentmem_nb.store.contract import Store
+
+    if not isinstance(source, (MemoryStore, Store)):
         raise TypeError(f"expected a MemoryStore, or a LangGraph agent's memory (a compiled graph, a checkpointer, a "
                         f"BaseStore, a LangGraphSource), got {type(source).__name__}: for one user's memory pass "
                         "its store (MemoryStore(root)) and user_id=")
-    return source
+    return cast("MemoryStore", source)  # the views use the contract's names only (as they did before this check)
 
 
 def _is_graph(source: object) -> bool:
