@@ -10,6 +10,7 @@ import pytest
 
 from agentmem_nb import MemoryStore
 from agentmem_nb.cli import main
+from agentmem_nb.items import ItemKey
 from agentmem_nb.messages import ToolCall
 from agentmem_nb.store import DialogueEntry
 from agentmem_nb.store.contract import UserStore
@@ -27,6 +28,7 @@ def _view(user: UserStore) -> dict[str, object]:
         "long_term": (user.long_term.read(), list(user.long_term.history()), user.long_term.current()),
         "conversations": user.conversations.list(),
         "log": user.log.entries(),
+        "redactions": user.redactions.events(),
     }
 
 
@@ -45,6 +47,7 @@ def _rich_folder(root: Path, clock) -> MemoryStore:
     for i in range(12):
         user.long_term.add_note(f"note {i}")
     user.long_term.edit(lambda text: text.replace("note 3", "note three"))
+    user.redactions.add(ItemKey("session", "s1", 1), reason="private", source="inspector")
     with open(root / "alice" / "sessions" / "s1.jsonl", "ab") as handle:  # a legacy line without an id
         handle.write(json.dumps({"ts": "2026-04-08T12:00:00", "role": "user", "content": "old line"}).encode() + b"\n")
     return store
