@@ -14,7 +14,13 @@ format; the table filled with ``COPY``, the same records), then measured through
 * **LangGraph's PostgresStore** doing the same work the natural way (see :func:`measure_langgraph`), when
   langgraph-checkpoint-postgres is installed (the dev extra);
 * **writers**: 1, 4 and 16 processes, each appending to its own user (a service writing many users' memories),
-  messages per second overall and the ratio to one writer.
+  messages per second overall and the ratio to one writer;
+* **CPU per append** (``*_cpu_us``): the client's (``time.process_time``) and, with the throwaway server, the
+  server's (every process of the cluster, from ``/proc``): on a shared machine wall-clock times swing with the
+  neighbours' load, CPU time much less, and CPU time per append over the cores is what bounds the writers' throughput.
+
+The throwaway server keeps PostgreSQL's durable defaults (fsync, synchronous_commit, full_page_writes on): a commit
+waits for its WAL to reach the disk, as in production. The tests' server turns them off; this one does not.
 
 It needs a server: ``--url postgresql://…`` (an empty database it may fill), or, in a source checkout with Debian's
 ``postgresql`` installed (``make test`` installs it), a throwaway server started for the run (``tests/pg_server.py``).
@@ -34,6 +40,7 @@ import datetime as _dt
 import json
 import random
 import statistics
+import os
 import subprocess
 import sys
 import tempfile
@@ -106,6 +113,48 @@ def build_database(url: str, n: int) -> MemoryStore:
     return store
 
 
+class ServerCpu:
+    """CPU seconds used so far by every process of a local cluster (its postmaster and the postmaster's children),
+    read from ``/proc``; ``None`` folder: not measurable (a server given by ``--url``)."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder
+
+    def seconds(self) -> float | None:
+        if self.folder is None:
+            return None
+        postmaster = int((self.folder / "data" / "postmaster.pid").read_text().split()[0])
+        ticks = 0
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat", encoding="ascii") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except OSError:  # a process that ended while we looked
+                continue
+            if int(entry) == postmaster:  # its own, and its children's that ended (a closed connection's backend)
+                ticks += sum(int(value) for value in fields[11:15])  # utime, stime, cutime, cstime
+            elif int(fields[1]) == postmaster:
+                ticks += int(fields[11]) + int(fields[12])  # utime + stime
+        return ticks / os.sysconf("SC_CLK_TCK")
+
+
+NO_SERVER_CPU = ServerCpu(None)
+
+
+def cpu_per_call(call: Callable[[int], object], count: int, server: ServerCpu) -> dict[str, float]:
+    """Mean wall, client CPU and server CPU (when measurable) per call, in µs, over ``count`` calls."""
+    server_start, client_start, wall_start = server.seconds(), time.process_time(), time.perf_counter()
+    for i in range(count):
+        call(i)
+    wall, client, server_end = time.perf_counter() - wall_start, time.process_time() - client_start, server.seconds()
+    out = {"wall_us": wall / count * 1e6, "client_cpu_us": client / count * 1e6}
+    if server_start is not None and server_end is not None:
+        out["server_cpu_us"] = (server_end - server_start) / count * 1e6
+    return out
+
+
 def _median_us(call: Callable[[], object], repeats: int) -> float:
     samples = []
     for _ in range(repeats):
@@ -115,7 +164,8 @@ def _median_us(call: Callable[[], object], repeats: int) -> float:
     return statistics.median(samples)
 
 
-def measure(store: MemoryStore, n: int, *, repeats: int, rng: random.Random) -> dict[str, float]:
+def measure(store: MemoryStore, n: int, *, repeats: int, rng: random.Random,
+            server: ServerCpu = NO_SERVER_CPU) -> dict[str, float]:
     user = store.user(USER)
     layer = user.session(SESSION)
     layer.window(1, 5, 5)  # warm: the file backend indexes on first use (its cold cost is benchmarks/COLD.md's)
@@ -136,14 +186,20 @@ def measure(store: MemoryStore, n: int, *, repeats: int, rng: random.Random) -> 
     counter = iter(range(10**9))
     out["append_us"] = _median_us(lambda: user.append(SESSION, "user", f"appended {next(counter)}", day=DAY),
                                   repeats * 10)
+    cpu = cpu_per_call(lambda i: user.append(SESSION, "user", f"appended {next(counter)}", day=DAY), repeats * 10,
+                       server)
+    out.update({f"append_{key}": value for key, value in cpu.items() if key != "wall_us"})
     return out
 
 
-def measure_langgraph(url: str, n: int, *, repeats: int, rng: random.Random) -> dict[str, float] | None:
+def measure_langgraph(url: str, n: int, *, repeats: int, rng: random.Random,
+                      server: ServerCpu = NO_SERVER_CPU) -> dict[str, float] | None:
     """The same work with LangGraph's ``PostgresStore`` used the natural way: one item per message in the thread's
     namespace (key = the message id, value = the record); a window is a ``search`` with a ``message_id`` range
     filter; an exact search lists the namespace and keeps the items whose content holds the term (the store has no
-    substring search; its ``query`` needs an embedding index). ``None`` when langgraph-checkpoint-postgres is absent."""
+    substring search; its ``query`` needs an embedding index). ``append2`` is the same work as our append: two puts,
+    the message in the thread's namespace and its copy in the day's (each put its own transaction, as ``put`` does).
+    ``None`` when langgraph-checkpoint-postgres is absent."""
     try:
         from langgraph.store.base import PutOp
         from langgraph.store.postgres import PostgresStore
@@ -177,6 +233,19 @@ def measure_langgraph(url: str, n: int, *, repeats: int, rng: random.Random) -> 
         counter = iter(range(n + 1, 10**9))
         out["append_us"] = _median_us(lambda: store.put(namespace, str(next(counter)), _record(n, "session")),
                                       repeats * 10)
+        day_namespace = ("memories", USER, "daily", DAY)
+
+        def both(_: int = 0) -> None:
+            key = str(next(counter))
+            store.put(namespace, key, _record(n, "session"))
+            store.put(day_namespace, key, _record(n, "daily"))
+
+        out["append2_us"] = _median_us(both, repeats * 10)
+        cpu = cpu_per_call(lambda i: store.put(namespace, str(next(counter)), _record(n, "session")), repeats * 10,
+                           server)
+        out.update({f"append_{key}": value for key, value in cpu.items() if key != "wall_us"})
+        cpu = cpu_per_call(both, repeats * 10, server)
+        out.update({f"append2_{key}": value for key, value in cpu.items() if key != "wall_us"})
     return out
 
 
@@ -187,32 +256,44 @@ url, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 user = MemoryStore(url, zone="UTC").user(name)
 user.session("s").tail(1)
 print("ready", flush=True); sys.stdin.readline()
+start = time.process_time()
 for i in range(count):
-    user.append("s", "user", f"message {i} from {name}")
-print("done", flush=True)
+    user.append("s", "user", f"message {i} about topic {i % 97}: the quick brown fox and filler words from {name}")
+print("done", time.process_time() - start, flush=True)
 """
 
 
-def writers(url: str, processes: int, each: int) -> float:
-    """Messages per second with ``processes`` writers, each appending ``each`` messages to its own user."""
+def writers(url: str, processes: int, each: int, server: ServerCpu = NO_SERVER_CPU) -> dict[str, float]:
+    """Messages per second with ``processes`` writers, each appending ``each`` messages to its own user, and the CPU
+    per append (the writers' own and, when measurable, the server's)."""
     procs = [subprocess.Popen([sys.executable, "-c", _WRITER, url, f"w{processes}-{n}", str(each)],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for n in range(processes)]
     for proc in procs:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    server_start = server.seconds()
     start = time.perf_counter()
     for proc in procs:
         assert proc.stdin is not None
         proc.stdin.write("go\n")
         proc.stdin.flush()
+    client = 0.0
     for proc in procs:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "done"
+        assert proc.stdout is not None
+        word, seconds = proc.stdout.readline().split()
+        assert word == "done"
+        client += float(seconds)
     elapsed = time.perf_counter() - start
+    server_end = server.seconds()
     for proc in procs:
         proc.wait()
-    return processes * each / elapsed
+    total = processes * each
+    out = {"per_s": total / elapsed, "client_cpu_us": client / total * 1e6}
+    if server_start is not None and server_end is not None:
+        out["server_cpu_us"] = (server_end - server_start) / total * 1e6
+    return out
 
 
-def _server_url() -> tuple[str, Callable[[], str], Callable[[], None]]:
+def _server_url() -> tuple[ServerCpu, Callable[[], str], Callable[[], None]]:
     sys.path.insert(0, str(_REPO / "tests"))
     from pg_server import PgServer, server_bindir  # a source checkout's throwaway server
 
@@ -220,15 +301,15 @@ def _server_url() -> tuple[str, Callable[[], str], Callable[[], None]]:
     if bindir is None:
         raise SystemExit("no PostgreSQL server: give --url postgresql://… or install Debian's postgresql "
                          "(scripts/install_postgres.sh)")
-    server = PgServer(bindir)
-    return server.url(), server.new_database, server.destroy
+    server = PgServer(bindir, durable=True)  # fsync and synchronous commits on: see the module docstring
+    return ServerCpu(server.folder), server.new_database, server.destroy
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", help="an empty database to fill (default: a throwaway server of a checkout)")
     parser.add_argument("--sizes", default="10000,100000", help="messages per thread (default: %(default)s)")
-    parser.add_argument("--writers", default="1,4,16", help="writer processes (default: %(default)s)")
+    parser.add_argument("--writers", default="1,4,16", help="writer processes (default: %(default)s; '' for none)")
     parser.add_argument("--each", type=int, default=300, help="appends per writer (default: %(default)s)")
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--quick", action="store_true", help="10k only, writers 1 and 4, fewer repeats")
@@ -237,13 +318,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.sizes, args.writers, args.repeats, args.each = "10000", "1,4", 10, 150
-    sizes = [int(s) for s in args.sizes.split(",")]
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     stop: Callable[[], None] = lambda: None  # noqa: E731
+    server = NO_SERVER_CPU
     if args.url:
         fresh: Callable[[], str] = lambda: args.url  # noqa: E731
     else:
-        _, fresh, stop = _server_url()
-    results: dict[str, Any] = {"sizes": {}, "writers": {}}
+        server, fresh, stop = _server_url()
+    results: dict[str, Any] = {"sizes": {}, "writers": {}, "writers_cpu": {}}
     rng = random.Random(13)
     try:
         for n in sizes:
@@ -251,34 +333,41 @@ def main(argv: Sequence[str] | None = None) -> int:
             with tempfile.TemporaryDirectory() as folder:
                 files = measure(build_files(Path(folder), n), n, repeats=args.repeats, rng=rng)
             database_store = build_database(fresh(), n)
-            database = measure(database_store, n, repeats=args.repeats, rng=rng)
+            database = measure(database_store, n, repeats=args.repeats, rng=rng, server=server)
             database_store.close()  # type: ignore[attr-defined]  # the PostgreSQL store's pool
             results["sizes"][n] = {"files": files, "postgres": database}
             if not args.no_langgraph:
-                peer = measure_langgraph(fresh(), n, repeats=args.repeats, rng=rng)
+                peer = measure_langgraph(fresh(), n, repeats=args.repeats, rng=rng, server=server)
                 if peer is not None:
                     results["sizes"][n]["langgraph"] = peer
-        url = fresh()
-        from agentmem_nb.store.postgres import upgrade_database
+        counts = [int(w) for w in args.writers.split(",") if w.strip()]
+        if counts:
+            url = fresh()
+            from agentmem_nb.store.postgres import upgrade_database
 
-        upgrade_database(url)
-        for count in (int(w) for w in args.writers.split(",")):
+            upgrade_database(url)
+        for count in counts:
             print(f"{count} writer(s) ...", file=sys.stderr)
-            results["writers"][count] = writers(url, count, args.each)
+            measured = writers(url, count, args.each, server)
+            results["writers"][count] = measured.pop("per_s")
+            results["writers_cpu"][count] = measured
     finally:
         stop()
     if args.json:
         print(json.dumps(results, indent=2))
         return 0
-    print(f"{'N':>9} {'measure':<16} {'files':>12} {'postgres':>12} {'langgraph':>12}")
+    print(f"{'N':>9} {'measure':<22} {'files':>12} {'postgres':>12} {'langgraph':>12}")
     for n, pair in results["sizes"].items():
         for key in pair["postgres"]:
             peer = f"{pair['langgraph'][key]:>10.0f}µs" if key in pair.get("langgraph", {}) else f"{'-':>12}"
-            print(f"{n:>9} {key:<16} {pair['files'][key]:>10.0f}µs {pair['postgres'][key]:>10.0f}µs {peer}")
+            mine = f"{pair['files'][key]:>10.0f}µs" if key in pair["files"] else f"{'-':>12}"
+            print(f"{n:>9} {key:<22} {mine} {pair['postgres'][key]:>10.0f}µs {peer}")
     one = results["writers"].get(1)
     for count, rate in results["writers"].items():
         ratio = f"  ({rate / one:.1f}x one writer)" if one else ""
-        print(f"{count:>3} writer process(es): {rate:8.0f} messages/s{ratio}")
+        cpu = results["writers_cpu"][count]
+        print(f"{count:>3} writer process(es): {rate:8.0f} messages/s{ratio}, CPU per append: "
+              f"client {cpu['client_cpu_us']:.0f} µs, server {cpu.get('server_cpu_us', float('nan')):.0f} µs")
     return 0
 
 

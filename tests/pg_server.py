@@ -63,7 +63,8 @@ def _free_port() -> int:
 class PgServer:
     """One running throwaway cluster. ``url(db)`` gives a URL with the password; ``new_database()`` a fresh db."""
 
-    def __init__(self, bindir: Path) -> None:
+    def __init__(self, bindir: Path, *, durable: bool = False) -> None:
+        """``durable``: keep PostgreSQL's default fsync/commit settings (benchmarks); off by default (tests)."""
         self.bindir = bindir
         self.folder = Path(tempfile.mkdtemp(prefix="agentmem-pg-"))
         self.data = self.folder / "data"
@@ -89,8 +90,9 @@ class PgServer:
         pwfile.unlink()
         with open(self.data / "postgresql.conf", "a", encoding="utf-8") as conf:
             conf.write(f"\nport = {self.port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = "
-                       f"'{self.folder}'\nfsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
-                       "max_connections = 300\nshared_buffers = 64MB\n")
+                       f"'{self.folder}'\nmax_connections = 300\nshared_buffers = 64MB\n")
+            if not durable:
+                conf.write("fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n")
         self.start()
         self._psql("template1", "CREATE EXTENSION IF NOT EXISTS pg_trgm; CREATE EXTENSION IF NOT EXISTS btree_gin;")
 

@@ -29,6 +29,9 @@ suite checks what they do. Semantics, in short (``docs/ARCHITECTURE.md`` has the
   ``current()`` (active and held conflicts), ``history(subject, attribute)`` oldest first, ``conflicts()``; an
   assertion already recorded from the same source message is not recorded twice; a decision (supersede / conflict)
   is made at write time and kept.
+* **redactions** — append-only events that hide a message (one layer's line) from every view without changing it:
+  never a search hit, ``[redacted: reason]`` in place in windows and tails (``store/redactions.py`` has the rule,
+  :class:`~agentmem_nb.store.redactions.Redactions`; each backend keeps the events its own way).
 * **problems** — reading never raises on bad data; what was wrong is listed by ``problems()``.
 * **transaction** — ``with user.transaction():`` groups a turn's writes: one transaction on a database (all or
   none, then an error), each write on its own on files.
@@ -52,6 +55,7 @@ if TYPE_CHECKING:
     from agentmem_nb.store.longterm import MemoryHistory, MemorySnapshot, MemoryVersion
     from agentmem_nb.store.memory_store import MemoryStore
     from agentmem_nb.store.problems import Problem
+    from agentmem_nb.store.redactions import Redactions
 
 __all__ = ["MessageLayer", "LongTerm", "ConversationList", "DialogueRecord", "FactRecord", "UserStore", "KeepsFacts",
            "RecordQueue", "Store"]
@@ -204,6 +208,9 @@ class UserStore(Protocol):
 
     @property
     def log(self) -> DialogueRecord: ...
+
+    @property
+    def redactions(self) -> Redactions: ...
 
     def session(self, session_id: str) -> MessageLayer: ...
 

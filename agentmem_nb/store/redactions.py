@@ -21,13 +21,16 @@ inspector, the chat widget (when it reads a conversation) and the API's thread e
 on them: the agent's tools, the CLI's ``search``/``window`` and the REST API's read endpoints. (The raw layer,
 ``MessageFile``, and the DataFrames of :mod:`agentmem_nb.frames` keep the text: they are the data, not a view.) A redaction names one line: the inspector's ``redact_message`` records one event for the session line
 and one for its daily copy (an event written by hand for the session line alone leaves the copy visible).
-A backend without redaction events (PostgreSQL, for now) hides nothing (:func:`redactions_of` is ``None``).
+Both backends keep the events: :class:`Redactions` is the rule, over where the events live — :class:`FileRedactions`
+(this file) or the PostgreSQL backend's table (``store/postgres/redactions.py``). A backend without redaction events
+would hide nothing (:func:`redactions_of` is ``None``).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -42,7 +45,7 @@ from agentmem_nb.store.problems import Problem
 from agentmem_nb.store.scan import Cursor
 from agentmem_nb.timeutil import Clock, format_ts, parse_ts
 
-__all__ = ["Redaction", "Redactions", "redactions_of", "redacted_items", "shown", "redaction_stamp"]
+__all__ = ["Redaction", "Redactions", "FileRedactions", "redactions_of", "redacted_items", "shown", "redaction_stamp"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,21 +65,31 @@ class Redaction:
         return f"[redacted: {self.reason}]"
 
 
-class Redactions:
-    """Append-only redaction events of one user (``memory/{user_id}/redactions.jsonl``)."""
+class Redactions(ABC):
+    """Append-only redaction events of one user, and the rule every view applies (the module docstring); where
+    the events are kept is the subclass's: :meth:`_write` one, :meth:`_read` them all, :meth:`stamp`,
+    :meth:`problems`."""
 
-    def __init__(self, path: Path, *, clock: Clock, zone: _dt.tzinfo | None, durability: Durability,
-                 base: Path | None = None) -> None:
-        self.file = JsonlFile(path, durability=durability, base=base)
+    def __init__(self, *, clock: Clock, zone: _dt.tzinfo | None) -> None:
         self._clock = clock
         self._zone = zone
-        # the events folded so far, followed by the store's change rule (store.scan): every search and window asks
-        # for them, so they are read once and then only what was appended (re-reading the file on every read made
-        # each search cost a pass over every redaction ever recorded)
-        self._lock = threading.Lock()
-        self._cursor = Cursor()
-        self._folded = 0
-        self._active: dict[ItemKey, Redaction] = {}
+
+    @abstractmethod
+    def _write(self, record: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """Append one event record; returns its ``redaction_id`` (1, 2, 3… per user) and the record as stored."""
+
+    @abstractmethod
+    def _read(self) -> Iterable[tuple[int, dict[str, Any]]]:
+        """``(redaction_id, record)`` of every readable event, oldest first."""
+
+    @abstractmethod
+    def stamp(self) -> int:
+        """A number that grows with every event (0 without one): a view that shows messages tells from it, without
+        reading the events, that something was redacted since it last looked."""
+
+    @abstractmethod
+    def problems(self) -> list[Problem]:
+        """Events that cannot be read."""
 
     def add(self, item: ItemKey, *, reason: str, source: str = "user") -> Redaction:
         """Record that ``item`` is redacted, and why; returns the event. The message itself is not touched.
@@ -98,39 +111,18 @@ class Redactions:
             raise StoreError(f"cannot redact {tuple(item)!r}: message ids are integers from 1")
         record = {"ts": format_ts(self._clock()), "layer": item.layer, "key": item.key,
                   "target_id": item.message_id, "reason": reason, "source": str(source)}
-        written = self.file.append(record)
-        event = self._event(written["message_id"], written)
+        event = self._event(*self._write(record))
         assert event is not None  # the record written above names a message
         return event
 
     def events(self) -> list[Redaction]:
-        """Every redaction event, oldest first (unreadable lines are skipped and listed by :meth:`problems`)."""
-        found = (self._event(rid, rec) for rid, rec in self.file.iter_records()) if self.file.path.exists() else ()
+        """Every redaction event, oldest first (unreadable ones are skipped and listed by :meth:`problems`)."""
+        found = (self._event(rid, rec) for rid, rec in self._read())
         return [event for event in found if event is not None]
 
     def active(self) -> dict[ItemKey, Redaction]:
-        """The redacted messages and the (latest) event that redacted each (a copy: reads only the events appended
-        since the last call; a file cut, replaced or edited in place is read again from the start)."""
-        with self._lock:
-            scanned = self.file.scan(self._cursor)
-            if scanned.change in ("rewritten", "truncated"):
-                self._folded, self._active = 0, {}
-            if scanned.stop > self._folded:
-                for rid, rec in self.file.read_records(self._folded, scanned.stop):
-                    event = self._event(rid, rec)
-                    if event is not None:
-                        self._active[event.item] = event
-                self._folded = scanned.stop
-            self._cursor = scanned.cursor
-            return dict(self._active)
-
-    def stamp(self) -> int:
-        """A number that grows with every event (the file's size; 0 without one): a view that shows messages tells
-        from it, without reading the events, that something was redacted since it last looked."""
-        try:
-            return self.file.path.stat().st_size
-        except FileNotFoundError:
-            return 0
+        """The redacted messages and the (latest) event that redacted each."""
+        return {event.item: event for event in self.events()}
 
     def hidden(self, layer: LayerKind, key: str) -> dict[int, Redaction]:
         """The redacted messages of one file (``layer``, ``key``): ``message_id`` -> its event."""
@@ -157,10 +149,6 @@ class Redactions:
             out.append(message)
         return out
 
-    def problems(self) -> list[Problem]:
-        """Unreadable lines of the file."""
-        return self.file.problems()
-
     def _event(self, redaction_id: int, rec: dict[str, Any]) -> Redaction | None:
         layer, key, target = rec.get("layer"), rec.get("key"), rec.get("target_id")
         if layer not in ("session", "daily") or not isinstance(key, str) or type(target) is not int:
@@ -170,9 +158,59 @@ class Redactions:
                          str(rec.get("source", "")))
 
 
+class FileRedactions(Redactions):
+    """The events of one user in ``memory/{user_id}/redactions.jsonl`` (one JSON line each)."""
+
+    def __init__(self, path: Path, *, clock: Clock, zone: _dt.tzinfo | None, durability: Durability,
+                 base: Path | None = None) -> None:
+        super().__init__(clock=clock, zone=zone)
+        self.file = JsonlFile(path, durability=durability, base=base)
+        # the events folded so far, followed by the store's change rule (store.scan): every search and window asks
+        # for them, so they are read once and then only what was appended (re-reading the file on every read made
+        # each search cost a pass over every redaction ever recorded)
+        self._lock = threading.Lock()
+        self._cursor = Cursor()
+        self._folded = 0
+        self._active: dict[ItemKey, Redaction] = {}
+
+    def active(self) -> dict[ItemKey, Redaction]:
+        """The redacted messages and the (latest) event that redacted each (a copy: reads only the events appended
+        since the last call; a file cut, replaced or edited in place is read again from the start)."""
+        with self._lock:
+            scanned = self.file.scan(self._cursor)
+            if scanned.change in ("rewritten", "truncated"):
+                self._folded, self._active = 0, {}
+            if scanned.stop > self._folded:
+                for rid, rec in self.file.read_records(self._folded, scanned.stop):
+                    event = self._event(rid, rec)
+                    if event is not None:
+                        self._active[event.item] = event
+                self._folded = scanned.stop
+            self._cursor = scanned.cursor
+            return dict(self._active)
+
+    def _write(self, record: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        written = self.file.append(record)
+        return written["message_id"], written
+
+    def _read(self) -> Iterable[tuple[int, dict[str, Any]]]:
+        return self.file.iter_records() if self.file.path.exists() else ()
+
+    def stamp(self) -> int:
+        """The file's size (0 without one)."""
+        try:
+            return self.file.path.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def problems(self) -> list[Problem]:
+        """Unreadable lines of the file."""
+        return self.file.problems()
+
+
 def redactions_of(user: object) -> Redactions | None:
-    """The redaction events of a user of any backend, or ``None`` for a backend that records none (PostgreSQL,
-    for now): the one place that tells them apart, so every reader applies the rule the same way."""
+    """The redaction events of a user of any backend, or ``None`` for a backend that records none: the one place
+    that tells them apart, so every reader applies the rule the same way."""
     found = getattr(user, "redactions", None)
     return found if isinstance(found, Redactions) else None
 

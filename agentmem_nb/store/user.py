@@ -27,7 +27,7 @@ from agentmem_nb.store.jsonl import JsonlFile
 from agentmem_nb.store.layer import MAX_SEARCH_LIMIT, Appended, MessageFile, Window
 from agentmem_nb.store.longterm import LongTermMemory
 from agentmem_nb.store.problems import Problem, ProblemKind, problem_for_error
-from agentmem_nb.store.redactions import Redactions
+from agentmem_nb.store.redactions import FileRedactions
 from agentmem_nb.timeutil import day_of
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ class UserMemory:
                                            rebuild_source=self._session_summaries)
         self.log = DialogueLog(self.directory / "logs" / "llm_dialogue.jsonl", zone=store.zone,
                                durability=store.durability, base=store.root)
-        self.redactions = Redactions(self.directory / "redactions.jsonl", clock=store.clock, zone=store.zone,
+        self.redactions = FileRedactions(self.directory / "redactions.jsonl", clock=store.clock, zone=store.zone,
                                      durability=store.durability, base=store.root)
         """Redaction events (see :mod:`agentmem_nb.store.redactions`): messages hidden without rewriting them."""
         self.facts = FactsLayer.in_folder(self.directory, clock=store.clock, zone=store.zone,

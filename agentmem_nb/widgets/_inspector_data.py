@@ -33,9 +33,8 @@ if TYPE_CHECKING:
 __all__ = ["LAYERS", "MESSAGE_LAYERS", "SHOWN", "InspectorHit", "InspectorWindow", "Found", "InspectorData",
            "view_of", "redaction_note", "NO_REDACTIONS", "row_hit", "row_window"]
 
-NO_REDACTIONS = ("Redaction is not available on PostgreSQL yet: its events are kept in the user's folder "
-                 "(redactions.jsonl) and a database user has none. Nothing was hidden or written; to hide a message "
-                 "now, use a file store (agentmem-nb export URL out/) or delete the row in the database.")
+NO_REDACTIONS = ("Redaction is not available on this store: it keeps no redaction events. Nothing was hidden or "
+                 "written; to hide a message, use a file or PostgreSQL store (both keep them).")
 """Why the redact control is disabled (its tooltip) and what redacting on such a store raises."""
 
 
@@ -257,7 +256,7 @@ class InspectorData:
                reason: str) -> int:
         """Record redaction events for a message of a conversation and for its copy in its day file (found by its
         timestamp); returns how many events were recorded. Nothing is rewritten. A store without redactions
-        (PostgreSQL) raises :class:`~agentmem_nb.errors.StoreError` with :data:`NO_REDACTIONS`, writing nothing."""
+        raises :class:`~agentmem_nb.errors.StoreError` with :data:`NO_REDACTIONS`, writing nothing."""
         events = redactions_of(mem)
         if events is None:
             raise StoreError(NO_REDACTIONS)

@@ -154,8 +154,8 @@ class EditPanel:
             self.text.value = shown
 
     def sync_redact(self) -> None:
-        """Enable the redact control when a hit is chosen and the store keeps redactions (not on PostgreSQL: the
-        button stays disabled and its tooltip says why)."""
+        """Enable the redact control when a hit is chosen and the store keeps redactions (both backends do; on a
+        store that keeps none the button stays disabled and its tooltip says why)."""
         inspector = self._inspector
         supported = inspector.user_id is None or redactions_of(inspector.mem) is not None
         self.redact_button.disabled = inspector.window is None or not supported

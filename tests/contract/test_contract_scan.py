@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from contract_backends import Backend, capability
 
 from agentmem_nb.store.contract import MessageLayer, Store
@@ -70,3 +71,20 @@ def test_a_cursor_from_another_layer_is_not_taken_for_this_one(store: Store) -> 
     store.user("alice").append("s2", "user", "short")
     two = store.user("alice").session("s2")
     assert two.scan(one.scan().cursor).change in ("rewritten", "truncated")
+
+
+@pytest.mark.filterwarnings("ignore::agentmem_nb.errors.MemoryDataWarning")  # the broken entry, announced once
+def test_positions_count_readable_messages_on_both_sides_of_a_broken_entry(backend: Backend, store: Store) -> None:
+    """A broken entry takes no position (on files a broken line is not indexed): a reader that stopped before it
+    is told that exactly the messages appended since are new, where they are, and positions agree everywhere."""
+    layer = _thread(store, 3)
+    first = layer.scan()
+    capability(backend, "corrupt")(layer)
+    store.user("alice").append("s1", "user", "message 3")
+    store.user("alice").append("s1", "user", "message 4")
+    later = layer.scan(first.cursor)
+    assert (later.change, later.start, later.stop) == ("appended", 3, 5)
+    assert _contents(layer, later.start, later.stop) == ["message 3", "message 4"]
+    ids = [mid for mid, _record in layer.read_records(0, later.stop)]
+    assert len(ids) == 5 and [layer.position_of(mid) for mid in ids] == [0, 1, 2, 3, 4]
+    assert [record["content"] for _mid, record in layer.read_at([4, 0, 3])] == ["message 4", "message 0", "message 3"]

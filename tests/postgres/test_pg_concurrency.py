@@ -53,3 +53,56 @@ def test_eight_processes_times_500_appends_give_ids_1_to_4000_in_the_thread_and_
         positions = conn.execute("SELECT array_agg(position ORDER BY position) FROM am_messages GROUP BY layer_id"
                                  ).fetchall()
     assert [row[0] for row in positions] == [list(range(4000))] * 2
+
+
+_HOLDER = """
+import sys
+from agentmem_nb import MemoryStore
+from agentmem_nb.store import DialogueEntry
+store = MemoryStore(sys.argv[1], zone="UTC")
+user = store.user("holder")
+with user.transaction():  # a whole turn's writes, its row locks held until the commit
+    user.append("s1", "user", "written, not committed yet", day="2026-04-08")
+    user.conversations.touch("s1")
+    user.log.append(DialogueEntry(entry_id=0, ts=store.clock(), session_id="s1", user_message="q", assistant_reply="a"))
+    print("holding", flush=True)
+    sys.stdin.readline()
+print("committed", flush=True)
+"""
+
+
+def test_a_writer_of_another_user_never_waits_for_an_open_turn(pg_url: str) -> None:
+    """Writers of different users share no row (no global counter, no shared layer row): while one process holds
+    a turn's transaction open, another user's appends, log entries and conversation updates (same session id, same
+    day) go through. ``lock_timeout`` turns any wait for a lock the holder has into an error instead of a hang."""
+    upgrade_database(pg_url)
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, pg_url], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+        done = subprocess.run(
+            [sys.executable, "-c",
+             "import sys, datetime as dt\n"
+             "from agentmem_nb import MemoryStore\n"
+             "from agentmem_nb.store import DialogueEntry\n"
+             "store = MemoryStore(sys.argv[1] + '?options=-c%20lock_timeout%3D2000', zone='UTC')\n"
+             "for name in ('other', 'holder2'):\n"
+             "    user = store.user(name)\n"
+             "    with user.transaction():\n"
+             "        user.append('s1', 'user', 'hello', day='2026-04-08')\n"
+             "        user.conversations.touch('s1')\n"
+             "        user.log.append(DialogueEntry(entry_id=0, ts=store.clock(), session_id='s1', user_message='q',"
+             " assistant_reply='a'))\n"
+             "print('through')\n", pg_url],
+            capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0 and done.stdout.strip() == "through", done.stderr[-2000:]
+        assert holder.stdin is not None
+        holder.stdin.write("go\n")
+        holder.stdin.flush()
+        assert holder.stdout.readline().strip() == "committed"
+        assert holder.wait(timeout=300) == 0
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+    user = MemoryStore(pg_url, zone="UTC").user("holder")
+    assert [m.message_id for m in user.daily("2026-04-08").messages()] == [1]  # the holder's turn committed

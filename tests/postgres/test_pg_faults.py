@@ -70,3 +70,21 @@ def test_the_pool_survives_a_server_restart(pg: PgServer, store: PostgresStore) 
     pg.restart()  # every pooled connection is now dead
     assert user.append("s1", "user", "after the restart").session.message_id == 2
     assert [m.content for m in user.session("s1").search("restart")] == ["before the restart", "after the restart"]
+
+
+def test_a_lock_timeout_is_reported_as_one_not_as_a_lost_connection(pg_url: str, store: PostgresStore) -> None:
+    """A server setting (``lock_timeout``) that ends an append waiting for another turn's row lock: the error says
+    so, and that nothing was kept — not that the connection was cut, which would send an operator to the network."""
+    store.user("alice").append("s1", "user", "first")
+    impatient = MemoryStore(pg_url + "?options=-c%20lock_timeout%3D50", zone="UTC")
+    try:
+        with psycopg.connect(pg_url) as holder:  # another turn of alice holds her day and thread rows
+            holder.execute("SELECT 1 FROM am_layers WHERE user_id = 'alice' FOR UPDATE")
+            with pytest.raises(StoreError) as caught:
+                impatient.user("alice").append("s1", "user", "second")
+        text = str(caught.value)
+        assert "lock timeout" in text and "nothing of the write was kept" in text
+        assert "connection to the server failed" not in text, text
+    finally:
+        impatient.close()  # type: ignore[attr-defined]
+    assert [m.content for m in store.user("alice").session("s1").messages()] == ["first"]

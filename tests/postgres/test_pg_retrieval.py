@@ -105,3 +105,30 @@ def test_a_dense_signal_reads_the_texts_from_postgres(twin: tuple[MemoryStore, P
     found = [retriever.search(s.user("alice"), "a swim in the lake", budget=4, how="ranked") for s in (files, pg)]
     assert found[0].hits and all(h.signal("dense") > 0 for h in found[0].hits)
     assert _shape(found[1]) == _shape(found[0])
+
+
+@pytest.mark.filterwarnings("ignore::agentmem_nb.errors.MemoryDataWarning")  # the broken row, warned about once
+def test_a_layer_with_a_broken_row_is_not_read_again_after_an_append(twin: tuple[MemoryStore, PostgresStore],
+                                                                     pg_url: str) -> None:
+    """A row another program broke (a JSON array, not a message) is skipped on both backends, as a broken line
+    is. The index then reads only what is appended after it: positions are counted in readable messages on both
+    backends, so the scan's start is where the index stopped."""
+    files, pg = twin
+    path = files.root / "alice" / "sessions" / "s1.jsonl"
+    with open(path, "a", encoding="utf-8") as handle:  # the same broken record in the thread on both backends
+        handle.write("[1, 2]\n")
+    with psycopg.connect(pg_url) as conn:
+        conn.execute("INSERT INTO am_messages (layer_id, message_id, record) SELECT layer_id, 99, '[1, 2]' "
+                     "FROM am_layers WHERE user_id = 'alice' AND kind = 'session' AND key = 's1'")
+    query, scope = "kayak river sunrise", Scope.session("s1")
+    assert _shape(search(pg.user("alice"), query, scope=scope, budget=4)) == \
+        _shape(search(files.user("alice"), query, scope=scope, budget=4))
+    index = user_index(pg.user("alice")).kinds["session"]
+    read_before = sum(f.records_read for f in index.files)
+    for round_ in range(3):
+        for store in (files, pg):
+            store.user("alice").append("s1", "user", f"a kayak trip on the river at sunrise, round {round_}", ts=LATER)
+        on_pg = search(pg.user("alice"), query, scope=scope, budget=4)
+        assert _shape(on_pg) == _shape(search(files.user("alice"), query, scope=scope, budget=4))
+    assert index.rebuilds == 0
+    assert sum(f.records_read for f in index.files) - read_before == 3  # the appended messages, nothing else

@@ -169,3 +169,41 @@ def test_a_password_in_the_query_string_is_hidden_too(pg_url: str) -> None:
     shown = [repr(store), repr(user), user.session("s1").where, store.db.display]
     assert all(PASSWORD not in text for text in shown), shown
     assert [m.content for m in user.session("s1").messages()] == ["hello"]  # the URL still connects
+
+
+def _wal_bytes_per_append(url: str, user: str, count: int) -> float:
+    with MemoryStore(url, zone="UTC") as store, psycopg.connect(url, autocommit=True) as conn:
+        layer = store.user(user)
+        layer.append("s1", "user", "the first append creates the layer rows")
+        start = conn.execute("SELECT pg_current_wal_insert_lsn()").fetchone()
+        for i in range(count):
+            layer.append("s1", "user", f"message {i} about topic {i % 97}: the quick brown fox and filler words")
+        delta = conn.execute("SELECT pg_current_wal_insert_lsn() - %s::pg_lsn", start).fetchone()
+    assert delta is not None
+    return float(delta[0]) / count
+
+
+def test_a_0001_database_with_messages_is_upgraded_and_appends_write_their_trigrams_in_one_record(
+        pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentmem_nb.store.postgres import migrations, store as store_module
+
+    # a database at version 1, with messages, as an agentmem_nb of that version left it
+    monkeypatch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:1])
+    monkeypatch.setattr(store_module, "LATEST", 1)
+    upgrade_database(pg_url)
+    before = _wal_bytes_per_append(pg_url, "alice", 40)
+    monkeypatch.undo()
+
+    applied = upgrade_database(pg_url)
+    assert 2 in applied
+    with psycopg.connect(pg_url) as conn:
+        options = conn.execute("SELECT reloptions FROM pg_class WHERE relname = 'am_messages_search'").fetchone()
+    assert options is not None and "fastupdate=on" in options[0], options
+    with MemoryStore(pg_url, zone="UTC") as store:  # the old rows are still there, found, and ids go on
+        layer = store.user("alice").session("s1")
+        assert len(layer) == 41 and [m.message_id for m in layer.search("message 39 ")] == [41]
+        assert store.user("alice").append("s1", "user", "after the upgrade").session.message_id == 42
+    after = _wal_bytes_per_append(pg_url, "bob", 40)
+    # version 1 wrote each trigram posting into the tree one by one (~80 WAL records a message, twice); the pending
+    # list takes a message's postings in one record (merged in batches when it fills)
+    assert after < before / 2, (before, after)

@@ -10,6 +10,7 @@ import pytest
 
 from agentmem_nb import MemoryStore
 from agentmem_nb.cli import main
+from agentmem_nb.items import ItemKey
 from agentmem_nb.messages import ToolCall
 from agentmem_nb.store import DialogueEntry
 from agentmem_nb.store import FactSource, Statement
@@ -28,6 +29,7 @@ def _view(user: UserStore) -> dict[str, object]:
         "long_term": (user.long_term.read(), list(user.long_term.history()), user.long_term.current()),
         "conversations": user.conversations.list(),
         "log": user.log.entries(),
+        "redactions": user.redactions.events(),
     }
 
 
@@ -70,6 +72,7 @@ def _rich_folder(root: Path, clock) -> MemoryStore:
     user.instructions.add_note("Keep it short.")
     user.instructions.restore(2, which="before")
     user.fact_queue.append({"event": "queued", "session_id": "s1", "target": 1, "ts": "2026-04-08T10:00:00+08:00"})
+    user.redactions.add(ItemKey("session", "s1", 1), reason="private", source="inspector")
     with open(root / "alice" / "sessions" / "s1.jsonl", "ab") as handle:  # a legacy line without an id
         handle.write(json.dumps({"ts": "2026-04-08T12:00:00", "role": "user", "content": "old line"}).encode() + b"\n")
     return store

@@ -11,7 +11,6 @@ from agentmem_nb import MemoryStore
 from agentmem_nb import frames as F
 from agentmem_nb.agent import ChatService
 from agentmem_nb.agent.offline import OfflineChatModel
-from agentmem_nb.errors import StoreError
 from agentmem_nb.store.postgres import PostgresStore
 from agentmem_nb.widgets import ChatWidget, MemoryInspector, ToolTimeline
 
@@ -61,16 +60,20 @@ def test_the_inspector_searches_windows_and_follows_a_postgres_user(twin: tuple[
     assert inspector._follower().stats.records - read == 1  # the new message only
 
 
-def test_redaction_is_refused_on_postgres_with_the_reason(twin: tuple[MemoryStore, PostgresStore]) -> None:
-    _, pg = twin
-    inspector = MemoryInspector(pg, user_id="alice")
-    inspector.search("lyon")
-    inspector.select_hit(0)
-    assert inspector.editor.redact_button.disabled
-    assert "PostgreSQL" in inspector.editor.redact_button.tooltip
-    with pytest.raises(StoreError, match="not available on PostgreSQL"):
+def test_redacting_on_postgres_hides_the_message_and_its_day_copy(twin: tuple[MemoryStore, PostgresStore]) -> None:
+    files, pg = twin
+    for store in (files, pg):
+        inspector = MemoryInspector(store, user_id="alice")
+        inspector.search("lyon")
+        inspector.select_hit(0)
+        assert not inspector.editor.redact_button.disabled and not inspector.editor.redact_button.tooltip
         inspector.redact_message("s1", 1, reason="private")
-    assert len(pg.user("alice").session("s1")) == 7  # nothing written
+    user = pg.user("alice")
+    assert len(user.session("s1")) == 7  # nothing rewritten: an event was recorded
+    assert [(e.item.layer, e.item.key, e.item.message_id) for e in user.redactions.events()] == \
+        [(e.item.layer, e.item.key, e.item.message_id) for e in files.user("alice").redactions.events()]
+    assert 1 not in [m.message_id for m in user.search_session("s1", "lyon")]
+    assert user.session_window("s1", 1, 0, 0).messages[0].content == "[redacted: private]"
 
 
 def test_the_timeline_shows_the_calls_of_a_postgres_user(twin: tuple[MemoryStore, PostgresStore]) -> None:

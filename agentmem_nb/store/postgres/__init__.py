@@ -6,7 +6,8 @@ created and upgraded by versioned migrations (``agentmem-nb db upgrade URL``, or
 
 One concept per module: ``connection`` (pool, transactions, errors without secrets), ``migrations`` (the versioned
 SQL), ``records`` (how a JSON record is kept in a row), ``layer`` (sessions and days: ids, windows, exact search,
-scan), ``longterm``, ``conversations``, ``dialogue`` (the log, JSONB), ``user`` and ``store``.
+scan), ``longterm``, ``conversations``, ``dialogue`` (the log, JSONB), ``redactions`` (hidden messages' events),
+``user`` and ``store``.
 
 Needs the ``postgres`` extra (``pip install 'agentmem_nb[postgres]'``): psycopg 3 and psycopg-pool. Importing
 :mod:`agentmem_nb.store` does not import this package.

@@ -97,7 +97,12 @@ class Database:
         reason = " ".join(str(exc).split()) or type(exc).__name__
         if isinstance(exc, UnicodeEncodeError) and not fix:
             fix = "a value holds a lone surrogate, which has no UTF-8 form to send: remove it"
-        if not fix and isinstance(exc, (psycopg.OperationalError, PoolTimeout)):
+        if not fix and isinstance(exc, (psycopg.errors.LockNotAvailable, psycopg.errors.QueryCanceled)):
+            # OperationalErrors too, but the connection is fine: a server timeout (lock_timeout, statement_timeout)
+            # or a cancel ended the statement, usually while it waited for another transaction's row lock
+            fix = ("a timeout or cancel of the server ended the statement" + ("; nothing of the write was kept"
+                   if writing else "") + ": try again, or raise the server's lock_timeout/statement_timeout")
+        elif not fix and isinstance(exc, (psycopg.OperationalError, PoolTimeout)):
             fix = ("the connection to the server failed or was cut (a restart, a terminated backend, the network)"
                    + ("; nothing of an unfinished write was kept" if writing else "") + ": try again")
         elif not fix and writing:

@@ -16,12 +16,19 @@ Why it looks like this:
   the same way and matched with ``LIKE '%…%'`` (its ``%``, ``_`` and ``\\`` escaped, so it is literal), newest first,
   ``LIMIT limit``: the GIN index (layer, folded trigrams) finds the candidates, so a rare keyword in a long layer
   does not read the layer.
-* **scan** compares a cursor holding ``(layer_id, generation)`` and the row count: rows written by the store are
-  appends; a row changed or removed behind it (see the triggers in the schema) bumps the generation.
+* **scan** compares a cursor holding ``(layer_id, generation)`` and the readable count: rows written by the store
+  are appends; a row changed or removed behind it (see the triggers in the schema) bumps the generation.
+* **Bulk readers count readable messages, as on files.** The file backend's positions (``scan``, ``read_records``,
+  ``read_at``, ``position_of``) number the readable records: a broken line takes none. A row's ``position`` here
+  counts every row, so the bulk readers translate through the layer's skipped positions (its unreadable rows, from
+  their partial index, and the holes a removal left): none, usually, and then the translation is the identity.
+  Counting rows instead made a bulk reader that stopped after a broken row (the retrieval index) see each append
+  start past where it stopped, and read the whole layer again after every append.
 """
 
 from __future__ import annotations
 
+import bisect
 import datetime as _dt
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -86,6 +93,7 @@ class PostgresLayer:
         self.zone = user.store.zone
         self._params = {"user": user.user_id, "kind": kind, "key": key}
         self._warned: set[int] = set()
+        self._holes: tuple[tuple[int, int], list[int]] | None = None  # ((layer_id, generation), holes) last seen
 
     def __repr__(self) -> str:
         return f"PostgresLayer(kind={self._kind!r}, key={self._key!r}, user={self._user.user_id!r})"
@@ -234,9 +242,14 @@ class PostgresLayer:
         return self._messages(rows)[0] if rows else None
 
     def position_of(self, message_id: int) -> int | None:
-        """The position of the first message with ``message_id`` (``None`` if absent)."""
+        """The position (among the readable messages, as on files) of the first message with ``message_id``
+        (``None`` if absent)."""
         rows = self._fetch("readable AND message_id = %(mid)s", {"mid": int(message_id)}, limit=1)
-        return int(rows[0][0]) if rows else None
+        if not rows:
+            return None
+        position = int(rows[0][0])
+        layout = self._layout()
+        return position - bisect.bisect_left(layout[3], position) if layout else position
 
     def first_and_last(self) -> tuple[Message, Message] | None:
         """The first and last messages, or ``None`` for an empty layer."""
@@ -316,16 +329,49 @@ class PostgresLayer:
 
     # ------------------------------------------------------------------ bulk readers
 
+    def _layout(self) -> tuple[int, int, int, list[int]] | None:
+        """``(layer_id, generation, readable count, skipped)`` (``None``: no such layer), where ``skipped`` are
+        the positions below the layer's row count with no readable message, in order: its unreadable rows (a
+        partial index holds them) and, after a removal behind the store (``generation`` > 0), the holes it left
+        (found once per generation: only a removal makes one, and a removal bumps the generation)."""
+        rows = self._db.fetch(
+            "SELECT l.layer_id, l.generation, l.rows, ARRAY(SELECT m.position FROM am_messages m WHERE m.layer_id = "
+            "l.layer_id AND NOT m.readable AND m.position < l.rows ORDER BY m.position) FROM am_layers l "
+            "WHERE l.user_id = %(user)s AND l.kind = %(kind)s AND l.key = %(key)s", self._params)
+        if not rows:
+            return None
+        layer_id, generation, count = (int(v) for v in rows[0][:3])
+        skipped = [int(p) for p in rows[0][3]]
+        if generation:
+            ident = (layer_id, generation)
+            if self._holes is None or self._holes[0] != ident:
+                holes = self._db.fetch(
+                    "SELECT generate_series(prev + 1, position - 1) FROM (SELECT position, lag(position, 1, -1::bigint) "
+                    "OVER (ORDER BY position) AS prev FROM am_messages WHERE layer_id = %s) AS t "
+                    "WHERE position > prev + 1", (layer_id,))
+                self._holes = (ident, [int(h) for (h,) in holes])
+            skipped = sorted({*skipped, *(h for h in self._holes[1] if h < count)})
+        return layer_id, generation, count - len(skipped), skipped
+
+    @staticmethod
+    def _row_position(index: int, skipped: Sequence[int]) -> int:
+        """The row position of the ``index``-th readable message, given the skipped positions (in order)."""
+        position = index
+        for skip in skipped:
+            if skip > position:
+                break
+            position += 1
+        return position
+
     def scan(self, since: Cursor | None = None) -> Scan:
         """What changed since ``since`` (see :class:`~agentmem_nb.store.Scan`); the cursor holds the layer's id and
-        generation and its row count."""
+        generation and its readable count (positions count readable messages, as on files)."""
         since = since or Cursor()
-        rows = self._db.fetch("SELECT layer_id, generation, rows FROM am_layers WHERE user_id = %(user)s "
-                              "AND kind = %(kind)s AND key = %(key)s", self._params)
-        if not rows:
+        layout = self._layout()
+        if layout is None:
             change: Change = "unchanged" if since.end == 0 else "truncated"
             return Scan(change, 0, 0, Cursor())
-        layer_id, generation, count = (int(v) for v in rows[0])
+        layer_id, generation, count, _ = layout
         ident = (layer_id, generation)
         cursor = Cursor(file=ident, end=count)
         if since.end == 0:
@@ -338,21 +384,28 @@ class PostgresLayer:
         return Scan("unchanged" if count == since.end else "appended", since.end, count, cursor)
 
     def read_records(self, start: int, stop: int) -> list[tuple[int, dict[str, Any]]]:
-        """``(message_id, record)`` of the readable rows at positions ``start <= i < stop``."""
+        """``(message_id, record)`` of the readable messages at positions ``start <= i < stop`` (positions count
+        readable messages, as on files): one ordered range of the primary key from the first one's row."""
         start = max(0, int(start))
         if stop <= start:
             return []
-        rows = self._fetch("position >= %(start)s AND position < %(stop)s", {"start": start, "stop": int(stop)})
+        layout = self._layout()
+        first = self._row_position(start, layout[3]) if layout else start
+        rows = self._fetch("readable AND position >= %(first)s", {"first": first}, limit=int(stop) - start)
         return [(mid, {**record, "message_id": mid}) for mid, record in self._records(rows)]
 
     def read_at(self, positions: Sequence[int]) -> list[tuple[int, dict[str, Any]]]:
-        """``(message_id, record)`` at the given positions, in the order given (one statement), for bulk readers (the
-        retrieval index reads an embedder's texts this way); a position with no readable row is left out."""
+        """``(message_id, record)`` at the given positions (counting readable messages, as on files), in the order
+        given (one statement), for bulk readers (the retrieval index reads an embedder's texts this way); a position
+        with no message is left out."""
         if not positions:
             return []
-        rows = self._fetch("position = ANY(%(positions)s)", {"positions": [int(p) for p in positions]})
+        layout = self._layout()
+        skipped = layout[3] if layout else []
+        rows_at = {int(p): self._row_position(int(p), skipped) for p in positions}
+        rows = self._fetch("readable AND position = ANY(%(positions)s)", {"positions": sorted(set(rows_at.values()))})
         found = {int(row[0]): row for row in rows}
-        ordered = [found[int(p)] for p in positions if int(p) in found]
+        ordered = [found[rows_at[int(p)]] for p in positions if rows_at[int(p)] in found]
         return [(mid, {**record, "message_id": mid}) for mid, record in self._records(ordered)]
 
     def problems(self) -> list[Problem]:

@@ -11,12 +11,13 @@ Why it looks like this:
   row count and next id; a second run starts where the database's copy ends, after checking that its last row is the
   file's line at that position (anything else is another layer's history: refused, nothing merged). A run stopped
   half way (Ctrl-C, a lost connection) is finished by running it again; a finished one copies nothing. Long-term
-  versions, the standing instructions' versions, the dialogue log and conversations are copied the same way (what
-  is there is kept); fact events like a layer (ids and positions kept, so resolutions still name their facts); the
-  facts queue (what is still waiting for extraction) once, whole.
+  versions, the standing instructions' versions, the dialogue log, redaction events and conversations are copied the
+  same way (what is there is kept); fact events like a layer (ids and positions kept, so resolutions still name their
+  facts); the facts queue (what is still waiting for extraction) once, whole. Redactions go both ways with the
+  messages: a message hidden in one store stays hidden in the other.
 * **Export writes the file backend's format**: lines with their ids, ``memory.md`` and ``instructions.md`` with their
-  history records, ``facts.jsonl``, ``facts.queue.jsonl``, the conversation index and the log, into a folder that must
-  not hold those users yet (nothing is overwritten).
+  history records, ``facts.jsonl``, ``facts.queue.jsonl``, the conversation index, the log and the redaction events,
+  into a folder that must not hold those users yet (nothing is overwritten).
 """
 
 from __future__ import annotations
@@ -93,6 +94,7 @@ def migrate_folder(root: str | os.PathLike[str], target: PostgresStore, *, batch
         _copy_long_term(user, target, report)
         _copy_long_term(user, target, report, document=user.instructions, table="am_instructions")
         _copy_log(user, target, report, batch, progress)
+        _copy_redactions(user, target, report)
         _copy_conversations(user, target, report)
         _copy_facts(user, target, report, batch, progress)
         _copy_fact_queue(user, target, report)
@@ -203,6 +205,23 @@ def _copy_log(user: UserMemory, target: PostgresStore, report: TransferReport, b
         if progress is not None:
             progress(f"{user.user_id}/logs/llm_dialogue.jsonl", start + len(chunk))
     report.add("log entries", copied)
+
+
+def _copy_redactions(user: UserMemory, target: PostgresStore, report: TransferReport) -> None:
+    events = user.redactions.file
+    rows = ([(user.user_id, rid, *to_columns(_strip_id(record))) for rid, record in events.iter_records()]
+            if events.path.exists() else [])
+    if not rows:
+        return
+    copied = 0
+    with target.db.transaction(f"copy the redactions of {user.user_id!r}") as conn:
+        for row in rows:
+            done = conn.execute("INSERT INTO am_redactions (user_id, redaction_id, record, raw) VALUES "
+                                "(%s, %s, %s::jsonb, %s) ON CONFLICT (user_id, redaction_id) DO NOTHING", row)
+            copied += done.rowcount
+        conn.execute("UPDATE am_users SET next_redaction_id = greatest(next_redaction_id, %s) WHERE user_id = %s",
+                     (max(rid for _, rid, _, _ in rows) + 1, user.user_id))
+    report.add("redactions", copied)
 
 
 def _copy_conversations(user: UserMemory, target: PostgresStore, report: TransferReport) -> None:
@@ -317,6 +336,7 @@ def export_database(source: PostgresStore, out: str | os.PathLike[str], *,
             _export_long_term(conn, user_id, folder, report)
             _export_long_term(conn, user_id, folder, report, table="am_instructions")
             _export_log(conn, user_id, folder, report)
+            _export_redactions(conn, user_id, folder, report)
             _export_conversations(conn, user_id, folder, source, report)
             _export_facts(conn, user_id, folder, report)
     return report
@@ -390,6 +410,18 @@ def _export_log(conn: psycopg.Connection[Any], user_id: str, folder: Path, repor
                 if line is not None:
                     handle.write(_line(line))
     report.add("log entries", len(rows))
+
+
+def _export_redactions(conn: psycopg.Connection[Any], user_id: str, folder: Path, report: TransferReport) -> None:
+    rows = conn.execute("SELECT redaction_id, record, raw FROM am_redactions WHERE user_id = %s ORDER BY redaction_id",
+                        (user_id,)).fetchall()
+    if rows:
+        with open(folder / "redactions.jsonl", "wb") as handle:
+            for redaction_id, record, raw in rows:
+                line = _stored(record, raw, "message_id", redaction_id)
+                if line is not None:
+                    handle.write(_line(line))
+    report.add("redactions", len(rows))
 
 
 def _export_conversations(conn: psycopg.Connection[Any], user_id: str, folder: Path, source: PostgresStore,

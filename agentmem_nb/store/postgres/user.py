@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import threading
+from dataclasses import replace
 from itertools import groupby
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -20,6 +21,7 @@ from agentmem_nb.store.postgres.facts import PostgresEventLog, PostgresFactQueue
 from agentmem_nb.store.postgres.layer import PostgresLayer, like_pattern, problem_for_row
 from agentmem_nb.store.postgres.records import fold
 from agentmem_nb.store.postgres.longterm import PostgresLongTerm
+from agentmem_nb.store.postgres.redactions import PostgresRedactions
 from agentmem_nb.store.problems import Problem
 from agentmem_nb.timeutil import day_of
 
@@ -56,6 +58,8 @@ class PostgresUser:
         """Procedural memory: the agent's standing instructions, versioned like long-term memory."""
         self.fact_queue = PostgresFactQueue(self)
         """The durable queue of messages waiting for fact extraction (see :mod:`agentmem_nb.agent.facts_queue`)."""
+        self.redactions = PostgresRedactions(self)
+        """Redaction events (see :mod:`agentmem_nb.store.redactions`): messages hidden without changing them."""
 
     def __repr__(self) -> str:
         return f"PostgresUser(user_id={self.user_id!r}, database={self.store.db.display!r})"
@@ -119,14 +123,32 @@ class PostgresUser:
     # ------------------------------------------------------------------ reads across layers
 
     def search_session(self, session_id: str, keyword: str, *, limit: int = 20) -> list[Message]:
-        """Keyword search in one thread."""
-        return self.session(session_id).search(keyword, limit=limit)
+        """Keyword search in one thread; redacted messages are never hits (:mod:`agentmem_nb.store.redactions`)."""
+        return self._search(self.session(session_id), keyword, limit)
+
+    def _search(self, layer: PostgresLayer, keyword: str, limit: int) -> list[Message]:
+        hidden = self.redactions.hidden("session" if layer.kind == "session" else "daily", layer.key)
+        if not hidden:
+            return layer.search(keyword, limit=limit)
+        # Ask for as many more as are hidden, so that hiding them does not shorten the list (the files' rule).
+        wanted = max(0, min(int(limit), MAX_SEARCH_LIMIT))
+        found = [m for m in layer.search(keyword, limit=wanted + len(hidden)) if m.message_id not in hidden]
+        return found[-wanted:] if wanted else []
 
     def search_daily(self, keyword: str, *, day: str | None = None, limit: int = 20) -> list[Message]:
-        """Keyword search in one day, or across every day (newest days first; the last ``limit`` hits in order)."""
+        """Keyword search in one day, or across every day (newest days first; the last ``limit`` hits in order).
+        Redacted messages are never hits."""
         if day is not None:
-            return self.daily(day).search(keyword, limit=limit)
-        limit = max(0, min(int(limit), MAX_SEARCH_LIMIT))
+            return self._search(self.daily(day), keyword, limit)
+        wanted = max(0, min(int(limit), MAX_SEARCH_LIMIT))
+        hidden = {(item.key, item.message_id) for item in self.redactions.active() if item.layer == "daily"}
+        if not hidden:
+            return self._search_days(keyword, wanted)
+        found = [m for m in self._search_days(keyword, wanted + len(hidden)) if (m.day, m.message_id) not in hidden]
+        return found[-wanted:] if wanted else []
+
+    def _search_days(self, keyword: str, limit: int) -> list[Message]:
+        limit = max(0, int(limit))
         needle = fold(keyword.strip())
         if not limit:
             return []
@@ -152,16 +174,19 @@ class PostgresUser:
         return [str(key) for (key,) in rows]
 
     def session_window(self, session_id: str, message_id: int, before: int = 2, after: int = 2) -> Window:
-        """Messages around an anchor of a thread."""
-        return self.session(session_id).window(message_id, before, after)
+        """Messages around an anchor of a thread (a redacted one shows ``[redacted: reason]``)."""
+        return self._shown(self.session(session_id).window(message_id, before, after), "session")
 
     def daily_window(self, day: str, message_id: int, before: int = 2, after: int = 2) -> Window:
-        """Messages around an anchor of a day."""
-        return self.daily(day).window(message_id, before, after)
+        """Messages around an anchor of a day (a redacted one shows ``[redacted: reason]``)."""
+        return self._shown(self.daily(day).window(message_id, before, after), "daily")
+
+    def _shown(self, window: Window, layer: LayerKind) -> Window:
+        return replace(window, messages=tuple(self.redactions.shown(window.messages, layer)))
 
     def recent(self, session_id: str, rounds: int = 3) -> list[Message]:
-        """The last ``rounds`` rounds of a thread."""
-        return self.session(session_id).recent(rounds)
+        """The last ``rounds`` rounds of a thread (a redacted message shows ``[redacted: reason]``)."""
+        return self.redactions.shown(self.session(session_id).recent(rounds), "session")
 
     def problems(self) -> list[Problem]:
         """Every unreadable row of this user (one query over all layers), and the log's."""
@@ -172,4 +197,4 @@ class PostgresUser:
         found = [problem_for_row(self._layer(kind, key).where, position, mid, record, raw)
                  for kind, key, position, mid, record, raw in rows]
         return (found + self.log.problems() + self.long_term.problems() + self.conversations.problems()
-                + self.facts.problems() + self.instructions.problems())
+                + self.facts.problems() + self.instructions.problems() + self.redactions.problems())

@@ -1,0 +1,12 @@
+-- agentmem_nb schema, version 2: the trigram index takes new rows through a small pending list.
+-- Applied by agentmem_nb.store.postgres.migrations (`agentmem-nb db upgrade URL`), never by hand.
+--
+-- With fastupdate off (version 1), every append wrote each message's ~90 trigram postings into the GIN tree one by
+-- one (twice: the session row and its day copy): about 2 ms of server CPU and 15 kB of WAL per append, three
+-- quarters of the append's server time (benchmarks/POSTGRES.md, measured). With fastupdate on, a row's postings go
+-- to the pending list in one record and are merged into the tree in sorted batches: 0.75 ms of server CPU per
+-- append. Version 1 turned it off because a search reads the whole pending list and the default list holds 4 MB;
+-- gin_pending_list_limit bounds it to 256 kB here (about 130 messages, 32 pages: a fraction of a millisecond per
+-- search), and the append that fills it (or autovacuum) merges it. Changing the options rewrites nothing: rows
+-- already in the tree stay there.
+ALTER INDEX am_messages_search SET (fastupdate = on, gin_pending_list_limit = 256);
