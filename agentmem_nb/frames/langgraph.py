@@ -18,12 +18,13 @@ message list, ``user_id`` is missing) plus LangGraph's own: ``step``, ``checkpoi
 state held the message: the step that wrote it), ``lc_id`` (the message's own id), ``name``, ``tool_call_id``.
 ``ts`` is that checkpoint's time. The rows are the latest state's messages: one a later step removed is not shown.
 
-Why a walk of every checkpoint: a checkpoint holds the whole state, not what changed, and only the first checkpoint
-that holds a message says when it was written. ``list()`` hands each checkpoint's state over already decoded, so the
-walk costs what the saver's decoding costs — which grows with the square of the steps (every checkpoint holds every
-message so far): a few hundred steps read in about a second, 1,000 in about 20 s on a loaded machine, and our part is
-a tenth to a third of it (a message is looked at by id only; a checkpoint whose messages did not change is skipped).
-``benchmarks/LANGGRAPH.md`` has the figures and what a faster, per-saver reader of the steps' writes would take.
+How a thread is read: a checkpoint holds the whole state, not what changed, and ``list()`` decodes every one, so the
+public walk (:func:`_walk_rows`: the first checkpoint whose state held each message) costs the square of the steps
+(9.2 s at 1,000 steps). ``InMemorySaver``, ``SqliteSaver`` and ``PostgresSaver`` are read instead by a reader of their
+own tables (``_lg_readers``): each checkpoint's id, parent, step and time, the writes filed under it, and the latest
+state once, replayed through ``add_messages``' rules — linear in the steps, and the same frame (pinned by
+``tests/frames/test_frames_langgraph_readers.py``). Any other saver, and any thread a reader does not understand
+(a forked history, another reducer …), is read by the public walk. ``benchmarks/LANGGRAPH.md`` has the figures.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from agentmem_nb.frames._lg_readers import Point, place, reader_for
 from agentmem_nb.frames._text import text_array
 from agentmem_nb.frames._time import datetimes_to_series, frame_zone
 
@@ -188,6 +190,18 @@ class _Written:
 
 def _thread_rows(checkpointer: BaseCheckpointSaver[Any], thread_id: str, channel: str
                  ) -> tuple[list[Any], list[tuple[int, str, _dt.datetime] | None]]:
+    reader = reader_for(checkpointer)
+    if reader is not None:  # the saver's own tables, linear in the steps (``_lg_readers``); None: not understood
+        log = reader.thread_log(thread_id, channel)
+        placed = place(log) if log is not None else None
+        if placed is not None:
+            return placed
+    return _walk_rows(checkpointer, thread_id, channel)
+
+
+def _walk_rows(checkpointer: BaseCheckpointSaver[Any], thread_id: str, channel: str
+               ) -> tuple[list[Any], list[tuple[int, str, _dt.datetime] | None]]:
+    """The public walk: every checkpoint through ``list()`` (any saver; quadratic in the steps)."""
     tuples = _root_tuples(checkpointer, thread_id)
     written = _Written()
     latest = written.walk(tuples, channel)
@@ -303,6 +317,31 @@ def threads(checkpointer: BaseCheckpointSaver[Any], *, zone: _dt.tzinfo | None =
     """One row per thread the checkpointer holds: ``thread_id``, ``n_checkpoints`` (top level), ``first_ts``,
     ``last_ts`` and ``last_step``; newest ``last_ts`` first (ties by thread id)."""
     _require_checkpointer(checkpointer, "threads")
+    reader = reader_for(checkpointer)
+    found = reader.all_points() if reader is not None else None
+    seen = _threads_seen(checkpointer) if found is None else _points_seen(found)
+    ordered = sorted(seen.items(), key=lambda kv: (-kv[1][2].timestamp(), kv[0]))
+    zone = frame_zone(zone)
+    return pd.DataFrame({
+        "thread_id": text_array([t for t, _ in ordered]),
+        "n_checkpoints": np.asarray([r[0] for _, r in ordered], dtype=np.int64),
+        "first_ts": _zone_series([r[1] for _, r in ordered], zone),
+        "last_ts": _zone_series([r[2] for _, r in ordered], zone),
+        "last_step": pd.array([r[3] for _, r in ordered], dtype="Int64"),
+    })
+
+
+def _points_seen(found: dict[str, list[Point]]) -> dict[str, list[Any]]:
+    """:func:`threads`' rows from a reader's checkpoints (no state decoded)."""
+    seen: dict[str, list[Any]] = {}
+    for thread, points in found.items():
+        last = max(points, key=lambda p: p.id)
+        seen[thread] = [len(points), min(_utc(p.ts) for p in points), _utc(last.ts), last.step, last.id]
+    return seen
+
+
+def _threads_seen(checkpointer: BaseCheckpointSaver[Any]) -> dict[str, list[Any]]:
+    """:func:`threads`' rows through ``list(None)``: every checkpoint's state decoded (any saver)."""
     seen: dict[str, list[Any]] = {}
     for tup in checkpointer.list(None):
         conf = tup.config.get("configurable", {})
@@ -320,15 +359,7 @@ def threads(checkpointer: BaseCheckpointSaver[Any], *, zone: _dt.tzinfo | None =
             row[1] = moment
         if tup.checkpoint["id"] > row[4]:
             row[2], row[3], row[4] = moment, step, tup.checkpoint["id"]
-    ordered = sorted(seen.items(), key=lambda kv: (-kv[1][2].timestamp(), kv[0]))
-    zone = frame_zone(zone)
-    return pd.DataFrame({
-        "thread_id": text_array([t for t, _ in ordered]),
-        "n_checkpoints": np.asarray([r[0] for _, r in ordered], dtype=np.int64),
-        "first_ts": _zone_series([r[1] for _, r in ordered], zone),
-        "last_ts": _zone_series([r[2] for _, r in ordered], zone),
-        "last_step": pd.array([r[3] for _, r in ordered], dtype="Int64"),
-    })
+    return seen
 
 
 def checkpoint_history(
