@@ -3,8 +3,9 @@
 Many agents explored in a notebook keep their memory outside our folder: each thread's state, step by step, in a
 checkpointer (``InMemorySaver``, ``SqliteSaver``, ``PostgresSaver``) and long-term items in a ``BaseStore``
 (``InMemoryStore``, ``SqliteStore``, ``PostgresStore``, or :class:`~agentmem_nb.langgraph_store.AgentMemStore`). The
-functions here read them through LangGraph's public API only (``BaseCheckpointSaver.list`` and ``BaseStore.search`` /
-``list_namespaces``), so every saver and store is read the same way::
+functions here read any of them through LangGraph's public API (``BaseCheckpointSaver.list`` and ``BaseStore.search``
+/ ``list_namespaces``), and LangGraph's own savers and stores faster from their own data when that gives the same
+frame (``_lg_readers``, ``_lg_stores``; see below)::
 
     frames.threads(checkpointer)                         # one row per thread
     frames.session_messages(checkpointer, "thread-1")    # the thread's messages, with the step that wrote each
@@ -33,12 +34,14 @@ import datetime as _dt
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import chain
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from agentmem_nb.frames._lg_readers import Point, place, reader_for
+from agentmem_nb.frames._lg_stores import StoreRow, store_rows
 from agentmem_nb.frames._text import text_array
 from agentmem_nb.frames._time import datetimes_to_series, frame_zone
 
@@ -475,19 +478,35 @@ def store_items(
         raise TypeError(f"store_items: expected a LangGraph BaseStore (InMemoryStore, SqliteStore, PostgresStore, "
                         f"AgentMemStore …), got {type(store).__name__}")
     prefix = tuple(namespace_prefix)
-    found = sorted(_items(store, prefix), key=lambda item: (item.namespace, item.key))
-    values = [item.value for item in found]
+    rows = store_rows(store, prefix)  # the store's own data when it is one we know (``_lg_stores``), else search
+    if rows is None:
+        rows = _searched_rows(store, prefix)
+    return _store_frame(rows, fields=fields, zone=zone)
+
+
+def _searched_rows(store: BaseStore, prefix: tuple[str, ...]) -> list[StoreRow]:
+    """The items under ``prefix`` through ``BaseStore.search`` (any store)."""
+    return [(tuple(i.namespace), i.key, i.value, i.created_at, i.updated_at) for i in _items(store, prefix)]
+
+
+def _store_frame(rows: list[StoreRow], *, fields: bool | None, zone: _dt.tzinfo | None) -> pd.DataFrame:
+    by_namespace: dict[tuple[str, ...], list[StoreRow]] = {}
+    for row in rows:  # ordered by namespace then key: grouped first, so most comparisons are of keys alone
+        by_namespace.setdefault(row[0], []).append(row)
+    by_key = itemgetter(1)
+    found = [row for ns in sorted(by_namespace) for row in sorted(by_namespace[ns], key=by_key)]
+    values = [row[2] for row in found]
     namespaces = np.empty(len(found), dtype=object)
-    namespaces[:] = [tuple(item.namespace) for item in found]
+    namespaces[:] = [row[0] for row in found]
     value_col = np.empty(len(found), dtype=object)
     value_col[:] = values
     zone = frame_zone(zone)
     data: dict[str, Any] = {
         "namespace": namespaces,
-        "key": text_array([item.key for item in found]),
+        "key": text_array([row[1] for row in found]),
         "value": value_col,
-        "created_at": _zone_series([item.created_at for item in found], zone),
-        "updated_at": _zone_series([item.updated_at for item in found], zone),
+        "created_at": _zone_series([row[3] for row in found], zone),
+        "updated_at": _zone_series([row[4] for row in found], zone),
     }
     if fields if fields is not None else _flat(values):
         names: dict[str, None] = {}
@@ -513,8 +532,9 @@ def store_namespaces(store: BaseStore, *, prefix: Sequence[str] = (), max_depth:
             break
         offset += len(page)
     counts: dict[tuple[str, ...], int] = {}
-    for item in _items(store, tuple(prefix)):
-        ns = tuple(item.namespace)
+    rows = store_rows(store, tuple(prefix))
+    for row in rows if rows is not None else _searched_rows(store, tuple(prefix)):
+        ns = row[0]
         key = ns[:max_depth] if max_depth is not None else ns
         counts[key] = counts.get(key, 0) + 1
     ordered = sorted(set(map(tuple, found)))
