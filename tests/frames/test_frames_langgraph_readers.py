@@ -99,10 +99,10 @@ class State(TypedDict):
     n: int
 
 
-def _loop_graph(saver: Any, steps: int) -> Any:
+def _loop_graph(saver: Any, steps: int, *, text: str = "") -> Any:
     """One node looping ``steps`` times, each writing an id-less message (add_messages gives it a random id)."""
     def step(state: State) -> dict[str, Any]:
-        return {"messages": [AIMessage(content=f"step {state['n']}")], "n": state["n"] + 1}
+        return {"messages": [AIMessage(content=f"step {state['n']} {text}")], "n": state["n"] + 1}
 
     graph = StateGraph(State)
     graph.add_node("step", step)
@@ -268,3 +268,24 @@ def test_a_thread_is_read_in_time_linear_in_its_steps(kind: str, tmp_path: Any) 
             cost[steps] = (serde.calls, serde.bytes)
     calls_ratio, bytes_ratio = cost[40][0] / cost[10][0], cost[40][1] / cost[10][1]
     assert calls_ratio < 4.5 and bytes_ratio < 4.5, cost  # four times the steps: about four times the work
+
+
+@pytest.mark.parametrize("kind", SAVERS)
+def test_every_thread_is_decoded_once(kind: str, tmp_path: Any) -> None:
+    """``tool_calls(checkpointer)`` (no thread) lists the threads without decoding their states, then reads each:
+    it decodes what reading each thread by name decodes, not that twice."""
+    serde = CountingSerde()
+    for saver in _make_saver(kind, tmp_path, serde):
+        for thread in ("a", "b"):
+            _loop_graph(saver, 8, text="x" * 1000).invoke({"messages": [], "n": 0},
+                                                          {"configurable": {"thread_id": thread}})
+        serde.bytes = 0
+        by_name = len(frames.tool_calls(saver, session="a")) + len(frames.tool_calls(saver, session="b"))
+        named = serde.bytes
+        serde.bytes = 0
+        assert len(frames.tool_calls(saver)) == by_name
+        assert len(frames.session_messages(saver)) == 16
+        everything = serde.bytes
+    # two frames, each thread read once per frame, plus the listing (checkpoint heads, no state): about 2x; listing
+    # threads through list(None) decoded every state once more per frame (4x)
+    assert everything <= 2.5 * named, (everything, named)
