@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["Point", "ThreadLog", "reader_for", "place", "MISSING"]
+__all__ = ["Point", "ThreadLog", "MemoryReader", "reader_for", "place", "message_counts", "MISSING"]
 
 MISSING: Any = object()
 """The channel holds nothing at a checkpoint (or the saver cannot say cheaply, for :attr:`Point.version`)."""
@@ -124,6 +124,33 @@ class MemoryReader:
             if blob is not None and blob[0] != "empty":
                 latest = serde.loads_typed(blob)
         return ThreadLog(points, writes, latest)
+
+    def history(self, thread_id: str, channel: str) -> list[tuple[Any, Any, str | None, int, dict[str, Any]]] | None:
+        """Each top-level checkpoint, oldest first: (checkpoint without values, metadata, parent id, messages held,
+        the other channels' values) — the message counts from the replay, each other value decoded once per version
+        (so two rows where a channel did not change share one object, as they share one blob)."""
+        log = self.thread_log(thread_id, channel)
+        counts = message_counts(log) if log is not None else None
+        if log is None or counts is None:
+            return None
+        serde, blobs = self.saver.serde, self.saver.blobs
+        found = self.saver.storage.get(thread_id, {}).get("", {})
+        decoded: dict[tuple[str, Any], Any] = {}
+        rows = []
+        for point, count in zip(log.points, counts):
+            checkpoint_b, metadata_b, parent = found[point.id]
+            checkpoint = serde.loads_typed(checkpoint_b)
+            values: dict[str, Any] = {}
+            for name, version in checkpoint.get("channel_versions", {}).items():
+                if name == channel or name.startswith(("branch:", "__")):
+                    continue  # the frame leaves these out of ``values``
+                if (name, version) not in decoded:
+                    blob = blobs.get((thread_id, "", name, version))
+                    decoded[name, version] = MISSING if blob is None or blob[0] == "empty" else serde.loads_typed(blob)
+                if decoded[name, version] is not MISSING:
+                    values[name] = decoded[name, version]
+            rows.append((checkpoint, serde.loads_typed(metadata_b), parent, count, values))
+        return rows
 
     def all_points(self) -> dict[str, list[Point]] | None:
         out: dict[str, list[Point]] = {}
@@ -398,17 +425,24 @@ def place(log: ThreadLog) -> tuple[list[Any], list[Where | None]] | None:
     give the latest list, such an id may be one the run gave an id-less message (a subgraph handing the whole list
     back), which :func:`_resolve` pairs with it. Not the other way round: LangGraph may save a step's writes after the
     reducer gave them their ids (writes saved in the background), and such a write is a new message."""
-    return _replay(log, resolve=False) or _replay(log, resolve=True)
+    replayed = _replay(log, resolve=False) or _replay(log, resolve=True)
+    return None if replayed is None else (replayed[0], replayed[1])
 
 
-def _replay(log: ThreadLog, *, resolve: bool) -> tuple[list[Any], list[Where | None]] | None:
+def message_counts(log: ThreadLog) -> list[int] | None:
+    """How many messages each checkpoint's state held (the replay's, checked against the latest list), or ``None``."""
+    replayed = _replay(log, resolve=False) or _replay(log, resolve=True)
+    return None if replayed is None else replayed[2]
+
+
+def _replay(log: ThreadLog, *, resolve: bool) -> tuple[list[Any], list[Where | None], list[int]] | None:
     from langchain_core.messages import RemoveMessage
     from langgraph.graph.message import REMOVE_ALL_MESSAGES
     from langgraph.types import Overwrite
 
     points = log.points
     if not points:
-        return [], []
+        return [], [], []
     if not isinstance(log.latest, list):
         return None  # channel absent at the end, or not a plain list (a DeltaChannel snapshot …)
     for before, after in zip(points, points[1:]):
@@ -420,8 +454,11 @@ def _replay(log: ThreadLog, *, resolve: bool) -> tuple[list[Any], list[Where | N
     given: set[str] = set()  # ids present in what was written (the rest were given by the replay)
     unresolved: dict[tuple[str, str], list[str]] = {}  # the replay's ids whose real (random) id is not known yet
     minted = 0
+    live = 0  # messages in state
+    counts: list[int] = []  # messages held at each point
     try:
         for i, point in enumerate(points[:-1]):
+            counts.append(live)  # the state at point i: what the writes filed under the points before it made
             values = log.writes.get(point.id)
             if not values:
                 continue
@@ -445,6 +482,7 @@ def _replay(log: ThreadLog, *, resolve: bool) -> tuple[list[Any], list[Where | N
                         remove_all = position
                 if remove_all is not None:
                     state = right[remove_all + 1:]
+                    live = len(state)
                     index = {m.id: n for n, m in enumerate(state)}
                     for message in state:
                         first.setdefault(message.id, i + 1)
@@ -466,12 +504,15 @@ def _replay(log: ThreadLog, *, resolve: bool) -> tuple[list[Any], list[Where | N
                         if isinstance(message, RemoveMessage):
                             raise _Unplaceable  # add_messages raises here: the run did not go this way
                         index[message.id] = len(state)
+                        live += 1
                         state.append(message)
                         first.setdefault(message.id, i + 1)
                 for mid in removed:
                     state[index.pop(mid)] = None
+                    live -= 1
     except _Unplaceable:
         return None
+    counts.append(live)
     replayed = [m for m in state if m is not None]
     latest = log.latest
     if len(replayed) != len(latest):
@@ -484,4 +525,4 @@ def _replay(log: ThreadLog, *, resolve: bool) -> tuple[list[Any], list[Where | N
             return None  # an id the run chose differs from the state's: not the same message
         point = points[first[mine.id]]
         where.append((point.step, point.id, _dt.datetime.fromisoformat(point.ts)))
-    return latest, where
+    return latest, where, counts

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from agentmem_nb.frames._lg_readers import Point, place, reader_for
+from agentmem_nb.frames._lg_readers import MemoryReader, Point, place, reader_for
 from agentmem_nb.frames._lg_stores import StoreRow, store_rows
 from agentmem_nb.frames._text import text_array
 from agentmem_nb.frames._time import datetimes_to_series, frame_zone
@@ -382,29 +382,50 @@ def checkpoint_history(
     """
     _require_checkpointer(checkpointer, "checkpoint_history")
     config = _thread_config(thread_id)
+    reader = reader_for(checkpointer)
+    read = (reader.history(thread_id, channel)
+            if not subgraphs and isinstance(reader, MemoryReader) else None)  # None: not understood, walk instead
+    if read is not None:
+        entries: Iterable[tuple[str, Any, Any, str | None, int, Mapping[str, Any]]] = (
+            ("", checkpoint, metadata, parent, count, values) for checkpoint, metadata, parent, count, values in read)
+    else:
+        entries = _walked_history(checkpointer, thread_id, config, channel, subgraphs=subgraphs)
+    return _history_frame(_history_rows(entries, thread_id), zone=zone)
+
+
+def _walked_history(checkpointer: BaseCheckpointSaver[Any], thread_id: str, config: dict[str, Any], channel: str, *,
+                    subgraphs: bool) -> Iterator[tuple[str, Any, Any, str | None, int, Mapping[str, Any]]]:
+    """:func:`checkpoint_history`'s entries through ``list()`` (any saver): every state decoded."""
     if not subgraphs:
         tuples = _root_tuples(checkpointer, thread_id)
     else:
         tuples = sorted(checkpointer.list(config), key=lambda t: t.checkpoint["id"])  # type: ignore[arg-type]
+    for tup in tuples:
+        values = tup.checkpoint["channel_values"]
+        messages = values.get(channel)
+        yield (str(tup.config.get("configurable", {}).get("checkpoint_ns", "")), tup.checkpoint, tup.metadata,
+               (tup.parent_config or {}).get("configurable", {}).get("checkpoint_id"),
+               len(messages) if isinstance(messages, list) else 0,
+               {k: v for k, v in values.items() if k != channel and not k.startswith("branch:")
+                and not k.startswith("__")})
+
+
+def _history_rows(entries: Iterable[tuple[str, Any, Any, str | None, int, Mapping[str, Any]]], thread_id: str
+                  ) -> list[tuple[Any, ...]]:
     rows: list[tuple[Any, ...]] = []
     previous: dict[str, Mapping[str, Any]] = {}
-    for tup in tuples:
-        conf = tup.config.get("configurable", {})
-        ns = str(conf.get("checkpoint_ns", ""))
-        checkpoint = tup.checkpoint
+    for ns, checkpoint, metadata, parent, count, values in entries:
         versions = checkpoint.get("channel_versions", {})
         before = previous.get(ns, {})
         changed = tuple(sorted(k for k, v in versions.items() if before.get(k) != v and not k.startswith("branch:")
                                and not k.startswith("__")))
         previous[ns] = dict(versions)
-        values = checkpoint["channel_values"]
-        messages = values.get(channel)
-        parent = (tup.parent_config or {}).get("configurable", {}).get("checkpoint_id")
         rows.append((_utc(checkpoint["ts"]), thread_id, ns, checkpoint["id"], parent,
-                     (tup.metadata or {}).get("step"), (tup.metadata or {}).get("source"),
-                     len(messages) if isinstance(messages, list) else 0, changed,
-                     {k: v for k, v in values.items() if k != channel and not k.startswith("branch:")
-                      and not k.startswith("__")}))
+                     (metadata or {}).get("step"), (metadata or {}).get("source"), count, changed, dict(values)))
+    return rows
+
+
+def _history_frame(rows: list[tuple[Any, ...]], *, zone: _dt.tzinfo | None) -> pd.DataFrame:
     frame = {name: [r[i] for r in rows] for i, name in enumerate(CHECKPOINT_COLUMNS)}
     zone = frame_zone(zone)
     objects = {}

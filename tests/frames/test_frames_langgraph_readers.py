@@ -91,6 +91,12 @@ def assert_same_as_public_walk(saver: Any, thread: str, *, fast: bool = True) ->
     pd.testing.assert_frame_equal(frames.tool_calls(saver, session=thread),
                                   lg._tool_frame(*walked, thread_id=thread, zone=zone))
     assert _read_fast(saver, thread) is fast
+    config = {"configurable": {"thread_id": thread}}
+    walked_history = lg._history_rows(lg._walked_history(saver, thread, config, "messages", subgraphs=False), thread)
+    pd.testing.assert_frame_equal(frames.checkpoint_history(saver, thread),
+                                  lg._history_frame(walked_history, zone=None))
+    if isinstance(saver, InMemorySaver):  # the history is read from InMemorySaver's blobs (the others: list())
+        assert (readers.MemoryReader(saver).history(thread, "messages") is not None) is fast
     return got
 
 
@@ -289,3 +295,18 @@ def test_every_thread_is_decoded_once(kind: str, tmp_path: Any) -> None:
     # two frames, each thread read once per frame, plus the listing (checkpoint heads, no state): about 2x; listing
     # threads through list(None) decoded every state once more per frame (4x)
     assert everything <= 2.5 * named, (everything, named)
+
+
+def test_checkpoint_history_of_an_in_memory_thread_is_read_in_linear_time() -> None:
+    cost: dict[int, int] = {}
+    for steps in (10, 40):
+        serde = CountingSerde()
+        saver = InMemorySaver(serde=serde)
+        _loop_graph(saver, steps).invoke({"messages": [], "n": 0},
+                                         {"configurable": {"thread_id": "t"}, "recursion_limit": steps + 10})
+        serde.bytes = 0
+        history = frames.checkpoint_history(saver, "t")
+        assert history["n_messages"].tolist() == [0, 0, *range(1, steps + 1)]
+        assert [v.get("n") for v in history["values"]] == [None, *range(steps + 1)]
+        cost[steps] = serde.bytes
+    assert cost[40] / cost[10] < 4.5, cost  # four times the steps, about four times the bytes (the walk: ~10x)
