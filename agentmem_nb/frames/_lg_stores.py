@@ -63,16 +63,21 @@ def _prefix_sql(prefix: tuple[str, ...], mark: str) -> tuple[str, tuple[Any, ...
 
 
 def _sqlite_rows(store: Any, prefix: tuple[str, ...]) -> list[StoreRow]:
-    from langgraph.store.sqlite.base import _row_to_item  # the store's own row reader: the values and times search gives
+    from langgraph.store.sqlite.base import _json_loads  # the store's own value reader
 
     condition, params = _prefix_sql(prefix, "?")
     with store._cursor(transaction=False) as cur:  # the store's own: sets it up and holds its lock
         cur.execute(f"SELECT prefix, key, value, created_at, updated_at FROM store WHERE {condition}", params)
-        names = [d[0] for d in cur.description]
         rows: Sequence[Any] = cur.fetchall()
-    loader = store._deserializer
-    items = [_row_to_item(tuple(row[0].split(".")), dict(zip(names, row)), loader=loader) for row in rows]
-    return [(item.namespace, item.key, item.value, item.created_at, item.updated_at) for item in items]
+    load = store._deserializer or _json_loads
+    # as langgraph's _row_to_item and Item read a row (a value not yet a dict through the loader, a text time through
+    # fromisoformat), without building 100k Items (0.9 s of a 100k-item frame)
+    return [(tuple(ns.split(".")), key, value if isinstance(value, dict) else load(value), _moment(created),
+             _moment(updated)) for ns, key, value, created, updated in rows]
+
+
+def _moment(value: Any) -> _dt.datetime:
+    return _dt.datetime.fromisoformat(value) if isinstance(value, str) else value
 
 
 def _postgres_rows(store: Any, prefix: tuple[str, ...]) -> list[StoreRow]:
