@@ -310,3 +310,28 @@ def test_checkpoint_history_of_an_in_memory_thread_is_read_in_linear_time() -> N
         assert [v.get("n") for v in history["values"]] == [None, *range(steps + 1)]
         cost[steps] = serde.bytes
     assert cost[40] / cost[10] < 4.5, cost  # four times the steps, about four times the bytes (the walk: ~10x)
+
+
+class PickleSerde:
+    """A serializer whose bytes are not msgpack (type tag "pickle"): the SQLite reader cannot parse a checkpoint's
+    head out of them, so it hands the thread to the public walk; InMemorySaver's reader only calls the serde."""
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        import pickle
+
+        return "pickle", pickle.dumps(obj)
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        import pickle
+
+        assert data[0] == "pickle"
+        return pickle.loads(data[1])  # noqa: S301 - the test's own bytes
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_a_serializer_the_reader_cannot_parse(kind: str, tmp_path: Any) -> None:
+    for saver in _make_saver(kind, tmp_path, PickleSerde()):
+        _loop_graph(saver, 3).invoke({"messages": [], "n": 0}, {"configurable": {"thread_id": "p"}})
+        frame = assert_same_as_public_walk(saver, "p", fast=kind == "memory")
+        assert frame["content"].str.startswith("step").all() and len(frame) == 3
+        assert frames.threads(saver)["n_checkpoints"].tolist() == [5]
