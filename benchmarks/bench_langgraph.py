@@ -1,13 +1,17 @@
 """LangGraph sources as frames, and ``AgentMemStore`` beside LangGraph's own stores (issue 16).
 
-Three measurements, each through public APIs only:
+Three measurements:
 
-* **thread → frames**: a thread of ``--steps`` steps built by a real ``StateGraph`` (one node looping, one message per
-  step, ``InMemorySaver``), then ``saver.list()`` alone (LangGraph decoding every checkpoint's whole state: the floor
-  of any reader of the history through the public API), ``frames.session_messages(saver, thread)`` — the walk of
-  every checkpoint that gives each message the step that wrote it — and ``frames.checkpoint_history``;
-* **store → frame**: ``--items`` items in ``InMemoryStore`` and in ``AgentMemStore`` (files), then
-  ``frames.store_items(store)``; for ``AgentMemStore`` also a cold open (a new object replaying the layer);
+* **thread → frames**: a thread of ``--steps`` steps built by a real ``StateGraph`` run (one node looping, one id-less
+  message per step, ``InMemorySaver``; ``--sqlite-steps`` also in a ``SqliteSaver`` file; ``--sparse-steps`` a
+  thread writing a message every 10th step), then ``frames.session_messages``, ``frames.tool_calls`` (the per-saver
+  readers of ``frames/_lg_readers.py``), ``frames.threads`` and ``frames.checkpoint_history``; up to ``--walk-max``
+  steps also the public walk alone — ``saver.list()`` (LangGraph decoding every checkpoint's whole state) and our walk
+  over it — and a check that the readers place every message as the walk does;
+* **store → frame**: ``--items`` items in ``InMemoryStore``, ``SqliteStore`` (a file) and ``AgentMemStore`` (files),
+  then ``frames.store_items(store)`` (LangGraph's stores read from their own data, ``frames/_lg_stores.py``); for
+  ``InMemoryStore`` also the same frame through ``BaseStore.search``, for ``AgentMemStore`` a cold open (a new object
+  replaying the layer);
 * **adapter ops**: µs per ``put`` / ``get`` / ``search`` (a prefix and a filter, limit 10) on ``AgentMemStore``
   (files), ``InMemoryStore`` and ``SqliteStore`` (a file database) holding ``--ops-items`` items.
 
@@ -17,6 +21,7 @@ asserts a time. ``benchmarks/LANGGRAPH.md`` keeps the last figures with the comm
 Usage::
 
     .venv/bin/python benchmarks/bench_langgraph.py                        # steps 500,1000; 100k items; 10k ops items
+    .venv/bin/python benchmarks/bench_langgraph.py --steps 1000,2000 --sparse-steps 10000 --sqlite-steps 1000
     .venv/bin/python benchmarks/bench_langgraph.py --steps 200 --items 10000 --ops-items 1000   # quick
 """
 
@@ -62,45 +67,72 @@ def _timed(fn: Callable[[], Any], repeat: int = 3) -> tuple[float, Any]:
     return statistics.median(times), result
 
 
-def build_thread(steps: int) -> InMemorySaver:
-    """A real graph run of ``steps`` steps, one message each, kept by an InMemorySaver."""
+def build_thread(steps: int, *, every: int = 1, saver: Any = None) -> Any:
+    """A real graph run of ``steps`` steps kept by ``saver`` (an InMemorySaver by default): every ``every``-th step
+    writes one message (id-less, as a model's answer usually is: add_messages gives it its id); the others only
+    count."""
     def step(state: _State) -> dict[str, Any]:
         n = state["n"]
-        return {"messages": [AIMessage(content=f"step {n}: something worth remembering", id=f"m{n}")], "n": n + 1}
+        if n % every:
+            return {"n": n + 1}
+        return {"messages": [AIMessage(content=f"step {n}: something worth remembering")], "n": n + 1}
 
     graph = StateGraph(_State)
     graph.add_node("step", step)
     graph.add_edge(START, "step")
     graph.add_conditional_edges("step", lambda s: END if s["n"] >= steps else "step")
-    saver = InMemorySaver()
+    saver = InMemorySaver() if saver is None else saver
     graph.compile(checkpointer=saver).invoke({"messages": [], "n": 0},
                                              {"configurable": {"thread_id": "t"}, "recursion_limit": steps + 10})
     return saver
 
 
-def bench_thread(steps: int) -> dict[str, float]:
+def bench_thread(steps: int, *, every: int = 1, walk: bool = True, saver: Any = None) -> dict[str, Any]:
+    """Build a thread, then time the frames (the per-saver readers) and, when ``walk``, the public walk alone."""
+    from agentmem_nb.frames import langgraph as lg
+
     start = time.perf_counter()
-    saver = build_thread(steps)
+    saver = build_thread(steps, every=every, saver=saver)
     built = time.perf_counter() - start
-    config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
-    list_s, count = _timed(lambda: sum(1 for _ in saver.list(config)), repeat=1)  # LangGraph's own decoding alone
-    assert count == steps + 2
-    messages_s, frame = _timed(lambda: frames.session_messages(saver, "t"), repeat=1)
-    assert len(frame) == steps
-    history_s, history = _timed(lambda: frames.checkpoint_history(saver, "t"), repeat=1)
+    messages = -(-steps // every)
+    out: dict[str, Any] = {"steps": steps, "messages": messages, "build_s": built, "saver": type(saver).__name__}
+    out["messages_s"], frame = _timed(lambda: frames.session_messages(saver, "t"))
+    assert len(frame) == messages and frame["step"].notna().all()
+    out["tools_s"], _ = _timed(lambda: frames.tool_calls(saver, session="t"))
+    out["threads_s"], listed = _timed(lambda: frames.threads(saver))
+    assert listed["n_checkpoints"].tolist() == [steps + 2]
+    fast_history = isinstance(saver, InMemorySaver)  # the others' history is the public walk: timed once
+    out["history_s"], history = _timed(lambda: frames.checkpoint_history(saver, "t"), repeat=3 if fast_history else 1)
     assert len(history) == steps + 2
-    return {"steps": steps, "build_s": built, "list_s": list_s, "messages_s": messages_s, "history_s": history_s}
+    if walk:  # the public walk alone (LangGraph's list() decoding every state): the reference the readers replace
+        config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+        out["list_s"], count = _timed(lambda: sum(1 for _ in saver.list(config)), repeat=1)
+        assert count == steps + 2
+        out["walk_s"], walked = _timed(lambda: lg._walk_rows(saver, "t", "messages"), repeat=1)
+        assert walked[1] == lg._thread_rows(saver, "t", "messages")[1]  # the readers place every message alike
+    return out
 
 
 def bench_store_frame(items: int, root: Path) -> dict[str, float]:
+    from agentmem_nb.frames import langgraph as lg
+
     out: dict[str, float] = {"items": items}
     reference = InMemoryStore()
     ours = AgentMemStore(MemoryStore(str(root / "frame")).user("bench"))
-    for store in (reference, ours):
+    conn = sqlite3.connect(root / "frame.sqlite", check_same_thread=False, isolation_level=None)
+    sqlite_store = SqliteStore(conn)
+    sqlite_store.setup()
+    for store in (reference, ours, sqlite_store):
         for start in range(0, items, 1000):
             store.batch([_put(i) for i in range(start, min(start + 1000, items))])
     out["inmemory_frame_s"], frame = _timed(lambda: frames.store_items(reference))
     assert len(frame) == items
+    out["inmemory_search_frame_s"], searched = _timed(  # the same frame through BaseStore.search (any store's path)
+        lambda: lg._store_frame(lg._searched_rows(reference, ()), fields=None, zone=None))
+    assert searched.equals(frame)
+    out["sqlite_frame_s"], frame = _timed(lambda: frames.store_items(sqlite_store))
+    assert len(frame) == items
+    conn.close()
     out["agentmem_frame_s"], frame = _timed(lambda: frames.store_items(ours))
     assert len(frame) == items
     out["agentmem_cold_open_s"], _ = _timed(
@@ -150,18 +182,35 @@ def _per_op(fn: Callable[[int], Any], count: int) -> float:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", default="500,1000", help="thread sizes in steps, comma-separated")
+    parser.add_argument("--walk-max", type=int, default=1000,
+                        help="time the public walk too up to this many steps (it grows with their square)")
+    parser.add_argument("--sparse-steps", type=int, default=0,
+                        help="also a thread of this many steps writing a message every 10th step (0: none)")
+    parser.add_argument("--sqlite-steps", type=int, default=0,
+                        help="also a thread of this many steps in a SqliteSaver file (0: none)")
     parser.add_argument("--items", type=int, default=100_000, help="items in the store-to-frame measurement")
     parser.add_argument("--ops-items", type=int, default=10_000, help="items held while ops are timed")
     args = parser.parse_args(argv)
     print(f"load average before: {os.getloadavg()}")
-    for steps in (int(s) for s in args.steps.split(",") if s):
-        r = bench_thread(steps)
-        print(f"thread {steps} steps: built {r['build_s']:.1f} s; saver.list() alone {r['list_s']:.2f} s; "
-              f"session_messages {r['messages_s']:.2f} s; "
-              f"checkpoint_history {r['history_s']:.2f} s")
+    runs = [(int(s), 1, None) for s in args.steps.split(",") if s]
+    if args.sparse_steps:
+        runs.append((args.sparse_steps, 10, None))
     with tempfile.TemporaryDirectory(prefix="bench-langgraph-") as tmp:
+        if args.sqlite_steps:
+            from langgraph.checkpoint.sqlite import SqliteSaver
+
+            conn = sqlite3.connect(Path(tmp) / "threads.sqlite", check_same_thread=False)
+            runs.append((args.sqlite_steps, 1, SqliteSaver(conn)))
+        for steps, every, saver in runs:
+            r = bench_thread(steps, every=every, walk=steps <= args.walk_max, saver=saver)
+            walked = (f"; public walk: saver.list() alone {r['list_s']:.2f} s, walk {r['walk_s']:.2f} s"
+                      if "walk_s" in r else "")
+            print(f"thread {steps} steps ({r['saver']}, {r['messages']} messages): built {r['build_s']:.1f} s; "
+                  f"session_messages {r['messages_s']:.2f} s; tool_calls {r['tools_s']:.2f} s; "
+                  f"threads {r['threads_s']:.2f} s; checkpoint_history {r['history_s']:.2f} s{walked}")
         r = bench_store_frame(args.items, Path(tmp))
-        print(f"store_items at {args.items} items: InMemoryStore {r['inmemory_frame_s']:.2f} s; AgentMemStore "
+        print(f"store_items at {args.items} items: InMemoryStore {r['inmemory_frame_s']:.2f} s (through search "
+              f"{r['inmemory_search_frame_s']:.2f} s); SqliteStore {r['sqlite_frame_s']:.2f} s; AgentMemStore "
               f"{r['agentmem_frame_s']:.2f} s (cold open, replaying {r['layer_bytes'] / 1e6:.0f} MB: "
               f"{r['agentmem_cold_open_s']:.2f} s)")
         for name, row in bench_ops(args.ops_items, Path(tmp)).items():

@@ -3,8 +3,9 @@
 Many agents explored in a notebook keep their memory outside our folder: each thread's state, step by step, in a
 checkpointer (``InMemorySaver``, ``SqliteSaver``, ``PostgresSaver``) and long-term items in a ``BaseStore``
 (``InMemoryStore``, ``SqliteStore``, ``PostgresStore``, or :class:`~agentmem_nb.langgraph_store.AgentMemStore`). The
-functions here read them through LangGraph's public API only (``BaseCheckpointSaver.list`` and ``BaseStore.search`` /
-``list_namespaces``), so every saver and store is read the same way::
+functions here read any of them through LangGraph's public API (``BaseCheckpointSaver.list`` and ``BaseStore.search``
+/ ``list_namespaces``), and LangGraph's own savers and stores faster from their own data when that gives the same
+frame (``_lg_readers``, ``_lg_stores``; see below)::
 
     frames.threads(checkpointer)                         # one row per thread
     frames.session_messages(checkpointer, "thread-1")    # the thread's messages, with the step that wrote each
@@ -18,12 +19,13 @@ message list, ``user_id`` is missing) plus LangGraph's own: ``step``, ``checkpoi
 state held the message: the step that wrote it), ``lc_id`` (the message's own id), ``name``, ``tool_call_id``.
 ``ts`` is that checkpoint's time. The rows are the latest state's messages: one a later step removed is not shown.
 
-Why a walk of every checkpoint: a checkpoint holds the whole state, not what changed, and only the first checkpoint
-that holds a message says when it was written. ``list()`` hands each checkpoint's state over already decoded, so the
-walk costs what the saver's decoding costs — which grows with the square of the steps (every checkpoint holds every
-message so far): a few hundred steps read in about a second, 1,000 in about 20 s on a loaded machine, and our part is
-a tenth to a third of it (a message is looked at by id only; a checkpoint whose messages did not change is skipped).
-``benchmarks/LANGGRAPH.md`` has the figures and what a faster, per-saver reader of the steps' writes would take.
+How a thread is read: a checkpoint holds the whole state, not what changed, and ``list()`` decodes every one, so the
+public walk (:func:`_walk_rows`: the first checkpoint whose state held each message) costs the square of the steps
+(9.2 s at 1,000 steps). ``InMemorySaver``, ``SqliteSaver`` and ``PostgresSaver`` are read instead by a reader of their
+own tables (``_lg_readers``): each checkpoint's id, parent, step and time, the writes filed under it, and the latest
+state once, replayed through ``add_messages``' rules — linear in the steps, and the same frame (pinned by
+``tests/frames/test_frames_langgraph_readers.py``). Any other saver, and any thread a reader does not understand
+(a forked history, another reducer …), is read by the public walk. ``benchmarks/LANGGRAPH.md`` has the figures.
 """
 
 from __future__ import annotations
@@ -32,13 +34,16 @@ import datetime as _dt
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import chain
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from agentmem_nb.frames._lg_readers import MemoryReader, Point, place, reader_for
+from agentmem_nb.frames._lg_stores import StoreRow, store_rows
 from agentmem_nb.frames._text import text_array
-from agentmem_nb.frames._time import datetimes_to_series, frame_zone
+from agentmem_nb.frames._time import NAT_US, frame_zone, us_to_series
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
@@ -125,10 +130,17 @@ def _utc(text: str) -> _dt.datetime:
     return _dt.datetime.fromisoformat(text)
 
 
+_EPOCH_AWARE = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_EPOCH_NAIVE = _dt.datetime(1970, 1, 1)
+_US = _dt.timedelta(microseconds=1)
+
+
 def _zone_series(moments: Sequence[_dt.datetime | None], zone: _dt.tzinfo) -> Any:
-    # SqliteStore hands back naive datetimes (its rows keep UTC without an offset): read them as UTC.
-    aware = [m if m is None or m.tzinfo is not None else m.replace(tzinfo=_dt.timezone.utc) for m in moments]
-    return datetimes_to_series(aware, zone).array
+    # SqliteStore hands back naive datetimes (its rows keep UTC without an offset): read them as UTC (microseconds
+    # since the epoch counted from a naive epoch, not a replace() per value: 200k of them cost 0.6 s in a 100k frame)
+    micros = [NAT_US if m is None else (m - (_EPOCH_NAIVE if m.tzinfo is None else _EPOCH_AWARE)) // _US
+              for m in moments]
+    return us_to_series(micros, zone).array
 
 
 def _text(value: Any) -> str:
@@ -188,6 +200,21 @@ class _Written:
 
 def _thread_rows(checkpointer: BaseCheckpointSaver[Any], thread_id: str, channel: str
                  ) -> tuple[list[Any], list[tuple[int, str, _dt.datetime] | None]]:
+    from agentmem_nb.frames.messages import _gc_paused  # here: messages imports this module
+
+    reader = reader_for(checkpointer)
+    if reader is not None:  # the saver's own tables, linear in the steps (``_lg_readers``); None: not understood
+        with _gc_paused():  # thousands of decoded messages, no cycles: no collection pass every 700 objects
+            log = reader.thread_log(thread_id, channel)
+            placed = place(log) if log is not None else None
+        if placed is not None:
+            return placed
+    return _walk_rows(checkpointer, thread_id, channel)
+
+
+def _walk_rows(checkpointer: BaseCheckpointSaver[Any], thread_id: str, channel: str
+               ) -> tuple[list[Any], list[tuple[int, str, _dt.datetime] | None]]:
+    """The public walk: every checkpoint through ``list()`` (any saver; quadratic in the steps)."""
     tuples = _root_tuples(checkpointer, thread_id)
     written = _Written()
     latest = written.walk(tuples, channel)
@@ -303,6 +330,31 @@ def threads(checkpointer: BaseCheckpointSaver[Any], *, zone: _dt.tzinfo | None =
     """One row per thread the checkpointer holds: ``thread_id``, ``n_checkpoints`` (top level), ``first_ts``,
     ``last_ts`` and ``last_step``; newest ``last_ts`` first (ties by thread id)."""
     _require_checkpointer(checkpointer, "threads")
+    reader = reader_for(checkpointer)
+    found = reader.all_points() if reader is not None else None
+    seen = _threads_seen(checkpointer) if found is None else _points_seen(found)
+    ordered = sorted(seen.items(), key=lambda kv: (-kv[1][2].timestamp(), kv[0]))
+    zone = frame_zone(zone)
+    return pd.DataFrame({
+        "thread_id": text_array([t for t, _ in ordered]),
+        "n_checkpoints": np.asarray([r[0] for _, r in ordered], dtype=np.int64),
+        "first_ts": _zone_series([r[1] for _, r in ordered], zone),
+        "last_ts": _zone_series([r[2] for _, r in ordered], zone),
+        "last_step": pd.array([r[3] for _, r in ordered], dtype="Int64"),
+    })
+
+
+def _points_seen(found: dict[str, list[Point]]) -> dict[str, list[Any]]:
+    """:func:`threads`' rows from a reader's checkpoints (no state decoded)."""
+    seen: dict[str, list[Any]] = {}
+    for thread, points in found.items():
+        last = max(points, key=lambda p: p.id)
+        seen[thread] = [len(points), min(_utc(p.ts) for p in points), _utc(last.ts), last.step, last.id]
+    return seen
+
+
+def _threads_seen(checkpointer: BaseCheckpointSaver[Any]) -> dict[str, list[Any]]:
+    """:func:`threads`' rows through ``list(None)``: every checkpoint's state decoded (any saver)."""
     seen: dict[str, list[Any]] = {}
     for tup in checkpointer.list(None):
         conf = tup.config.get("configurable", {})
@@ -320,15 +372,7 @@ def threads(checkpointer: BaseCheckpointSaver[Any], *, zone: _dt.tzinfo | None =
             row[1] = moment
         if tup.checkpoint["id"] > row[4]:
             row[2], row[3], row[4] = moment, step, tup.checkpoint["id"]
-    ordered = sorted(seen.items(), key=lambda kv: (-kv[1][2].timestamp(), kv[0]))
-    zone = frame_zone(zone)
-    return pd.DataFrame({
-        "thread_id": text_array([t for t, _ in ordered]),
-        "n_checkpoints": np.asarray([r[0] for _, r in ordered], dtype=np.int64),
-        "first_ts": _zone_series([r[1] for _, r in ordered], zone),
-        "last_ts": _zone_series([r[2] for _, r in ordered], zone),
-        "last_step": pd.array([r[3] for _, r in ordered], dtype="Int64"),
-    })
+    return seen
 
 
 def checkpoint_history(
@@ -348,29 +392,53 @@ def checkpoint_history(
     """
     _require_checkpointer(checkpointer, "checkpoint_history")
     config = _thread_config(thread_id)
+    reader = reader_for(checkpointer)
+    from agentmem_nb.frames.messages import _gc_paused  # here: messages imports this module
+
+    with _gc_paused():  # as in _thread_rows
+        read = (reader.history(thread_id, channel)
+                if not subgraphs and isinstance(reader, MemoryReader) else None)  # None: not understood, walk instead
+    if read is not None:
+        entries: Iterable[tuple[str, Any, Any, str | None, int, Mapping[str, Any]]] = (
+            ("", checkpoint, metadata, parent, count, values) for checkpoint, metadata, parent, count, values in read)
+    else:
+        entries = _walked_history(checkpointer, thread_id, config, channel, subgraphs=subgraphs)
+    return _history_frame(_history_rows(entries, thread_id), zone=zone)
+
+
+def _walked_history(checkpointer: BaseCheckpointSaver[Any], thread_id: str, config: dict[str, Any], channel: str, *,
+                    subgraphs: bool) -> Iterator[tuple[str, Any, Any, str | None, int, Mapping[str, Any]]]:
+    """:func:`checkpoint_history`'s entries through ``list()`` (any saver): every state decoded."""
     if not subgraphs:
         tuples = _root_tuples(checkpointer, thread_id)
     else:
         tuples = sorted(checkpointer.list(config), key=lambda t: t.checkpoint["id"])  # type: ignore[arg-type]
+    for tup in tuples:
+        values = tup.checkpoint["channel_values"]
+        messages = values.get(channel)
+        yield (str(tup.config.get("configurable", {}).get("checkpoint_ns", "")), tup.checkpoint, tup.metadata,
+               (tup.parent_config or {}).get("configurable", {}).get("checkpoint_id"),
+               len(messages) if isinstance(messages, list) else 0,
+               {k: v for k, v in values.items() if k != channel and not k.startswith("branch:")
+                and not k.startswith("__")})
+
+
+def _history_rows(entries: Iterable[tuple[str, Any, Any, str | None, int, Mapping[str, Any]]], thread_id: str
+                  ) -> list[tuple[Any, ...]]:
     rows: list[tuple[Any, ...]] = []
     previous: dict[str, Mapping[str, Any]] = {}
-    for tup in tuples:
-        conf = tup.config.get("configurable", {})
-        ns = str(conf.get("checkpoint_ns", ""))
-        checkpoint = tup.checkpoint
+    for ns, checkpoint, metadata, parent, count, values in entries:
         versions = checkpoint.get("channel_versions", {})
         before = previous.get(ns, {})
         changed = tuple(sorted(k for k, v in versions.items() if before.get(k) != v and not k.startswith("branch:")
                                and not k.startswith("__")))
         previous[ns] = dict(versions)
-        values = checkpoint["channel_values"]
-        messages = values.get(channel)
-        parent = (tup.parent_config or {}).get("configurable", {}).get("checkpoint_id")
         rows.append((_utc(checkpoint["ts"]), thread_id, ns, checkpoint["id"], parent,
-                     (tup.metadata or {}).get("step"), (tup.metadata or {}).get("source"),
-                     len(messages) if isinstance(messages, list) else 0, changed,
-                     {k: v for k, v in values.items() if k != channel and not k.startswith("branch:")
-                      and not k.startswith("__")}))
+                     (metadata or {}).get("step"), (metadata or {}).get("source"), count, changed, dict(values)))
+    return rows
+
+
+def _history_frame(rows: list[tuple[Any, ...]], *, zone: _dt.tzinfo | None) -> pd.DataFrame:
     frame = {name: [r[i] for r in rows] for i, name in enumerate(CHECKPOINT_COLUMNS)}
     zone = frame_zone(zone)
     objects = {}
@@ -443,20 +511,39 @@ def store_items(
     if not is_store(store):
         raise TypeError(f"store_items: expected a LangGraph BaseStore (InMemoryStore, SqliteStore, PostgresStore, "
                         f"AgentMemStore …), got {type(store).__name__}")
+    from agentmem_nb.frames.messages import _gc_paused  # here: messages imports this module
+
     prefix = tuple(namespace_prefix)
-    found = sorted(_items(store, prefix), key=lambda item: (item.namespace, item.key))
-    values = [item.value for item in found]
+    with _gc_paused():  # 100k rows of tuples, no cycles: a collection pass every 700 of them cost a third of the time
+        rows = store_rows(store, prefix)  # the store's own data when it is one we know (``_lg_stores``), else search
+        if rows is None:
+            rows = _searched_rows(store, prefix)
+        return _store_frame(rows, fields=fields, zone=zone)
+
+
+def _searched_rows(store: BaseStore, prefix: tuple[str, ...]) -> list[StoreRow]:
+    """The items under ``prefix`` through ``BaseStore.search`` (any store)."""
+    return [(tuple(i.namespace), i.key, i.value, i.created_at, i.updated_at) for i in _items(store, prefix)]
+
+
+def _store_frame(rows: list[StoreRow], *, fields: bool | None, zone: _dt.tzinfo | None) -> pd.DataFrame:
+    by_namespace: dict[tuple[str, ...], list[StoreRow]] = {}
+    for row in rows:  # ordered by namespace then key: grouped first, so most comparisons are of keys alone
+        by_namespace.setdefault(row[0], []).append(row)
+    by_key = itemgetter(1)
+    found = [row for ns in sorted(by_namespace) for row in sorted(by_namespace[ns], key=by_key)]
+    values = [row[2] for row in found]
     namespaces = np.empty(len(found), dtype=object)
-    namespaces[:] = [tuple(item.namespace) for item in found]
+    namespaces[:] = [row[0] for row in found]
     value_col = np.empty(len(found), dtype=object)
     value_col[:] = values
     zone = frame_zone(zone)
     data: dict[str, Any] = {
         "namespace": namespaces,
-        "key": text_array([item.key for item in found]),
+        "key": text_array([row[1] for row in found]),
         "value": value_col,
-        "created_at": _zone_series([item.created_at for item in found], zone),
-        "updated_at": _zone_series([item.updated_at for item in found], zone),
+        "created_at": _zone_series([row[3] for row in found], zone),
+        "updated_at": _zone_series([row[4] for row in found], zone),
     }
     if fields if fields is not None else _flat(values):
         names: dict[str, None] = {}
@@ -482,8 +569,9 @@ def store_namespaces(store: BaseStore, *, prefix: Sequence[str] = (), max_depth:
             break
         offset += len(page)
     counts: dict[tuple[str, ...], int] = {}
-    for item in _items(store, tuple(prefix)):
-        ns = tuple(item.namespace)
+    rows = store_rows(store, tuple(prefix))
+    for row in rows if rows is not None else _searched_rows(store, tuple(prefix)):
+        ns = row[0]
         key = ns[:max_depth] if max_depth is not None else ns
         counts[key] = counts.get(key, 0) + 1
     ordered = sorted(set(map(tuple, found)))

@@ -17,7 +17,7 @@ def test_bench_langgraph_runs_and_reports_every_store() -> None:
                           env={**os.environ, "PYTHONPATH": str(REPO)})
     assert done.returncode == 0, done.stderr[-2000:]
     out = done.stdout
-    assert "thread 20 steps:" in out and "store_items at 300 items:" in out
+    assert "thread 20 steps (InMemorySaver" in out and "store_items at 300 items:" in out
     for name in ("AgentMemStore (files)", "InMemoryStore", "SqliteStore"):
         assert f"{name}" in out and "search(filter)" in out
     assert out.count(" at 200 items: put ") == 3
