@@ -14,8 +14,11 @@ from agentmem_nb.store import MessageFile
 PACKAGE = REPO / "agentmem_nb"
 OUTSIDE = sorted(p for p in PACKAGE.rglob("*.py") if PACKAGE / "store" not in p.parents)
 # Callers of the layer (the store's own user.py included: it uses the layer like everyone else).
+# (frames/_lg_*.py read LangGraph's own savers and stores through *their* private members — SqliteStore._cursor —
+# never a layer of ours: a name check cannot tell the two ``_cursor``s apart, so those modules are not callers.)
 CALLERS = [PACKAGE / "store" / "user.py"] + [p for p in OUTSIDE if p.parent.name in
-                                             ("agent", "frames", "widgets", "retrieval", "cli", "evaluation")]
+                                             ("agent", "frames", "widgets", "retrieval", "cli", "evaluation")
+                                             and not p.name.startswith("_lg_")]
 
 
 def _private(name: str) -> bool:
