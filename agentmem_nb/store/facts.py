@@ -316,15 +316,19 @@ class FactsLayer:
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
-        """The log's writers' lock and this object's. A write that fails may leave the view holding an event that was
-        never kept (a database transaction rolled back after the view folded it): the view is dropped and folded
-        again on the next read."""
-        with self.log.writing(), self._lock:
-            try:
+        """This object's lock and the log's writers' lock. A write that fails, or whose commit fails, may leave the
+        view holding an event that was never kept: the view is dropped and folded again on the next read. (An outer
+        ``user.transaction()`` rolled back after this returned is seen by the log's cursor rule instead: on
+        PostgreSQL the cursor names the transaction that wrote the last event it covers.)"""
+        try:
+            # the log's lock first, then this object's (a reader in another thread of an open transaction that holds
+            # the log's lock must still get this one); a commit that fails on leaving the log's drops the view too
+            with self.log.writing(), self._lock:
                 yield
-            except BaseException:
+        except BaseException:
+            with self._lock:
                 self._view = _View()
-                raise
+            raise
 
     # ------------------------------------------------------------------ reading
 

@@ -203,3 +203,27 @@ def test_the_facts_widget_resolves_a_conflict_in_the_database(store: PostgresSto
     assert [e.kind for e in user.facts.events()] == ["assert", "assert", "resolve"]
     widget.show_source(held.fact_id)
     assert "<b>#1" in widget.source.value and "My name is Alice." in widget.source.value
+
+
+def test_a_fact_rolled_back_with_its_turn_is_not_kept_in_a_view_nor_decided_on(pg_url: str, clock) -> None:  # noqa: ANN001
+    """A records a fact inside a transaction that then fails; B records another fact at the same position (same
+    count, same generation). A's next write must decide on what the database holds — B's fact untouched, one value
+    of lives_in — never on the event that was rolled back."""
+    upgrade_database(pg_url)
+    a = MemoryStore(pg_url, zone="Asia/Shanghai", clock=clock)
+    b = MemoryStore(pg_url, zone="Asia/Shanghai", clock=clock)
+    ua, ub = a.user("alice"), b.user("alice")
+    ua.facts.record([Statement("user", "lives_in", "Paris")], source=FactSource("s1", 1))
+    with pytest.raises(RuntimeError, match="the turn failed"):
+        with ua.transaction():
+            ua.facts.record([Statement("user", "lives_in", "Lyon")], source=FactSource("s1", 2))
+            raise RuntimeError("the turn failed")
+    ub.facts.record([Statement("user", "likes", "tea", "add")], source=FactSource("s1", 3))
+    assert [(f.value, f.status) for f in ua.facts.all()] == [("Paris", "active"), ("tea", "active")]
+    ua.facts.record([Statement("user", "lives_in", "Berlin")], source=FactSource("s1", 4))
+    fresh = MemoryStore(pg_url, zone="Asia/Shanghai", clock=clock).user("alice").facts
+    assert [(f.value, f.status) for f in fresh.all()] == [
+        ("Paris", "superseded"), ("tea", "active"), ("Berlin", "active")]
+    assert [f.value for f in fresh.get("user", "lives_in")] == ["Berlin"]
+    for store in (a, b):
+        store.close()

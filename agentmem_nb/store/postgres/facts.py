@@ -64,16 +64,28 @@ class PostgresEventLog:
         return f"PostgresEventLog(user={self._user.user_id!r})"
 
     def scan(self, since: Cursor | None = None) -> Scan:
-        """What changed since ``since`` (the store's cursor rule; see the module docstring)."""
+        """What changed since ``since`` (the store's cursor rule; see the module docstring).
+
+        The cursor's ``tail`` is the transaction id (``xmin``) that wrote the last event it covers: a reader that
+        folded an event whose transaction was then rolled back (a ``user.transaction()`` that failed after the
+        facts were recorded, a failed commit) and meets another writer's event at that position — same count, same
+        generation — sees a different writer there and folds everything again, instead of keeping an event that
+        was never kept and deciding the next write on it."""
         since = since or Cursor()
-        rows = self._db.fetch("SELECT generation, rows FROM am_fact_logs WHERE user_id = %s", (self._user.user_id,))
+        rows = self._db.fetch(
+            "SELECT l.generation, l.rows, "
+            "(SELECT e.xmin::text FROM am_fact_events e WHERE e.user_id = l.user_id AND e.position = %(seen)s), "
+            "(SELECT e.xmin::text FROM am_fact_events e WHERE e.user_id = l.user_id AND e.position = l.rows - 1) "
+            "FROM am_fact_logs l WHERE l.user_id = %(user)s",
+            {"user": self._user.user_id, "seen": since.end - 1})
         if not rows:
             return Scan("unchanged" if since.end == 0 else "truncated", 0, 0, Cursor())
         generation, count = int(rows[0][0]), int(rows[0][1])
-        cursor = Cursor(file=(0, generation), end=count)
+        seen_writer, last_writer = (str(w or "").encode() for w in rows[0][2:])
+        cursor = Cursor(file=(0, generation), end=count, tail=last_writer)
         if since.end == 0:
             return Scan("appended" if count else "unchanged", 0, count, cursor)
-        if since.file != cursor.file or count < since.end:
+        if since.file != cursor.file or count < since.end or seen_writer != since.tail:
             change: Change = "truncated" if count < since.end else "rewritten"
             return Scan(change, 0, count, cursor)
         return Scan("unchanged" if count == since.end else "appended", since.end, count, cursor)
