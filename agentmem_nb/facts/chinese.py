@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from agentmem_nb.facts._marks import last_relative, marked
+from agentmem_nb.facts._marks import PLURAL_RELATIONS, last_relative, marked
 from agentmem_nb.facts._values import normalise_date, normalise_number
 from agentmem_nb.store.facts import ACCUMULATING, FactKey, FactOp, Statement
 
@@ -55,10 +55,10 @@ _HEDGE = re.compile(r"好像|可能|大概|也许|或许|应该|我觉得|我感
 _CORRECTION = re.compile(r"^(?:其实|实际上|事实上|准确地说|确切地说|准确来说|更正一下|更正|纠正一下|纠正|不对|不是的|"
                          r"说错了|我说错了|搞错了|我搞错了|哦不|噢不|不好意思|抱歉|对不起|等等|等一下|错了|口误|"
                          r"我记错了|记错了|改一下|应该说|(?:我)?(?:之前|刚才|刚刚|前面|上次)(?:说|记|搞|弄|写)错了)[，,：:、\s]*")
-_LEADING = re.compile(r"^(?:(?:上|这|下)?(?:周|星期|礼拜)[一二三四五六日天](?=我)|后来|随后|接着|这段时间|这阵子|这些天|这几天|(?:严格|准确|确切|老实|坦白|认真)(?:来|地)?(?:说|讲)|说真的|讲真|说起来|按理说|技术上|嗯|哦|噢|啊|哈哈|呵呵|对了|对(?=[，,])|是的|昨天|今天|前天|前几天|这周|本周|那天|好的|好吧|那个|另外|还有|而且|然后|现在|目前|最近|如今|"
+_LEADING = re.compile(r"^(?:(?:上|这|下)?(?:周|星期|礼拜)[一二三四五六日天](?=我)|(?:上|这|上个|这个)?(?:周末|礼拜天)|后来|随后|接着|这段时间|这阵子|这些天|这几天|(?:严格|准确|确切|老实|坦白|认真)(?:来|地)?(?:说|讲)|说真的|讲真|说起来|按理说|技术上|嗯|哦|噢|啊|哈哈|呵呵|对了|对(?=[，,])|是的|昨天|今天|前天|前几天|这周|本周|那天|好的|好吧|那个|另外|还有|而且|然后|现在|目前|最近|如今|"
                       r"今年|去年|前年|上个月|上周|前段时间|前阵子|刚刚|刚才|顺便说一下|顺便说|顺便|话说|跟你说|"
                       r"告诉你|说实话|老实说|其实吧|总之|反正|所以|从小|小时候|这几年|近几年|这些年|平时|一直以来|"
-                      r"自从\S{1,6}以后|自从\S{1,6}|\d{4}年|年初|年底|年中|月初|月底|"
+                      r"自从\S{1,6}以后|自从\S{1,6}|\d{4}年(?:以后|之后|以来|起|开始)?|年初|年底|年中|月初|月底|"
                       r"[^，,。我]{1,10}?(?:以后|之后|以来|的时候)(?=我)|"
                       r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=我)|从[^，,。我]{1,8}?(?:开始|起)|就)+[，,、\s]*")
 _ADVERBS = re.compile(r"^(?:超级|实在|真心|简直|完全|根本|十分|相当|极其|尤其|格外|始终|老是|常年|长期|长年|"
@@ -109,7 +109,8 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("works_at", "end", r"^(?:从)?(?P<v>[^，,。]*?)(?:离职|辞职|辞掉了?工作|被裁|被开除|退休)了?"),
     ("works_at", "end", r"^被(?P<v>[^，,。]+?)(?:裁员|裁掉|裁|开除|辞退|解雇|炒鱿鱼)了?"),
     ("works_at", "end", r"^(?:辞职|离职|退休|失业|辞掉了工作|丢了工作|被裁员?)了?(?P<v>)"),
-    ("works_at", "set", r"^(?:在|于)(?P<v>[^，,。]+?)(?:工作|上班|任职|就职|实习|打工|当\S+|做\S+)"),
+    ("works_at", "set", r"^(?:在|于)(?P<v>[^，,。]+?)(?:(?:找到|找|谋到|得到|有)了?(?:一份)?(?:新)?)?"
+                        r"(?:工作|上班|任职|就职|实习|打工|当\S+|做\S+)"),
     ("left", "end", r"^(?:离开了?|离开)(?P<v>[^，,。]+)"),
     ("works_at", "set", r"^(?:就职于|任职于|供职于|受雇于|入职了?|跳槽到了?|跳槽去了?|加盟了?|加入了?|进了)(?P<v>.+)"),
     ("works_at", "set", r"^(?:去了?|到了?)(?P<v>[^，,。]+?)(?:工作|上班)"),
@@ -184,11 +185,13 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
             return relation, rest, names
         # An appositive name: "我妹妹小美住在上海" — a few characters before a predicate word.
         apposition = re.match(r"^(?P<name>[\u4e00-\u9fff]{1,3}?|[A-Z][a-zA-Z]+)(?=(?:也|现在|目前|已经|一直|还)?"
-                              r"(?:住|在|喜欢|爱|是|叫|搬|今年|讨厌|不喜欢|的生日|生日|从事|当|做|对))", rest)
+                              r"(?:住|在|喜欢|爱|是|叫|搬|今年|讨厌|不喜欢|的生日|生日|从事|当|做|对|"
+                              r"(?:今|明|昨)(?:天|晚)|(?:这|上|下)?(?:周末|个月|星期)|正在|要来|要去|会来|来我|刚))", rest)
         if apposition and re.search(r"(?:后|前|时|里|中|上|下|都|也|就|又|刚|才)$", apposition.group("name")):
             apposition = None  # "我爸退休后搬到了海南": a time clause, not a name
         if apposition and not re.match(r"^(?:也|现在|目前|已经|一直|还|最|很|就|都|不|又|刚|住|在|喜|爱|是|叫|搬|今|去|"
-                                       r"明|前|上|昨|对|从|做|当|的|没|特|超|真|挺|比|曾|以|过|和|跟)", rest):
+                                       r"明|前|上|昨|对|从|做|当|的|没|特|超|真|挺|比|曾|以|过|和|跟|这|下|周|要|会|正|"
+                                       r"每|晚|早|来|快|马)", rest):
             names.append(Statement(relation, "name", apposition.group("name")))
             rest = rest[apposition.end():]
         return relation, rest, names
@@ -262,7 +265,10 @@ def _as_end(statements: list[Statement]) -> list[Statement]:
 
 
 def _bare_value(body: str, attribute: str) -> str:
-    body = re.sub(r"^(?:也|或者|还是|或)?(?:应该是|应该|是在|是|在|叫|改成|改为|为)", "", body.strip())
+    for _ in range(2):  # "也现在算是在蚂蚁集团了": the adverbs left by the hedge, then the copula
+        body = _ADVERBS.sub("", _LEADING.sub("", body.strip()))
+    body = re.sub(r"^(?:也|或者|还是|或)?(?:应该是|应该|算是|是在|是|在|叫|改成|改为|为)", "", body.strip())
+    body = re.sub(r"^在(?=\S{2})", "", body) if attribute in ("works_at", "lives_in") else body
     if re.match(r"^(?:我|他|她|你)", body):
         return ""
     value = _clean(body, attribute)
@@ -347,6 +353,23 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
     return out
 
 
+_TASTE_VERB = re.compile(r"(?:不喜欢|不太喜欢|不爱吃|不爱喝|不爱|讨厌|受不了|忍受不了|吃不了|喝不了|反感|最爱吃|最爱喝|"
+                         r"爱吃|爱喝|最爱|超爱|很喜欢|最喜欢|喜欢|爱)")
+
+
+def _fronted(clause: str) -> str:
+    """A clause with its object put first ("香菜我是真受不了", "火锅我最爱吃了") said in the order the predicates
+    read ("我受不了香菜"); any other clause as it is."""
+    found = re.match(r"^(?P<v>[^，,。我你他她它这那]{1,8}?)(?P<who>我(?:的)?(?:" + _REL + r")?)(?:是|也|真的|真|就|最)*"
+                     r"(?P<rest>[^，,。]*)$", clause)
+    if found is None or re.match(r"^(?:但|可|而|却|就|也|又|还|所以|因为|不过|然后|其实|现在|以前|后来|反正|总之|"
+                                 r"嗯|哦|啊|哈|对|是|真|都|只|连|至于|说到)", found.group("v")):
+        return clause  # "但我很喜欢": a joining word before 我, no object
+    rest = _ADVERBS.sub("", found.group("rest"))
+    verb = _TASTE_VERB.fullmatch(rest) or _TASTE_VERB.fullmatch(re.sub(r"(?:了|啦|的|呀|啊)+$", "", rest))
+    return f"{found.group('who')}{verb.group(0)}{found.group('v')}" if verb else clause
+
+
 def _sentence_statements(body: str, relative: str | None = None) -> list[Statement] | None:
     found: list[Statement] = []
     matched = False
@@ -355,13 +378,15 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
         clause = _LEADING.sub("", clause.strip())
         if not clause:
             continue
+        clause = _fronted(clause)
         who, rest, names = _subject(clause)
         found += names
         matched = matched or bool(names)
         # the relation spoken about last: in a statement, or introduced by the clause before ("我有一个妹妹，她…")
         spoken_of = next((s.key.subject for s in reversed(found) if s.key.subject != "user"),
                          subject if subject not in (None, "user", "other") else relative)
-        pronoun = re.match(r"^(?:他|她)(?!们)(?P<rest>.*)$", clause)
+        pronoun = re.match(r"^(?:他|她)(?!们)(?P<rest>.*)$", clause) if spoken_of not in PLURAL_RELATIONS else re.match(
+            r"^(?:他们|她们|两人|二老|两位老人)(?:俩)?(?P<rest>.*)$", clause)  # "我爸妈…，他们…": the pair
         if pronoun and spoken_of is not None:  # "我姐姐是护士。——不对，她其实是医生": 她 is the sister
             who, rest = spoken_of, _LEADING.sub("", pronoun.group("rest"))
         if who is None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agentmem_nb.facts._marks import last_relative, marked
+from agentmem_nb.facts._marks import PLURAL_RELATIONS, last_relative, marked
 from agentmem_nb.facts._values import normalise_date
 from agentmem_nb.store.facts import ACCUMULATING, FactKey, FactOp, Statement
 
@@ -67,7 +67,8 @@ _QUESTION_START = re.compile(r"^(?:do|does|did|is|are|am|was|were|can|could|woul
 _HYPOTHETICAL = re.compile(
     r"\b(?:if|unless|whether|suppose|supposing|imagine|pretend|what if|someday|one day|in the future|"
     r"next (?:year|month|week|summer|spring|fall|autumn|winter)|in a (?:few|couple of) (?:years|months|weeks)|"
-    r"(?:might|(?-i:may)|could|would|will|shall|should|must)(?!\s+(?:not\s+)?be\b)(?!\s+\d)|"
+    r"(?:might|(?-i:may)|could|would|will|shall|should|must)(?!\s+(?:not\s+)?be\b)(?!\s+\d)"
+    r"(?<!I should)(?<!I must)(?<!I would)(?!\s+(?:say|admit|mention)\b)|"
     r"going to|about to|plan(?:s|ning)? (?:to|on)|want(?:s|ed)? to|hop(?:e|es|ing) to|wish(?:es)?|"
     r"thinking (?:about|of)|consider(?:s|ing)|dream(?:s|ing)? (?:of|about)|would like|"
     r"am moving|are moving|is moving|am starting|am joining|will be|(?:might|may|could) be [a-z]+ing)\b", re.I)
@@ -326,7 +327,8 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("speaks", "add", r"^(?:speak|speaks|am fluent in|is fluent in|are fluent in)\s+(?P<v>.+)"),
 ]
 _PREDICATES = [(attribute, op, re.compile(pattern, re.I)) for attribute, op, pattern in _RULES]
-_ATTRIBUTE_NOUNS = re.compile(r"^(?:apartment|flat|house|condo|name|birthday|bday|birth date|date of birth|birthdate|hometown|home town|age|"
+_ATTRIBUTE_NOUNS = re.compile(r"^(?:(?:real|actual|full|legal|proper|given|first|true|correct|exact)\s+(?=name|birthday|"
+                              r"date|age|hometown|job|employer)|)(?:apartment|flat|house|condo|name|birthday|bday|birth date|date of birth|birthdate|hometown|home town|age|"
                               r"job|profession|occupation|employer|company|favou?rite|fav|fave|least favou?rite|"
                               r"hobby|hobbies|home|place)\b", re.I)
 _NOUN_IS = re.compile(r"\b(name|birthday|bday|hometown|job|age|favou?rite \w+|fave \w+|company|employer)'s\b",
@@ -368,8 +370,9 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
             rest = apposition.group("rest")
         return relation, rest, names
     found = re.match(r"^(?:my|our)\s+(?P<rest>.*)$", clause, re.I)
-    if found and _ATTRIBUTE_NOUNS.match(found.group("rest")):
-        return "user", found.group("rest"), names
+    if found and _ATTRIBUTE_NOUNS.match(found.group("rest")):  # "my actual name is …": the name itself
+        return "user", re.sub(r"^(?:real|actual|full|legal|proper|given|first|true|correct|exact)\s+", "",
+                              found.group("rest"), flags=re.I), names
     if found:
         return "other", "", names
     kin = re.match(r"^(?P<rel>mum|mom|mommy|mummy|dad|daddy|mama|papa|grandma|grandpa|granny|nana)\b(?P<poss>'s?)?\s*(?P<rest>.*)$",
@@ -585,11 +588,15 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
         who, rest, names = _subject(clause)
         found += names
         matched = matched or bool(names)
-        pronoun = re.match(r"^(?:he|she)\b\s*(?P<rest>.*)$", clause, re.I)
-        possessive = re.match(r"^(?:his|her|its)\s+(?P<rest>.*)$", clause, re.I)
+        relative = (last_relative(found, [], None) or introduced) if introduced else last_relative(found, out, last_key)
+        several = relative in PLURAL_RELATIONS  # "My parents live in Leeds. They moved …": they, not he/she
+        pronoun = re.match(r"^(?:they|he|she)\b\s*(?P<rest>.*)$" if several else r"^(?:he|she)\b\s*(?P<rest>.*)$",
+                           clause, re.I)
+        possessive = re.match(r"^(?:their|his|her|its)\s+(?P<rest>.*)$", clause, re.I)
         if possessive and _ATTRIBUTE_NOUNS.match(possessive.group("rest")):  # "His name is Rex": a noun of the person
             pronoun = possessive
-        relative = (last_relative(found, [], None) or introduced) if introduced else last_relative(found, out, last_key)
+        if pronoun and several and pronoun.group(0)[:1].lower() in "hs":
+            pronoun = None
         intro = _INTRODUCED.match(clause)
         if intro:  # "I have a sister, she lives in Rome": the sister is spoken about, though nothing is known yet
             introduced = RELATIONS_EN[intro.group("rel").lower()]

@@ -50,7 +50,7 @@ class OfflineExtractor:
         if not isinstance(text, str) or not text.strip():
             return []
         if not has_cjk(text):
-            return one_name_each(extract_english(text, last_key=last_key))
+            return one_name_each(extract_english(text, last_key=last_key), text)
         out: list[Statement] = []
         run: list[str] = []
         run_cjk: bool | None = None
@@ -64,7 +64,7 @@ class OfflineExtractor:
             if piece:
                 run.append(piece)
                 run_cjk = cjk
-        return one_name_each(out)
+        return one_name_each(out, text)
 
 
 def last_key_of(facts: FactsLayer, source: FactSource) -> FactKey | None:

@@ -407,3 +407,59 @@ def test_chinese_long_adverbs_then_clauses_quitting_and_a_correction_inside(
 def test_a_schedule_after_an_employer_a_place_named_after_its_kind_and_a_job_closed_by_le(
         text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read(text) == expected
+
+
+# ---------------------------------------------------------------- rule families from the twelfth held-out round
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Everyone calls me Jimmy, though my actual name is James.", [("user", "name", "James", "set", True)]),
+    ("My real name is Robert, but friends call me Bobby.", [("user", "name", "Robert", "set", True)]),
+    ("大家都叫我小胖，我大名叫张伟。", [("user", "name", "张伟", "set", True)]),
+])
+def test_a_given_name_beats_a_nickname_said_in_the_same_message(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+_PARENTS_LIVE = FactKey("parents", "lives_in")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("They moved to Spain last year.", [("parents", "lives_in", "Spain", "set", True)]),
+    ("He moved to Spain last year.", []),
+    ("他们退休后去年搬到了三亚。", [("parents", "lives_in", "三亚", "set", True)]),
+])
+def test_they_names_the_parents_spoken_about_and_he_does_not(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text, _PARENTS_LIVE) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("香菜我是真受不了。", [("user", "dislikes", "香菜", "add", True)]),
+    ("火锅我最爱吃了。", [("user", "likes", "火锅", "add", True)]),
+    ("我哥讨厌寿司，但我很喜欢。", [("brother", "dislikes", "寿司", "add", True)]),
+])
+def test_chinese_an_object_said_before_the_speaker(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "last", "expected"), [
+    ("我弟刚在字节跳动找到工作。", None, [("brother", "works_at", "字节跳动", "set", True)]),
+    ("我姐上个月在腾讯找到了一份工作。", None, [("sister", "works_at", "腾讯", "set", True)]),
+    ("上周末他刚满8岁！", FactKey("son", "age"), [("son", "age", "8", "set", True)]),
+    ("2015年以后一直住在深圳。", None, [("user", "lives_in", "深圳", "set", True)]),
+    ("我闺蜜小雨今晚要来我家。", None, [("best_friend", "name", "小雨", "set", True)]),
+    ("我哥周末要来。", None, []),
+])
+def test_chinese_finding_a_job_a_weekend_a_year_since_and_a_name_before_a_time(
+        text: str, last: FactKey | None, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text, last) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Hmm, or maybe I should say I work at Stripe now, not sure yet.", [("user", "works_at", "Stripe", "set", False)]),
+    ("嗯，也可能现在算是在蚂蚁集团了，我也不太确定。", [("user", "works_at", "蚂蚁集团", "correct", False)]),
+])
+def test_a_hedged_other_value_reads_past_i_should_say_and_adverbs(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text, FactKey("user", "works_at")) == expected
