@@ -55,13 +55,15 @@ _HEDGE = re.compile(r"好像|可能|大概|也许|或许|应该|我觉得|我感
 _CORRECTION = re.compile(r"^(?:其实|实际上|事实上|准确地说|确切地说|准确来说|更正一下|更正|纠正一下|纠正|不对|不是的|"
                          r"说错了|我说错了|搞错了|我搞错了|哦不|噢不|不好意思|抱歉|对不起|等等|等一下|错了|口误|"
                          r"我记错了|记错了|改一下|应该说|(?:我)?(?:之前|刚才|刚刚|前面|上次)(?:说|记|搞|弄|写)错了)[，,：:、\s]*")
-_LEADING = re.compile(r"^(?:(?:上|这|下)?(?:周|星期|礼拜)[一二三四五六日天](?=我)|(?:上|这|上个|这个)?(?:周末|礼拜天)|后来|随后|接着|这段时间|这阵子|这些天|这几天|(?:严格|准确|确切|老实|坦白|认真)(?:来|地)?(?:说|讲)|说真的|讲真|说起来|按理说|技术上|嗯|哦|噢|啊|哈哈|呵呵|对了|对(?=[，,])|是的|昨天|今天|前天|前几天|这周|本周|那天|好的|好吧|那个|另外|还有|而且|然后|现在|目前|最近|如今|"
+_LEADING = re.compile(r"^(?:(?:上|这|下)?(?:周|星期|礼拜)[一二三四五六日天](?=我)|(?:好|坏)消息是|好在|幸好|还好|"
+                      r"(?:幸运|不幸|可惜|遗憾|巧)的是|哎呀|哎哟|哎|唉|呃|天哪|天啊|哇|"
+                      r"[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:天|周|星期|月|年)(?:前|以前|之前)|(?:上|这|上个|这个)?(?:周末|礼拜天)|后来|随后|接着|这段时间|这阵子|这些天|这几天|(?:严格|准确|确切|老实|坦白|认真)(?:来|地)?(?:说|讲)|说真的|讲真|说起来|按理说|技术上|嗯|哦|噢|啊|哈哈|呵呵|对了|对(?=[，,])|是的|昨天|今天|前天|前几天|这周|本周|那天|好的|好吧|那个|另外|还有|而且|然后|现在|目前|最近|如今|"
                       r"今年|去年|前年|上个月|上周|前段时间|前阵子|刚刚|刚才|顺便说一下|顺便说|顺便|话说|跟你说|"
                       r"告诉你|说实话|老实说|其实吧|总之|反正|所以|从小|小时候|这几年|近几年|这些年|平时|一直以来|"
                       r"自从\S{1,6}以后|自从\S{1,6}|\d{4}年(?:以后|之后|以来|起|开始)?|年初|年底|年中|月初|月底|"
                       r"[^，,。我]{1,10}?(?:以后|之后|以来|的时候)(?=我)|"
                       r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=我)|从[^，,。我]{1,8}?(?:开始|起)|就)+[，,、\s]*")
-_ADVERBS = re.compile(r"^(?:超级|实在|真心|简直|完全|根本|十分|相当|极其|尤其|格外|始终|老是|常年|长期|长年|"
+_ADVERBS = re.compile(r"^(?:[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:天|周|星期|月|年)(?:前|以前|之前)|超级|实在|真心|简直|完全|根本|十分|相当|极其|尤其|格外|始终|老是|常年|长期|长年|"
                       r"一点儿?(?:都|也)|从来|压根儿?|丝毫|[^，,。以之]{1,6}?(?:以后|之后|后)(?=搬|去|来|在|住|开始|就)|这段时间|这阵子|(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=入职|搬|去|来|开始|加入|跳槽|离|"
                       r"辞职|在|就|被|又)|也|都|还|一直|现在|目前|已经|刚|刚刚|真的|真|非常|特别|很|超|挺|比较|就|又|才|本来|终于|"
                       r"最近|其实|确实|当然|同时|主要|平时|一般|经常|总是|特|蛮|还是|依然|仍然|照样|今年|去年|"
@@ -106,6 +108,9 @@ _RULES: list[tuple[str, FactOp, str]] = [
     # "在上海已经住了五年了", "在北京工作和生活": the place before the verb of living (and what joins it)
     ("lives_in", "set", r"^在(?P<v>[^，,。]+?)(?:(?:工作|上班|学习)(?:和|与|并|、))?(?:已经|一直|都|也)?"
                         r"(?:住|居住|定居|生活|安家)(?:了)?(?:\S{0,4}年)?(?:了|啦)?$"),
+    # "我们在通州买了房", "我在朝阳区租了五年房子": a home there
+    ("lives_in", "set", r"^在(?P<v>[^，,。在]{1,12}?)(?:买了?|租了?|置办了?)(?:[^，,。]{0,4}?)(?:房子?|公寓|套房|一套|"
+                        r"新家|别墅)"),
     ("works_at", "end", r"^(?:从)?(?P<v>[^，,。]*?)(?:离职|辞职|辞掉了?工作|被裁|被开除|退休)了?"),
     ("works_at", "end", r"^被(?P<v>[^，,。]+?)(?:裁员|裁掉|裁|开除|辞退|解雇|炒鱿鱼)了?"),
     ("works_at", "end", r"^(?:辞职|离职|退休|失业|辞掉了工作|丢了工作|被裁员?)了?(?P<v>)"),
@@ -122,8 +127,9 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("job", "set", r"^从事(?P<v>[^，,。]{1,10}?)(?:工作|行业)?$"),
     ("allergic_to", "add", r"^对(?P<v>[^，,。]+?)(?:有点儿?|有些|非常|特别|很|严重|轻微|比较|超级|极度)?过敏"),
     ("dislikes", "add", r"^(?:不喜欢|不太喜欢|不怎么喜欢|讨厌|很讨厌|不爱吃|不爱喝|不爱看|不爱玩|不爱听|不爱|受不了|"
-                        r"忍受不了|不能忍受|反感|厌恶|烦|最讨厌|恨|不吃|不喝|吃不了|喝不了|讨厌吃|讨厌喝)(?P<v>.+)"),
-    ("dislikes", "add", r"^对(?P<v>[^，,。]+?)(?:不感兴趣|没兴趣|没有兴趣|没什么兴趣)"),
+                        r"忍受不了|不能忍受|反感|厌恶|烦|最讨厌|恨|不太感冒|不感冒|无感|不吃|不喝|吃不了|喝不了|讨厌吃|讨厌喝)(?P<v>.+)"),
+    ("dislikes", "add", r"^对(?P<v>[^，,。]+?)(?:不感兴趣|没兴趣|没有兴趣|没什么兴趣|不太?感冒|无感)"),
+    ("likes", "end", r"^把(?P<v>[^，,。]+?)(?:给)?(?:戒掉了?|戒了)"),
     ("dislikes", "add", r"^(?:最)?(?:不喜欢|讨厌)的\S{0,4}?是(?P<v>.+)"),
     ("likes", "add", r"^(?:最)?喜欢的\S{0,6}?是(?P<v>.+)"),
     ("likes", "add", r"^(?:的)?爱好是(?P<v>.+)"),
@@ -152,6 +158,7 @@ def _clean(raw: str, attribute: str) -> str:
         value = normalise_date(value)
     if attribute == "age":
         value = normalise_number(value)
+    value = re.sub(r"^[《〈]|[》〉]$", "", value)  # 《三体》: the title
     if attribute in ("likes", "dislikes"):
         value = re.sub(r"^(?:吃|喝|看|玩|听|去|做|打|弹|唱|跳)(?=\S{2,})", lambda m: m.group(0), value)
     return value.strip()
@@ -228,15 +235,22 @@ def _predicates(rest: str, subject: str) -> list[Statement]:
             continue  # "我出生在医院": where, not which town
         if attribute == "job" and value in _NOT_JOBS:
             continue
+        if attribute == "birthday" and not re.search(r"\d", value):
+            continue  # "生日刚过": the birthday spoken of, no date said
         if attribute == "from_to":  # "从杭州搬到了成都": the origin was true until the move
             old = _clean(found.group("old"), "lives_in")
             return [Statement(subject, "lives_in", v, op) for v in (old, value) if _ok(v)]
         role = re.search(r"(?:当|做|担任)(?:一名|一个|一位|个|名|位)?(?P<v>[^，,。的]{0,8}?" + _JOB_SUFFIX + r")$",
                          rest) if attribute == "works_at" and op == "set" else None
+        if role and re.match(r"^(?:一|某|这|那)(?:家|个|所|间)", value):  # "在一家餐厅当厨师": the job, no employer named
+            return [Statement(subject, "job", role.group("v"), op)]
         if role and _ok(value):  # "在腾讯当产品经理": the job too
             return [Statement(subject, "works_at", value, op), Statement(subject, "job", role.group("v"), op)]
         if attribute == "left":  # "我离开了苹果": end whichever of works_at / lives_in has that value
             return [Statement(subject, a, value, "end") for a in ("works_at", "lives_in")] if _ok(value) else []
+        if attribute == "likes" and op == "end":  # "把咖啡戒了": the thing, and the habit of it ("喝咖啡")
+            return [Statement(subject, attribute, form, op) for v in _values(value) if _ok(v)
+                    for form in (v, *(verb + v for verb in "喝吃抽" if not v.startswith(verb)))]
         if attribute in ACCUMULATING:
             return [Statement(subject, attribute, v, op) for v in _values(value) if _ok(v)]
         if op == "end":
@@ -342,6 +356,11 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
                     else "住在" if "住" in pred else "的老家是")
             body = f"{inverted.group('who')}{verb}{inverted.group('v')}"
         found = _sentence_statements(body, last_relative([], out, last_key))
+        if re.match(r"^我(?:们)?(?:家)?(?:还|也)?(?:养了?|养着|有)", body):  # "我养了一条比格犬叫旺财，还有一只猫叫咪咪"
+            pets = [Statement("cat" if pet.group("kind").endswith("猫") else "dog", "name", pet.group("name"))
+                    for pet in _PET_NAMED.finditer(body)]
+            known = {(s.key.subject, s.value) for s in found or []}
+            found = (found or []) + [p for p in pets if (p.key.subject, p.value) not in known] if pets else found
         if found is None:
             if (correction or not certain) and (last := (out[-1].key if out else last_key)) is not None:
                 # the first clause that names a value: "其实是张玮，玉字旁的玮", "也是咸阳吧，我不太确定"
@@ -353,7 +372,10 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
     return out
 
 
-_TASTE_VERB = re.compile(r"(?:不喜欢|不太喜欢|不爱吃|不爱喝|不爱|讨厌|受不了|忍受不了|吃不了|喝不了|反感|最爱吃|最爱喝|"
+# A dog or cat of the speaker's, of any breed, with its name: "一条比格犬叫旺财", "一只英短，叫咪咪".
+_PET_NAMED = re.compile(r"(?:只|条|个)(?P<kind>[\u4e00-\u9fff]{0,4}?(?:犬|狗|猫|猫咪))[，,]?(?:叫|名叫|叫做|名字叫)"
+                        r"(?P<name>[^，,。的和跟]{1,6})")
+_TASTE_VERB = re.compile(r"(?:不太感冒|不感冒|没兴趣|不感兴趣|无感|不喜欢|不太喜欢|不爱吃|不爱喝|不爱|讨厌|受不了|忍受不了|吃不了|喝不了|反感|最爱吃|最爱喝|"
                          r"爱吃|爱喝|最爱|超爱|很喜欢|最喜欢|喜欢|爱)")
 
 
@@ -401,7 +423,8 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
         if ending:
             rest = _PAST.sub("", _END.sub("", rest, count=1))
             rest = _ADVERBS.sub("", rest)
-        negated_then = re.match(r"^(?:不|没)(?=住|在|喜欢|爱|是|做|当)(?P<rest>.+?)了$", rest)
+        # "不住在那了", "不吃肉了": 了 closes a change, so a value ends (a habit stopped is no dislike)
+        negated_then = re.match(r"^(?:不|没)(?=住|在|喜欢|爱|是|做|当|吃|喝|抽)(?P<rest>.+?)了$", rest)
         if negated_then and not ending:
             ending, rest = True, negated_then.group("rest") if not rest.startswith("不喜欢") else rest
         statements = _predicates(rest, who)

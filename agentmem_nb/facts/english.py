@@ -275,9 +275,16 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("lives_in", "set", r"^(?-i:(?:am|is|are)\s+(?:now\s+in\s+(?P<w>[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*)|"
                         r"in\s+(?P<v>[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*)\s+(?:now|these days|nowadays)))$"),
     ("lives_in", "set", r"^(?:have|has)\s+been\s+in\s+(?P<v>[^,.;!?]+?)\s+(?=(?:for|since)\s)"),
+    # "We just bought a place in Jersey City", "I've been renting in Brooklyn": a home of one's own there
+    ("lives_in", "set", r"^(?:have\s+|has\s+)?(?:just\s+|finally\s+)?(?:bought|rented|found|moved into|got)\s+(?:an?|our|my|the)\s+"
+                        r"(?:(?:new|first|own|little|small|nice)\s+)?(?:place|house|home|flat|apartment|condo|townhouse)"
+                        r"(?:\s+of\s+(?:our|my)\s+own)?\s+in\s+(?P<v>.+)"),
+    ("lives_in", "set", r"^(?:have\s+been\s+|has\s+been\s+|am\s+|are\s+|is\s+)?(?:renting|living)\s+"
+                        r"(?:(?:a|an|the|my|our)\s+[\w-]+\s+)?in\s+(?P<v>[^,.;!?]+?)(?=\s+(?:for|since)\s|$)"),
     ("lives_in", "set", r"^(?:home|place|apartment|flat|house|condo)(?: for (?:me|us))? is\s+(?:in\s+)?(?P<v>.+)"),
     ("works_at", "end", r"^(?:quit|resigned from|was laid off from|got laid off from|got fired from|"
                         r"was fired from|retired from)\s+(?:my\s+(?:job|position|role)\s+(?:at|with)\s+)?"
+                        r"(?=(?-i:[A-Z0-9])|the\s|my\s)"  # an employer is a name: not "quit coffee", a habit
                         # not "quit my job" (below) nor "quit smoking" (a habit)
                         r"(?!(?:my|his|her)\s+(?:job|position|role)\b(?!\s+(?:at|with)\b))(?![a-z]+ing\b)(?P<v>.+)"),
     ("works_at", "end", r"^(?:quit|lost) (?:my|his|her) job\b(?P<v>)"),
@@ -327,8 +334,11 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("speaks", "add", r"^(?:speak|speaks|am fluent in|is fluent in|are fluent in)\s+(?P<v>.+)"),
 ]
 _PREDICATES = [(attribute, op, re.compile(pattern, re.I)) for attribute, op, pattern in _RULES]
-_ATTRIBUTE_NOUNS = re.compile(r"^(?:(?:real|actual|full|legal|proper|given|first|true|correct|exact)\s+(?=name|birthday|"
-                              r"date|age|hometown|job|employer)|)(?:apartment|flat|house|condo|name|birthday|bday|birth date|date of birth|birthdate|hometown|home town|age|"
+# A word that qualifies an attribute noun without changing it: "my actual name", "my all-time favourite book".
+_QUALIFIER = (r"(?:(?:real|actual|full|legal|proper|given|first|true|correct|exact)\s+(?=name|birthday|date|age|"
+              r"hometown|job|employer)|(?:all-time|all\s+time|absolute|very|personal|current)\s+(?=favou?rite|fave?\b|"
+              r"fav\b))")
+_ATTRIBUTE_NOUNS = re.compile(r"^(?:" + _QUALIFIER + r")?(?:apartment|flat|house|condo|name|birthday|bday|birth date|date of birth|birthdate|hometown|home town|age|"
                               r"job|profession|occupation|employer|company|favou?rite|fav|fave|least favou?rite|"
                               r"hobby|hobbies|home|place)\b", re.I)
 _NOUN_IS = re.compile(r"\b(name|birthday|bday|hometown|job|age|favou?rite \w+|fave \w+|company|employer)'s\b",
@@ -339,6 +349,14 @@ _NAMED_AFTER_BE = re.compile(r"^(?:am|is|are)\s+(?P<prep>at|with|in)\s+"
                              r"(?P<v>(?-i:[A-Z])[\w&.'-]*(?:\s+(?-i:[A-Z])[\w&.'-]*)*)$", re.I)
 _INTRODUCED = re.compile(r"^(?:I|we)\s+(?:have|has|have got|got)\s+(?:an?\s+|one\s+|the\s+)?" + _REL_ADJ + r"?(?P<rel>"
                          + _REL + r")$", re.I)
+# Kinds of dog and cat, for "a beagle named Rocky": the pet is the dog or the cat of the speaker.
+_PET_KINDS = {"dog": ("dog|doggo|puppy|pup|beagle|labrador|lab|poodle|terrier|retriever|husky|corgi|bulldog|pug|dachshund|"
+                      "collie|spaniel|shepherd|chihuahua|greyhound|whippet|boxer|rottweiler|doberman|schnauzer|mutt|"
+                      "sheepdog|pomeranian|shiba|akita|dalmatian|maltese|setter|pointer|hound"),
+              "cat": "cat|kitten|kitty|tabby|siamese|persian|ragdoll|bengal|sphynx|moggy"}
+_PET_NAMED = re.compile(r"\b(?:an?|one|our|my)\s+(?:[\w-]+\s+){0,2}?(?:(?P<dog>" + _PET_KINDS["dog"] + r")|(?P<cat>"
+                        + _PET_KINDS["cat"] + r"))\s*,?\s+(?:named|called)\s+(?P<name>(?-i:[A-Z])[\w'-]+)", re.I)
+_HAVE_PETS = re.compile(r"^(?:I|we)\s+(?:also\s+|just\s+)?(?:have|has|have got|got|own|adopted|rescued|keep)\b", re.I)
 _OTHER_SUBJECT = re.compile(r"^(?:he|she|they|it|you|your|his|her|their|its|someone|somebody|everyone|people|"
                             r"nobody|this|that|there|the|a|an|our \w+|[A-Z][a-z]+(?:'s)?)\b")
 
@@ -371,8 +389,7 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
         return relation, rest, names
     found = re.match(r"^(?:my|our)\s+(?P<rest>.*)$", clause, re.I)
     if found and _ATTRIBUTE_NOUNS.match(found.group("rest")):  # "my actual name is …": the name itself
-        return "user", re.sub(r"^(?:real|actual|full|legal|proper|given|first|true|correct|exact)\s+", "",
-                              found.group("rest"), flags=re.I), names
+        return "user", re.sub(r"^" + _QUALIFIER, "", found.group("rest"), flags=re.I), names
     if found:
         return "other", "", names
     kin = re.match(r"^(?P<rel>mum|mom|mommy|mummy|dad|daddy|mama|papa|grandma|grandpa|granny|nana)\b(?P<poss>'s?)?\s*(?P<rest>.*)$",
@@ -523,7 +540,8 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             if marker and marker.end() > 0:
                 correction = True
                 body = body[marker.end():]
-            else:  # an interjection of any spelling before a comma: "Ugh, …", "Welp! …"
+            elif not correction:  # an interjection of any spelling before a comma: "Ugh, …", "Welp! …" (after a
+                # correction marker, the word before a comma is the value: "Sorry, I meant Bath, not Bristol")
                 body = re.sub(r"^(?!(?:I|my|we|he|she|they|it|you)\b)[A-Za-z]+[,!]+\s+", "", body, flags=re.I)
             if body == before:
                 break
@@ -544,6 +562,11 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             correction = True
             body = body[: not_old.start()]
         found, introduced = _statements_of(body, out, last_key, introduced)
+        if _HAVE_PETS.match(sentence) and not _REPORTED.search(sentence):  # "We have two pets: a beagle named Rocky …"
+            pets = [Statement("dog" if pet.group("dog") else "cat", "name", pet.group("name"))
+                    for pet in _PET_NAMED.finditer(sentence)]
+            known = {(s.key.subject, s.value) for s in found or []}
+            found = (found or []) + [p for p in pets if (p.key.subject, p.value) not in known] if pets else found
         if found is None:
             if (correction or not certain) and (last := _last_key(out, last_key)) is not None:
                 # the first clause that names a value: "it's John, with an h", "Portland, I am not sure"

