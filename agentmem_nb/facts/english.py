@@ -181,6 +181,13 @@ def _normalise(text: str) -> str:
     return " ".join(text.split())
 
 
+# A place said by its kind, then where it is: the named place is the value ("a small town near Boston").
+_PLACE_WITHIN = re.compile(r"^(?:an?|the|my|our)\s+(?:[\w-]+\s+){0,3}?(?:village|town|city|suburb|house|flat|apartment|"
+                           r"place|cottage|farm|area|neighbou?rhood|street|home|part|corner|island|condo|studio)\b"
+                           r"[^.;!?]*?\b(?:in|near|outside|outside of|just outside|just outside of)\s+"
+                           r"(?P<x>(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*)*)", re.I)
+
+
 def _clean_value(raw: str, attribute: str) -> str:
     if attribute in ACCUMULATING:  # "hiking, camping, and fishing": a list's commas are not its end
         # One way to split the items (no "\s*" after a comma: an item may start with a space, and the two ways to
@@ -204,6 +211,8 @@ def _clean_value(raw: str, attribute: str) -> str:
         called = re.search(r"\b(?:called|named)\s+(?P<x>(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*)*)", raw)
         if called and attribute != "works_at" and re.match(r"^(?:an?|the)\s", value, re.I):
             value = called.group("x")  # "a tiny town in Vermont called Stowe": the name
+        elif attribute == "lives_in" and (within := _PLACE_WITHIN.match(raw)):  # (a hometown keeps its kind)
+            value = within.group("x")  # "a village in Kent", "the house I grew up in, in Naples": the named place
         country = re.match(re.escape(value) + r",\s*(?P<c>[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*)?)\s*$", raw.strip(" .!"))
         if attribute != "works_at" and country:  # "Nairobi, Kenya": a place with its country
             value = f"{value}, {country.group('c')}"
@@ -276,7 +285,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         r"in\s+(?P<v>[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*)\s+(?:now|these days|nowadays)))$"),
     ("lives_in", "set", r"^(?:have|has)\s+been\s+in\s+(?P<v>[^,.;!?]+?)\s+(?=(?:for|since)\s)"),
     # "We just bought a place in Jersey City", "I've been renting in Brooklyn": a home of one's own there
-    ("lives_in", "set", r"^(?:have\s+|has\s+)?(?:just\s+|finally\s+)?(?:bought|rented|found|moved into|got)\s+(?:an?|our|my|the)\s+"
+    ("lives_in", "set", r"^(?:have\s+|has\s+)?(?:just\s+|finally\s+)?(?:(?:bought|rented|found|moved into|got)\s+(?:an?|our|my|the)|(?:have|has)\s+(?:my|our)\s+own)\s+"
                         r"(?:(?:new|first|own|little|small|nice)\s+)?(?:place|house|home|flat|apartment|condo|townhouse)"
                         r"(?:\s+of\s+(?:our|my)\s+own)?\s+in\s+(?P<v>.+)"),
     ("lives_in", "set", r"^(?:have\s+been\s+|has\s+been\s+|am\s+|are\s+|is\s+)?(?:renting|living)\s+"
@@ -357,6 +366,7 @@ _PET_KINDS = {"dog": ("dog|doggo|puppy|pup|beagle|labrador|lab|poodle|terrier|re
 _PET_NAMED = re.compile(r"\b(?:an?|one|our|my)\s+(?:[\w-]+\s+){0,2}?(?:(?P<dog>" + _PET_KINDS["dog"] + r")|(?P<cat>"
                         + _PET_KINDS["cat"] + r"))\s*,?\s+(?:named|called)\s+(?P<name>(?-i:[A-Z])[\w'-]+)", re.I)
 _HAVE_PETS = re.compile(r"^(?:I|we)\s+(?:also\s+|just\s+)?(?:have|has|have got|got|own|adopted|rescued|keep)\b", re.I)
+_PAIR = re.compile(r"^(?:my|our)\s+" + _REL_ADJ + r"?(?P<rel>" + _REL + r")\s+and\s+I\s+(?P<rest>.+)$", re.I)
 _OTHER_SUBJECT = re.compile(r"^(?:he|she|they|it|you|your|his|her|their|its|someone|somebody|everyone|people|"
                             r"nobody|this|that|there|the|a|an|our \w+|[A-Z][a-z]+(?:'s)?)\b")
 
@@ -561,7 +571,16 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
                                      body[: not_old.start()].rstrip(), re.I):
             correction = True
             body = body[: not_old.start()]
+        pair = _PAIR.match(body)
+        if pair:  # "My son and I are both allergic to peanuts": said of the speaker, and of the relative too
+            body = "I " + re.sub(r"^(?:(?P<be>are|were)\s+)?(?:both\s+|all\s+)?",
+                                 lambda m: ("am " if m.group("be") == "are" else "was " if m.group("be") else ""),
+                                 pair.group("rest"), flags=re.I)
         found, introduced = _statements_of(body, out, last_key, introduced)
+        if pair and found:
+            relation = RELATIONS_EN[pair.group("rel").lower()]
+            found = found + [Statement(relation, s.attribute, s.value, s.op, s.certain) for s in found
+                             if s.key.subject == "user"]
         if _HAVE_PETS.match(sentence) and not _REPORTED.search(sentence):  # "We have two pets: a beagle named Rocky …"
             pets = [Statement("dog" if pet.group("dog") else "cat", "name", pet.group("name"))
                     for pet in _PET_NAMED.finditer(sentence)]

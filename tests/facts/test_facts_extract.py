@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from agentmem_nb.facts import OfflineExtractor
+from agentmem_nb import MemoryStore
+from agentmem_nb.facts import OfflineExtractor, record_message
+from agentmem_nb.store import FactSource
 from agentmem_nb.store.facts import FactKey
 
 
@@ -518,3 +522,47 @@ def test_a_home_bought_or_rented_favourites_qualified_or_titled_and_not_my_thing
 def test_chinese_news_framing_interjections_an_unnamed_employer_and_a_birthday_without_a_date(
         text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read(text) == expected
+
+
+# ---------------------------------------------------------------- rule families from the fourteenth held-out round
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("My son and I are both allergic to peanuts.", [("user", "allergic_to", "peanuts", "add", True),
+                                                    ("son", "allergic_to", "peanuts", "add", True)]),
+    ("My husband and I both hate cold weather.", [("user", "dislikes", "cold weather", "add", True),
+                                                  ("husband", "dislikes", "cold weather", "add", True)]),
+])
+def test_my_relative_and_i_says_it_of_both(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("My grandma still lives in the house I grew up in, in Naples.", [("grandmother", "lives_in", "Naples", "set", True)]),
+    ("I live in a small town near Boston.", [("user", "lives_in", "Boston", "set", True)]),
+    ("I have my own flat in Leeds now.", [("user", "lives_in", "Leeds", "set", True)]),
+    ("I have a house in Spain too.", []),
+    ("我奶奶还住在老家那不勒斯。", [("grandmother", "lives_in", "那不勒斯", "set", True)]),
+    ("我搬到了嘉兴的一个小镇。", [("user", "lives_in", "嘉兴", "set", True)]),
+])
+def test_where_one_lives_is_the_named_place_not_its_kind(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "last", "expected"), [
+    ("现在在中科院做博士后。", None, [("user", "works_at", "中科院", "set", True), ("user", "job", "博士后", "set", True)]),
+    ("我哥王强五月份结婚。", None, [("brother", "name", "王强", "set", True)]),
+    ("不好意思打错了，是张辰。", _USER_NAME, [("user", "name", "张辰", "correct", True)]),
+])
+def test_chinese_postdoc_a_name_before_a_month_and_a_typo_corrected(
+        text: str, last: FactKey | None, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text, last) == expected
+
+
+@pytest.mark.parametrize(("said", "correction"), [("My birthday is on the 12th of August.", "Wait no, the 21st."),
+                                                 ("我生日是8月12号。", "等等，不对，是21号。")])
+def test_a_birthday_corrected_by_its_day_alone_keeps_the_month(tmp_path: Path, said: str, correction: str) -> None:
+    facts = MemoryStore(tmp_path).user("u").facts
+    for number, text in enumerate((said, correction), start=1):
+        record_message(facts, OfflineExtractor(), text, source=FactSource("t", number))
+    assert [f.value for f in facts.get("user", "birthday")] == ["08-21"]
