@@ -55,5 +55,11 @@ def one_name_each(statements: list[Statement], text: str = "") -> list[Statement
         if statement.key.subject not in keep or (formal and not re.search(
                 _FORMAL + re.escape(keep[statement.key.subject].value), text, re.IGNORECASE)):
             keep[statement.key.subject] = statement
+    # One hometown each too: "born in Harbin, grew up in Dalian" says where one is from once, not twice.
+    first_home: dict[str, Statement] = {}
+    for statement in statements:
+        if statement.key.attribute == "hometown" and statement.op == "set":
+            first_home.setdefault(statement.key.subject, statement)
     return [s for s in statements
-            if s.key.attribute != "name" or s.op != "set" or keep.get(s.key.subject) is s]
+            if (s.key.attribute != "name" or s.op != "set" or keep.get(s.key.subject) is s)
+            and (s.key.attribute != "hometown" or s.op != "set" or first_home.get(s.key.subject) is s)]

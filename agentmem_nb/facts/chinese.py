@@ -56,7 +56,7 @@ _CORRECTION = re.compile(r"^(?:其实|实际上|事实上|准确地说|确切地
                          r"说错了|我说错了|搞错了|我搞错了|哦不|噢不|不好意思|抱歉|对不起|等等|等一下|错了|口误|"
                          r"我记错了|记错了|改一下|应该说|(?:我)?(?:打|写|拼|输)错(?:字)?了|(?:我)?(?:之前|刚才|刚刚|前面|上次)(?:说|记|搞|弄|写)错了)[，,：:、\s]*")
 _LEADING = re.compile(r"^(?:(?:上|这|下)?(?:周|星期|礼拜)[一二三四五六日天](?=我)|(?:好|坏)消息是|好在|幸好|还好|"
-                      r"(?:幸运|不幸|可惜|遗憾|巧)的是|哎呀|哎哟|哎|唉|呃|天哪|天啊|哇|"
+                      r"(?:幸运|不幸|可惜|遗憾|巧)的是|可惜|不巧|哎呀|哎哟|哎|唉|呃|天哪|天啊|哇|"
                       r"[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:天|周|星期|月|年)(?:前|以前|之前)|(?:上|这|上个|这个)?(?:周末|礼拜天)|后来|随后|接着|这段时间|这阵子|这些天|这几天|(?:严格|准确|确切|老实|坦白|认真)(?:来|地)?(?:说|讲)|说真的|讲真|说起来|按理说|技术上|嗯|哦|噢|啊|哈哈|呵呵|对了|对(?=[，,])|是的|昨天|今天|前天|前几天|这周|本周|那天|好的|好吧|那个|另外|还有|而且|然后|现在|目前|最近|如今|"
                       r"今年|去年|前年|上个月|上周|前段时间|前阵子|刚刚|刚才|顺便说一下|顺便说|顺便|话说|跟你说|"
                       r"告诉你|说实话|老实说|其实吧|总之|反正|所以|从小|小时候|这几年|近几年|这些年|平时|一直以来|"
@@ -319,6 +319,7 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
     """The statements of a Chinese message (see the module docstring); ``last_key`` as in
     :func:`~agentmem_nb.facts.english.extract_english`."""
     out: list[Statement] = []
+    greeted = False  # the sentence before was a bare greeting ("你好！我是李娜")
     text = _QUOTED.sub("", text)
     for found_sentence in re.finditer(r"[^。！!？?；;\n…]+[。！!？?；;\n…]*", text):
         sentence = found_sentence.group(0).strip()
@@ -360,6 +361,15 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
             verb = ("讨厌" if re.search(r"讨厌|不喜欢|不爱", pred) else "喜欢" if re.search(r"喜欢|爱", pred)
                     else "住在" if "住" in pred else "的老家是")
             body = f"{inverted.group('who')}{verb}{inverted.group('v')}"
+        renamed = _RENAMED.search(body)
+        if renamed and (who := last_relative([], out, last_key)) is not None:  # "我们给它改名叫盐巴了"
+            out.append(Statement(who, "name", renamed.group("v"), "correct"))
+            continue
+        introduced_as = re.match(r"^我是(?P<name>[\u4e00-\u9fff]{2,3})(?=[，,]|$)", body) if greeted else None
+        if introduced_as and not re.search(_JOB_SUFFIX + r"$|人$", introduced_as.group("name")):
+            out.append(Statement("user", "name", introduced_as.group("name")))  # "你好！我是李娜，…": an introduction
+            body = body[introduced_as.end():].lstrip("，, ")
+        greeted = bool(re.fullmatch(r"(?:嗨|你好|您好|大家好|哈喽|哈啰|hi|hello|hey)[呀啊]?", body, re.I))
         found = _sentence_statements(body, last_relative([], out, last_key))
         if re.match(r"^我(?:们)?(?:家)?(?:还|也)?(?:养了?|养着|有)", body):  # "我养了一条比格犬叫旺财，还有一只猫叫咪咪"
             pets = [Statement("cat" if pet.group("kind").endswith("猫") else "dog", "name", pet.group("name"))
@@ -380,6 +390,8 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
 # A dog or cat of the speaker's, of any breed, with its name: "一条比格犬叫旺财", "一只英短，叫咪咪".
 _PET_NAMED = re.compile(r"(?:只|条|个)(?P<kind>[\u4e00-\u9fff]{0,4}?(?:犬|狗|猫|猫咪))[，,]?(?:叫|名叫|叫做|名字叫)"
                         r"(?P<name>[^，,。的和跟]{1,6})")
+# A new name given to someone spoken about: "给它改名叫盐巴", "把他改名为小明".
+_RENAMED = re.compile(r"(?:给|把)(?:它|他|她)(?:改了?名(?:字)?|改名字?)(?:叫做|叫|为|成)(?P<v>[^，,。了的]{1,6})")
 _TASTE_VERB = re.compile(r"(?:不太感冒|不感冒|没兴趣|不感兴趣|无感|不喜欢|不太喜欢|不爱吃|不爱喝|不爱|讨厌|受不了|忍受不了|吃不了|喝不了|反感|最爱吃|最爱喝|"
                          r"爱吃|爱喝|最爱|超爱|很喜欢|最喜欢|喜欢|爱)")
 

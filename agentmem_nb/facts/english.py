@@ -213,6 +213,9 @@ def _clean_value(raw: str, attribute: str) -> str:
             value = called.group("x")  # "a tiny town in Vermont called Stowe": the name
         elif attribute == "lives_in" and (within := _PLACE_WITHIN.match(raw)):  # (a hometown keeps its kind)
             value = within.group("x")  # "a village in Kent", "the house I grew up in, in Naples": the named place
+        if attribute == "works_at":  # "the BBC in London": the employer, less its article and its place
+            value = re.sub(r"\s+in\s+(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*)*$", "", value)
+            value = re.sub(r"^the\s+(?=(?-i:[A-Z]{2,})\b)", "", value, flags=re.I)
         country = re.match(re.escape(value) + r",\s*(?P<c>[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*)?)\s*$", raw.strip(" .!"))
         if attribute != "works_at" and country:  # "Nairobi, Kenya": a place with its country
             value = f"{value}, {country.group('c')}"
@@ -366,6 +369,19 @@ _PET_KINDS = {"dog": ("dog|doggo|puppy|pup|beagle|labrador|lab|poodle|terrier|re
 _PET_NAMED = re.compile(r"\b(?:an?|one|our|my)\s+(?:[\w-]+\s+){0,2}?(?:(?P<dog>" + _PET_KINDS["dog"] + r")|(?P<cat>"
                         + _PET_KINDS["cat"] + r"))\s*,?\s+(?:named|called)\s+(?P<name>(?-i:[A-Z])[\w'-]+)", re.I)
 _HAVE_PETS = re.compile(r"^(?:I|we)\s+(?:also\s+|just\s+)?(?:have|has|have got|got|own|adopted|rescued|keep)\b", re.I)
+_INTRO_ROLE = re.compile(r"^I am (?P<name>(?-i:[A-Z])[a-z]+)\s*,\s*(?:an?\s+)(?P<job>[a-zA-Z-]+(?:\s+[a-zA-Z-]+){0,2}?)"
+                         r"(?:\s+(?:based|living)\s+in\s+(?P<place>(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*)*))?$", re.I)
+# A new name given to the one spoken about: "we renamed her Salt", "renamed him to Max".
+_RENAMED = re.compile(r"\b(?:renamed|re-named)\s+(?:him|her|it|them)\s+(?:to\s+)?(?P<v>(?-i:[A-Z])[\w'-]+)", re.I)
+# "I drink green tea every morning, I love it", "I used to hate sushi but now I love it": "it" is the thing of the
+# clause before (said again in its place, less its time words).
+_THING_THEN_IT = re.compile(
+    r"^I\s+(?:used to\s+|always\s+|usually\s+|often\s+)?(?:drink|eat|play|watch|read|cook|bake|listen to|hate|love|like|"
+    r"dislike|loved|hated|liked|disliked)\s+(?P<v>[^,;]+?)\s*(?:,\s*(?:and\s+|but\s+)?|\s+(?:and|but)\s+)"
+    r"(?:now\s+|these days\s+)?I\s+(?:really\s+|just\s+|absolutely\s+|actually\s+)?(?:love|like|enjoy|adore|hate|"
+    r"dislike)\s+(?P<it>it|them)$", re.I)
+_TIME_WORDS = re.compile(r"\s+(?:every|each|most|on|at|in|almost|nearly|daily|all the time|a lot|regularly|twice|"
+                         r"once)\b", re.I)
 _PAIR = re.compile(r"^(?:my|our)\s+" + _REL_ADJ + r"?(?P<rel>" + _REL + r")\s+and\s+I\s+(?P<rest>.+)$", re.I)
 _OTHER_SUBJECT = re.compile(r"^(?:he|she|they|it|you|your|his|her|their|its|someone|somebody|everyone|people|"
                             r"nobody|this|that|there|the|a|an|our \w+|[A-Z][a-z]+(?:'s)?)\b")
@@ -538,6 +554,19 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
         if greeting:  # "hey im alex": a greeting then a lone word is a name, whatever its case
             out.append(Statement("user", "name", greeting.group("name")))
             continue
+        intro = _INTRO_ROLE.match(body)
+        if intro:  # "I'm Marta, a UX designer based in Barcelona": a name, then a role and a place in apposition
+            out.append(Statement("user", "name", intro.group("name")))
+            out.append(Statement("user", "job", intro.group("job")))
+            if intro.group("place"):
+                out.append(Statement("user", "lives_in", intro.group("place")))
+            continue
+        renamed = _RENAMED.search(body)
+        if renamed and (who := last_relative([], out, last_key)) is not None:  # "We renamed her Salt"
+            out.append(Statement(who, "name", renamed.group("v"), "correct"))
+            continue
+        body = _THING_THEN_IT.sub(lambda m: m.group(0)[: m.start("it") - m.start()] + _TIME_WORDS.split(m.group("v"), 1)[0],
+                                  body, count=1)
         label = re.match(r"^(?P<label>[\w' ]{1,25})(?::|\s+[—–-])\s+", body)
         if label and not re.match(r"^(?:name|birthday|age|job)$", label.group("label"), re.I):
             # (a heading that is a correction marker, "Correction:" or "Actually no —", is peeled below as one)

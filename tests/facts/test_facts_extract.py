@@ -566,3 +566,57 @@ def test_a_birthday_corrected_by_its_day_alone_keeps_the_month(tmp_path: Path, s
     for number, text in enumerate((said, correction), start=1):
         record_message(facts, OfflineExtractor(), text, source=FactSource("t", number))
     assert [f.value for f in facts.get("user", "birthday")] == ["08-21"]
+
+
+# ---------------------------------------------------------------- rule families from the fifteenth held-out round
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Hi! I'm Marta, a UX designer based in Barcelona.", [("user", "name", "Marta", "set", True),
+                                                          ("user", "job", "UX designer", "set", True),
+                                                          ("user", "lives_in", "Barcelona", "set", True)]),
+    ("你好！我是李娜，在成都做UI设计师。", [("user", "name", "李娜", "set", True), ("user", "works_at", "成都", "set", True),
+                                       ("user", "job", "UI设计师", "set", True)]),
+    ("我是李娜。", []),
+])
+def test_an_introduction_after_a_greeting_with_a_role_in_apposition(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize("text", ["We renamed her Salt, long story.", "后来我们给它改名叫盐巴了。"])
+def test_a_new_name_for_the_one_spoken_about_corrects_its_name(text: str) -> None:
+    value = "Salt" if text.isascii() else "盐巴"
+    assert _read(text, FactKey("cat", "name")) == [("cat", "name", value, "correct", True)]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I drink green tea every morning, I love it.", [("user", "likes", "green tea", "add", True)]),
+    ("I used to hate sushi but now I love it.", [("user", "likes", "sushi", "end", True),
+                                                 ("user", "likes", "sushi", "add", True)]),
+])
+def test_it_after_a_thing_is_that_thing(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("My cousin works for the BBC in London.", [("cousin", "works_at", "BBC", "set", True)]),
+    ("我出生在哈尔滨，在大连长大。", [("user", "hometown", "哈尔滨", "set", True)]),
+    ("可惜我对猫毛过敏，所以家里不养宠物。", [("user", "allergic_to", "猫毛", "add", True)]),
+])
+def test_an_employer_less_its_place_one_hometown_a_message_and_regret_framing(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+def test_the_new_rules_read_long_adversarial_messages_in_linear_time() -> None:
+    # "it" after a thing once let its object and its time words share the same text: 40,000 characters took 7 s and
+    # 200,000 would take minutes. A separate process, so a regression fails at the timeout instead of hanging.
+    import subprocess
+    import sys
+
+    code = ("from agentmem_nb.facts import OfflineExtractor as E; e = E(); "
+            "[e.extract(t) for t in ('I drink ' + 'tea every ' * 20000 + ', I hate x', "
+            "'I live in the house ' + 'near in ' * 20000, 'We have ' + 'a beagle named ' * 12000, "
+            "'香菜我' * 30000 + '受不了', '我住在' + '的一个' * 30000 + '小镇')]")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
