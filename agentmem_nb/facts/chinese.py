@@ -57,7 +57,8 @@ _CORRECTION = re.compile(r"^(?:其实|实际上|事实上|准确地说|确切地
                          r"我记错了|记错了|改一下|应该说|(?:我)?(?:打|写|拼|输)错(?:字)?了|(?:我)?(?:之前|刚才|刚刚|前面|上次)(?:说|记|搞|弄|写)错了)[，,：:、\s]*")
 _LEADING = re.compile(r"^(?:(?:上|这|下)?(?:周|星期|礼拜)[一二三四五六日天](?=我)|(?:好|坏)消息是|好在|幸好|还好|"
                       r"(?:幸运|不幸|可惜|遗憾|巧)的是|可惜|不巧|哎呀|哎哟|哎|唉|呃|天哪|天啊|哇|"
-                      r"[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:天|周|星期|月|年)(?:前|以前|之前)|(?:上|这|上个|这个)?(?:周末|礼拜天)|后来|随后|接着|这段时间|这阵子|这些天|这几天|(?:严格|准确|确切|老实|坦白|认真)(?:来|地)?(?:说|讲)|说真的|讲真|说起来|按理说|技术上|嗯|哦|噢|啊|哈哈|呵呵|对了|对(?=[，,])|是的|昨天|今天|前天|前几天|这周|本周|那天|好的|好吧|那个|另外|还有|而且|然后|现在|目前|最近|如今|"
+                      r"[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:天|周|星期|月|年)(?:前|以前|之前)|"
+                      r"(?:这|上|下|本)(?:个)?(?:学期|季度|月|周|星期)(?:开始|起)|(?:上|这|上个|这个)?(?:周末|礼拜天)|后来|随后|接着|这段时间|这阵子|这些天|这几天|(?:严格|准确|确切|老实|坦白|认真)(?:来|地)?(?:说|讲)|说真的|讲真|说起来|按理说|技术上|嗯|哦|噢|啊|哈哈|呵呵|对了|对(?=[，,])|是的|昨天|今天|前天|前几天|这周|本周|那天|好的|好吧|那个|另外|还有|而且|然后|现在|目前|最近|如今|"
                       r"今年|去年|前年|上个月|上周|前段时间|前阵子|刚刚|刚才|顺便说一下|顺便说|顺便|话说|跟你说|"
                       r"告诉你|说实话|老实说|其实吧|总之|反正|所以|从小|小时候|这几年|近几年|这些年|平时|一直以来|"
                       r"自从\S{1,6}以后|自从\S{1,6}|\d{4}年(?:以后|之后|以来|起|开始)?|年初|年底|年中|月初|月底|"
@@ -97,6 +98,8 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("hometown", "set", r"^(?:算是|算|是)(?P<v>[^，,。]{1,6}?)人$"),
     ("hometown", "set", r"^(?:是)?从(?P<v>[^搬]+?)来的$"),  # not "从X搬过来的": moved from X
     ("age", "set", r"^(?:今年|已经|都|快|刚满|满|刚|快要)?(?P<v>\d{1,3}|[一二两三四五六七八九十百]{1,4})(?:周)?岁"),
+    ("speaks", "add", r"^(?:的)?母语是(?P<v>[^，,。]+?(?:语|话|文))$"),
+    ("name", "correct", r"^(?:改名(?:字)?|改了名(?:字)?)(?:叫做|叫|为|成)(?P<v>.+)"),
     ("speaks", "add", r"^(?:会说|能说|会讲|能讲|说|讲)(?:一口)?(?:流利的)?(?P<v>[^，,。]+?(?:语|话|文))$"),
     # "今年三十了": an age without 岁 is still an age when it is the whole clause
     ("age", "set", r"^(?P<v>\d{1,3}|[一二两三四五六七八九十]{1,3})(?:周岁|岁)?了$"),
@@ -115,7 +118,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("works_at", "end", r"^被(?P<v>[^，,。]+?)(?:裁员|裁掉|裁|开除|辞退|解雇|炒鱿鱼)了?"),
     ("works_at", "end", r"^(?:辞职|离职|退休|失业|辞掉了工作|丢了工作|被裁员?)了?(?P<v>)"),
     ("works_at", "set", r"^(?:在|于)(?P<v>[^，,。]+?)(?:(?:找到|找|谋到|得到|有)了?(?:一份)?(?:新)?)?"
-                        r"(?:工作|上班|任职|就职|实习|打工|当\S+|做\S+)"),
+                        r"(?:工作|上班|任职|就职|实习|打工|当\S+|做\S+|上(?:夜|白|早|晚|中)班|值(?:夜)?班|倒班)"),
     ("left", "end", r"^(?:离开了?|离开)(?P<v>[^，,。]+)"),
     ("works_at", "set", r"^(?:就职于|任职于|供职于|受雇于|入职了?|跳槽到了?|跳槽去了?|加盟了?|加入了?|进了)(?P<v>.+)"),
     ("works_at", "set", r"^(?:去了?|到了?)(?P<v>[^，,。]+?)(?:工作|上班)"),
@@ -163,6 +166,8 @@ def _clean(raw: str, attribute: str) -> str:
     if attribute == "age":
         value = normalise_number(value)
     value = re.sub(r"^[《〈]|[》〉]$", "", value)  # 《三体》: the title
+    if attribute == "likes":  # "铁杆球迷": the thing, not how devoted
+        value = re.sub(r"^(?:铁杆|忠实|资深|狂热|死忠|超级|骨灰级)(?=\S)", "", value)
     if attribute in ("likes", "dislikes"):
         value = re.sub(r"^(?:吃|喝|看|玩|听|去|做|打|弹|唱|跳)(?=\S{2,})", lambda m: m.group(0), value)
     return value.strip()
@@ -234,7 +239,7 @@ def _predicates(rest: str, subject: str) -> list[Statement]:
             continue
         raw = found.group("v") or ""
         value = _clean(raw, attribute)
-        if attribute == "name" and re.search(r"^(?:不|没|了)|[他她的]|(?:了|过)$", raw.rstrip("。！!，, ")):
+        if attribute == "name" and op != "correct" and re.search(r"^(?:不|没|了)|[他她的]|(?:了|过)$", raw.rstrip("。！!，, ")):
             continue  # "我叫不出他的名字", "我叫外卖了": 叫 as a verb of calling or ordering, not a name
         if attribute == "hometown" and re.search(r"(?:医院|家里|路上|车上|飞机上|火车上)$", value):
             continue  # "我出生在医院": where, not which town
@@ -286,7 +291,7 @@ def _as_end(statements: list[Statement]) -> list[Statement]:
 def _bare_value(body: str, attribute: str) -> str:
     for _ in range(2):  # "也现在算是在蚂蚁集团了": the adverbs left by the hedge, then the copula
         body = _ADVERBS.sub("", _LEADING.sub("", body.strip()))
-    body = re.sub(r"^(?:也|或者|还是|或)?(?:应该是|应该|算是|是在|是|在|叫|改成|改为|为)", "", body.strip())
+    body = re.sub(r"^(?:也|或者|还是|或)?(?:(?:应该是|应该|算是|是在|是|在|叫|改成|改为|为)){1,2}", "", body.strip())
     body = re.sub(r"^在(?=\S{2})", "", body) if attribute in ("works_at", "lives_in") else body
     if re.match(r"^(?:我|他|她|你)", body):
         return ""
@@ -354,6 +359,12 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         if re.match(r"^(?:不是|并不是)(?P<old>[^，,]+)[，,](?:而)?是(?P<new>.+)$", body):
             correction = True
             body = re.sub(r"^(?:不是|并不是)[^，,]+[，,](?:而)?", "", body)
+        named_first = re.match(r"^(?P<n>[\u4e00-\u9fff]{2,3}|[A-Z][a-z]+)是我(?:的)?(?P<rel>" + _REL + r")(?P<rest>(?:[，,].*)?)$",
+                               body)
+        if named_first and not re.match(r"^(?:这|那|他|她|它|谁)", named_first.group("n")):  # "安娜是我老婆，她是兽医"
+            body = f"我{named_first.group('rel')}叫{named_first.group('n')}{named_first.group('rest')}"
+        body = re.sub(r"的(?P<a>一个|一座)?(?P<k>小村子|村子|小镇|小城|县城|村庄)[，,]\s*(?:名字)?叫(?P<n>[^，,。]{2,6})",
+                      r"的一个叫\g<n>的\g<k>", body)  # "…的一个小村子，叫石门坎": the name
         inverted = re.match(r"^(?P<v>[^，,。是]{1,12})是(?P<who>我(?:的)?(?:" + _REL + r")?)(?P<pred>(?:最|最不|不)?(?:喜欢|爱|讨厌)的"
                             r"[^，,。]{0,4}|(?:从小)?(?:长大|出生)的(?:地方|城市)|(?:现在)?住的地方|的?老家)$", body)
         if inverted:  # the value first: said again in the order the predicates read

@@ -215,7 +215,7 @@ def _clean_value(raw: str, attribute: str) -> str:
             value = within.group("x")  # "a village in Kent", "the house I grew up in, in Naples": the named place
         if attribute == "works_at":  # "the BBC in London": the employer, less its article and its place
             value = re.sub(r"\s+in\s+(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*)*$", "", value)
-            value = re.sub(r"^the\s+(?=(?-i:[A-Z]{2,})\b)", "", value, flags=re.I)
+            value = re.sub(r"^the\s+(?=(?-i:[A-Z]))", "", value, flags=re.I)  # "the Royal Infirmary": the name
         country = re.match(re.escape(value) + r",\s*(?P<c>[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*)?)\s*$", raw.strip(" .!"))
         if attribute != "works_at" and country:  # "Nairobi, Kenya": a place with its country
             value = f"{value}, {country.group('c')}"
@@ -249,7 +249,12 @@ def _word_count(text: str) -> int:
 
 # Predicates, tried in order, anchored at the start of what follows the subject. (attribute, op, pattern)
 _BE = r"(?:am|is|are|was|were)"
+_FAN_WORDS = r"(?:huge|big|massive|great|lifelong|die-hard|diehard|loyal|avid|keen|passionate|enormous|real|total)"
 _RULES: list[tuple[str, FactOp, str]] = [
+    # "a native Spanish speaker", "a massive football fan": the language, the thing (before any job)
+    ("speaks", "add", r"^(?:am|is|are)\s+(?:an?\s+)?(?:native|fluent|first-language)\s+(?P<v>(?-i:[A-Z])[a-z]+)\s+speakers?$"),
+    ("likes", "add", r"^(?:am|is|are)\s+(?:an?\s+)?(?:" + _FAN_WORDS + r"\s+)?(?P<v>(?!(?:an?|the)\b|" + _FAN_WORDS + r"\b)[a-z]+"
+                     r"(?:\s+[a-z]+)?)\s+(?:fan|lover|enthusiast|buff|nut|geek|nerd|addict)$"),
     ("name", "set", r"^(?:name is|name's|am called|is called|are called|go by|goes by|am named|is named|"
                     r"was named|was called)\s+(?P<v>.+)"),
     ("name", "set", r"^(?:name)\s*:\s*(?P<v>.+)"),
@@ -303,7 +308,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("habit", "end", r"^(?:have\s+|has\s+)?(?:stopped|quit|gave up|given up|kicked)\s+(?P<v>(?:[a-z]+ing\s+)?[^,.;!?]+)"),
     ("works_at", "set", r"^(?:work|works|working|am working|is working|are working|have worked|has worked|have been "
                         r"working|has been working|been working)(?:\s+(?:remotely|full-time|full time|part-time|"
-                        r"part time|from home))?\s+(?:at|for)\s+(?P<v>.+)"),
+                        r"part time|from home|nights|days|weekends|evenings|shifts|night shifts|early shifts))?\s+(?:at|for)\s+(?P<v>.+)"),
     ("works_at", "set", r"^(?:have\s+|has\s+)?(?:just\s+)?(?:joined|started (?:working )?at|got a job (?:at|with)|"
                         r"got hired (?:at|by)|was hired (?:at|by)|am employed (?:at|by)|is employed (?:at|by)|"
                         r"switched to|moved to (?:a job at|working at)|took a job at|accepted a job at|"
@@ -344,6 +349,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("likes", "add", r"^hobb(?:y is|ies are)\s+(?P<v>.+)"),
     ("likes", "end", r"^(?:am|is|are)\s+(?:so\s+|totally\s+|completely\s+)?(?:done with|over)\s+(?P<v>.+)"),
     ("speaks", "add", r"^(?:speak|speaks|am fluent in|is fluent in|are fluent in)\s+(?P<v>.+)"),
+
 ]
 _PREDICATES = [(attribute, op, re.compile(pattern, re.I)) for attribute, op, pattern in _RULES]
 # A word that qualifies an attribute noun without changing it: "my actual name", "my all-time favourite book".
@@ -526,6 +532,9 @@ def _uninverted(body: str) -> str:
     found = _INVERTED_TASTE.match(body)
     if found and not re.match(r"^(?:it|that|this|what|which|who)$", found.group("v"), re.I):
         return f"I {'dislike' if found.group('neg') else 'like'} {found.group('v')}"
+    found = re.match(r"^(?P<n>(?-i:[A-Z])[a-z]+)\s+is\s+my\s+(?P<rel>" + _REL + r")\b(?P<rest>.*)$", body, re.I)
+    if found and found.group("n").lower() not in ("this", "that", "he", "she", "it"):  # "Anna is my wife, she's a vet"
+        return f"My {found.group('rel')} is named {found.group('n')}{found.group('rest')}"
     found = _INVERTED_WHERE.match(body)
     if found:
         at = "at" if found.group("verb").lower().startswith("work") else "in"

@@ -620,3 +620,43 @@ def test_the_new_rules_read_long_adversarial_messages_in_linear_time() -> None:
             "'香菜我' * 30000 + '受不了', '我住在' + '的一个' * 30000 + '小镇')]")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+# ---------------------------------------------------------------- rule families from the sixteenth held-out round
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Anna is my wife, she's a vet.", [("wife", "name", "Anna", "set", True), ("wife", "job", "vet", "set", True)]),
+    ("安娜是我老婆，她是兽医。", [("wife", "name", "安娜", "set", True), ("wife", "job", "兽医", "set", True)]),
+    ("现在改名叫王红了。", [("user", "name", "王红", "correct", True)]),
+    ("我老家在贵州山区的一个小村子，叫石门坎。", [("user", "hometown", "石门坎", "set", True)]),
+])
+def test_a_name_said_first_a_new_name_and_a_village_named_after_a_comma(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I'm a native Spanish speaker.", [("user", "speaks", "Spanish", "add", True)]),
+    ("我的母语是粤语。", [("user", "speaks", "粤语", "add", True)]),
+    ("I'm a huge Beatles fan.", [("user", "likes", "Beatles", "add", True)]),
+    ("I'm a big fan.", []),
+    ("我是铁杆球迷。", [("user", "likes", "球", "add", True)]),
+])
+def test_a_native_speaker_a_mother_tongue_and_a_fan_of_a_thing(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I work nights at the Royal Infirmary as a porter.", [("user", "works_at", "Royal Infirmary", "set", True),
+                                                           ("user", "job", "porter", "set", True)]),
+    ("我在人民医院上夜班，做护工。", [("user", "works_at", "人民医院", "set", True), ("user", "job", "护工", "set", True)]),
+    ("这学期开始我当校长了。", [("user", "job", "校长", "set", True)]),
+])
+def test_shifts_at_an_employer_and_a_role_from_this_term(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+def test_a_bare_correction_of_a_name_drops_the_verb_of_naming() -> None:
+    assert _read("哦不对，是叫旺财，旺旺是以前那条狗。", FactKey("dog", "name")) == [("dog", "name", "旺财", "correct", True)]
