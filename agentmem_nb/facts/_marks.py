@@ -8,9 +8,14 @@ A second name for the same person in one message ("I'm Robert, everyone calls me
 
 from __future__ import annotations
 
+import re
+
 from agentmem_nb.store.facts import FactKey, Statement
 
-__all__ = ["marked", "last_relative", "one_name_each"]
+__all__ = ["marked", "last_relative", "one_name_each", "PLURAL_RELATIONS"]
+
+# Relations that are several people: "they"/他们 refers to them, "he"/"she"/他/她 does not.
+PLURAL_RELATIONS = frozenset({"parents"})
 
 
 def marked(found: list[Statement], *, correction: bool, certain: bool) -> list[Statement]:
@@ -34,15 +39,27 @@ def last_relative(found: list[Statement], out: list[Statement], last_key: FactKe
     return last_key.subject if last_key is not None and last_key.subject != "user" else None
 
 
-def one_name_each(statements: list[Statement]) -> list[Statement]:
-    """``statements`` less any later plain ``name`` of a subject already named in them (an alias said in the same
-    message: "我叫李雷，大家都叫我雷子"); a correction of it stays."""
-    named: set[str] = set()
-    out: list[Statement] = []
+# What introduces a given name rather than a nickname: "my real name is", "name's", 大名, 真名, 名字叫.
+_FORMAL = r"(?:\bname(?:\s+is|'s|\s+was)|名字?(?:叫做|叫|是)|姓名(?:是|叫)|大名|真名|本名|学名)\s*(?:actually\s+|其实)?"
+
+
+def one_name_each(statements: list[Statement], text: str = "") -> list[Statement]:
+    """``statements`` less every plain ``name`` of a subject but one (an alias said in the same message:
+    "我叫李雷，大家都叫我雷子"; a correction of it stays): the one ``text`` gives as a name ("everyone calls me
+    Jimmy, my actual name is James" keeps James), else the first."""
+    keep: dict[str, Statement] = {}
     for statement in statements:
-        if statement.key.attribute == "name" and statement.op == "set":
-            if statement.key.subject in named:
-                continue
-            named.add(statement.key.subject)
-        out.append(statement)
-    return out
+        if statement.key.attribute != "name" or statement.op != "set":
+            continue
+        formal = re.search(_FORMAL + re.escape(statement.value), text, re.IGNORECASE) is not None
+        if statement.key.subject not in keep or (formal and not re.search(
+                _FORMAL + re.escape(keep[statement.key.subject].value), text, re.IGNORECASE)):
+            keep[statement.key.subject] = statement
+    # One hometown each too: "born in Harbin, grew up in Dalian" says where one is from once, not twice.
+    first_home: dict[str, Statement] = {}
+    for statement in statements:
+        if statement.key.attribute == "hometown" and statement.op == "set":
+            first_home.setdefault(statement.key.subject, statement)
+    return [s for s in statements
+            if (s.key.attribute != "name" or s.op != "set" or keep.get(s.key.subject) is s)
+            and (s.key.attribute != "hometown" or s.op != "set" or first_home.get(s.key.subject) is s)]

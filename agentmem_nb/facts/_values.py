@@ -10,7 +10,7 @@ import re
 
 from agentmem_nb.retrieval.dates import MONTHS as _MONTHS  # one month table (facts sit above retrieval)
 
-__all__ = ["normalise_date", "chinese_number", "normalise_number"]
+__all__ = ["normalise_date", "chinese_number", "normalise_number", "day_only"]
 
 _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
              "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14,
@@ -91,3 +91,13 @@ def normalise_date(text: str) -> str:
             if formatted:
                 return formatted
     return text.strip()
+
+
+def day_only(text: str) -> int | None:
+    """The day of a date said without its month ("the 21st", "21号", "二十一日"), or ``None``."""
+    found = re.fullmatch(r"(?:the\s+)?(?P<d>[0-3]?\d)(?:st|nd|rd|th)?|(?P<c>\d{1,2}|[" + _CN_NUM + r"]{1,3})\s*[号日]",
+                         text.strip(" .,!。，！"), re.I)
+    if found is None:
+        return None
+    day = int(found.group("d")) if found.group("d") else chinese_number(found.group("c") or "")
+    return day if day is not None and 1 <= day <= 31 else None

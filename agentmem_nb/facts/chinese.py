@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from agentmem_nb.facts._marks import last_relative, marked
+from agentmem_nb.facts._marks import PLURAL_RELATIONS, last_relative, marked
 from agentmem_nb.facts._values import normalise_date, normalise_number
 from agentmem_nb.store.facts import ACCUMULATING, FactKey, FactOp, Statement
 
@@ -54,14 +54,17 @@ _HEDGE = re.compile(r"好像|可能|大概|也许|或许|应该|我觉得|我感
                     r"记不清|吧$")
 _CORRECTION = re.compile(r"^(?:其实|实际上|事实上|准确地说|确切地说|准确来说|更正一下|更正|纠正一下|纠正|不对|不是的|"
                          r"说错了|我说错了|搞错了|我搞错了|哦不|噢不|不好意思|抱歉|对不起|等等|等一下|错了|口误|"
-                         r"我记错了|记错了|改一下|应该说|(?:我)?(?:之前|刚才|刚刚|前面|上次)(?:说|记|搞|弄|写)错了)[，,：:、\s]*")
-_LEADING = re.compile(r"^(?:(?:上|这|下)?(?:周|星期|礼拜)[一二三四五六日天](?=我)|后来|随后|接着|这段时间|这阵子|这些天|这几天|(?:严格|准确|确切|老实|坦白|认真)(?:来|地)?(?:说|讲)|说真的|讲真|说起来|按理说|技术上|嗯|哦|噢|啊|哈哈|呵呵|对了|对(?=[，,])|是的|昨天|今天|前天|前几天|这周|本周|那天|好的|好吧|那个|另外|还有|而且|然后|现在|目前|最近|如今|"
+                         r"我记错了|记错了|改一下|应该说|(?:我)?(?:打|写|拼|输)错(?:字)?了|(?:我)?(?:之前|刚才|刚刚|前面|上次)(?:说|记|搞|弄|写)错了)[，,：:、\s]*")
+_LEADING = re.compile(r"^(?:(?:上|这|下)?(?:周|星期|礼拜)[一二三四五六日天](?=我)|(?:好|坏)消息是|好在|幸好|还好|"
+                      r"(?:幸运|不幸|可惜|遗憾|巧)的是|可惜|不巧|哎呀|哎哟|哎|唉|呃|天哪|天啊|哇|"
+                      r"[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:天|周|星期|月|年)(?:前|以前|之前)|"
+                      r"(?:这|上|下|本)(?:个)?(?:学期|季度|月|周|星期)(?:开始|起)|(?:上|这|上个|这个)?(?:周末|礼拜天)|后来|随后|接着|这段时间|这阵子|这些天|这几天|(?:严格|准确|确切|老实|坦白|认真)(?:来|地)?(?:说|讲)|说真的|讲真|说起来|按理说|技术上|嗯|哦|噢|啊|哈哈|呵呵|对了|对(?=[，,])|是的|昨天|今天|前天|前几天|这周|本周|那天|好的|好吧|那个|另外|还有|而且|然后|现在|目前|最近|如今|"
                       r"今年|去年|前年|上个月|上周|前段时间|前阵子|刚刚|刚才|顺便说一下|顺便说|顺便|话说|跟你说|"
                       r"告诉你|说实话|老实说|其实吧|总之|反正|所以|从小|小时候|这几年|近几年|这些年|平时|一直以来|"
-                      r"自从\S{1,6}以后|自从\S{1,6}|\d{4}年|年初|年底|年中|月初|月底|"
+                      r"自从\S{1,6}以后|自从\S{1,6}|\d{4}年(?:以后|之后|以来|起|开始)?|年初|年底|年中|月初|月底|"
                       r"[^，,。我]{1,10}?(?:以后|之后|以来|的时候)(?=我)|"
                       r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=我)|从[^，,。我]{1,8}?(?:开始|起)|就)+[，,、\s]*")
-_ADVERBS = re.compile(r"^(?:超级|实在|真心|简直|完全|根本|十分|相当|极其|尤其|格外|始终|老是|常年|长期|长年|"
+_ADVERBS = re.compile(r"^(?:[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:天|周|星期|月|年)(?:前|以前|之前)|超级|实在|真心|简直|完全|根本|十分|相当|极其|尤其|格外|始终|老是|常年|长期|长年|"
                       r"一点儿?(?:都|也)|从来|压根儿?|丝毫|[^，,。以之]{1,6}?(?:以后|之后|后)(?=搬|去|来|在|住|开始|就)|这段时间|这阵子|(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=入职|搬|去|来|开始|加入|跳槽|离|"
                       r"辞职|在|就|被|又)|也|都|还|一直|现在|目前|已经|刚|刚刚|真的|真|非常|特别|很|超|挺|比较|就|又|才|本来|终于|"
                       r"最近|其实|确实|当然|同时|主要|平时|一般|经常|总是|特|蛮|还是|依然|仍然|照样|今年|去年|"
@@ -77,7 +80,7 @@ _PRONOUN_VALUES = {"它", "他", "她", "这", "那", "这个", "那个", "你",
                    "那些", "这里", "那里", "哪里", "都", "家", "家里", "这儿", "那儿", "屋里", "宿舍"}
 _JOB_SUFFIX = (r"(?:师|士|员|生|家|手|工|者|官|(?<![家成延增生兄学])长|医生|护士|律师|演员|歌手|记者|翻译|会计|销售|老师|教授|学生|经理|老板|"
                r"主管|总监|司机|厨师|模特|警察|军人|农民|工人|博士|硕士|研究生|本科生|主播|博主|自由职业者|公务员|"
-               r"创业者|店主|保安|快递员|外卖员|程序员|工程师|设计师|产品经理|运营|编辑|导演|作家|画家|摄影师|"
+               r"创业者|店主|保安|快递员|外卖员|程序员|工程师|设计师|产品经理|运营|编辑|导演|作家|画家|摄影师|博士后|博后|"
                r"医生|兽医|牙医|药剂师|教练|秘书|助理|实习生|保姆|法官|科学家|研究员|顾问|CEO|CTO|HR)")
 
 _RULES: list[tuple[str, FactOp, str]] = [
@@ -95,6 +98,8 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("hometown", "set", r"^(?:算是|算|是)(?P<v>[^，,。]{1,6}?)人$"),
     ("hometown", "set", r"^(?:是)?从(?P<v>[^搬]+?)来的$"),  # not "从X搬过来的": moved from X
     ("age", "set", r"^(?:今年|已经|都|快|刚满|满|刚|快要)?(?P<v>\d{1,3}|[一二两三四五六七八九十百]{1,4})(?:周)?岁"),
+    ("speaks", "add", r"^(?:的)?母语是(?P<v>[^，,。]+?(?:语|话|文))$"),
+    ("name", "correct", r"^(?:改名(?:字)?|改了名(?:字)?)(?:叫做|叫|为|成)(?P<v>.+)"),
     ("speaks", "add", r"^(?:会说|能说|会讲|能讲|说|讲)(?:一口)?(?:流利的)?(?P<v>[^，,。]+?(?:语|话|文))$"),
     # "今年三十了": an age without 岁 is still an age when it is the whole clause
     ("age", "set", r"^(?P<v>\d{1,3}|[一二两三四五六七八九十]{1,3})(?:周岁|岁)?了$"),
@@ -106,10 +111,14 @@ _RULES: list[tuple[str, FactOp, str]] = [
     # "在上海已经住了五年了", "在北京工作和生活": the place before the verb of living (and what joins it)
     ("lives_in", "set", r"^在(?P<v>[^，,。]+?)(?:(?:工作|上班|学习)(?:和|与|并|、))?(?:已经|一直|都|也)?"
                         r"(?:住|居住|定居|生活|安家)(?:了)?(?:\S{0,4}年)?(?:了|啦)?$"),
+    # "我们在通州买了房", "我在朝阳区租了五年房子": a home there
+    ("lives_in", "set", r"^在(?P<v>[^，,。在]{1,12}?)(?:买了?|租了?|置办了?)(?:[^，,。]{0,4}?)(?:房子?|公寓|套房|一套|"
+                        r"新家|别墅)"),
     ("works_at", "end", r"^(?:从)?(?P<v>[^，,。]*?)(?:离职|辞职|辞掉了?工作|被裁|被开除|退休)了?"),
     ("works_at", "end", r"^被(?P<v>[^，,。]+?)(?:裁员|裁掉|裁|开除|辞退|解雇|炒鱿鱼)了?"),
     ("works_at", "end", r"^(?:辞职|离职|退休|失业|辞掉了工作|丢了工作|被裁员?)了?(?P<v>)"),
-    ("works_at", "set", r"^(?:在|于)(?P<v>[^，,。]+?)(?:工作|上班|任职|就职|实习|打工|当\S+|做\S+)"),
+    ("works_at", "set", r"^(?:在|于)(?P<v>[^，,。]+?)(?:(?:找到|找|谋到|得到|有)了?(?:一份)?(?:新)?)?"
+                        r"(?:工作|上班|任职|就职|实习|打工|当\S+|做\S+|上(?:夜|白|早|晚|中)班|值(?:夜)?班|倒班)"),
     ("left", "end", r"^(?:离开了?|离开)(?P<v>[^，,。]+)"),
     ("works_at", "set", r"^(?:就职于|任职于|供职于|受雇于|入职了?|跳槽到了?|跳槽去了?|加盟了?|加入了?|进了)(?P<v>.+)"),
     ("works_at", "set", r"^(?:去了?|到了?)(?P<v>[^，,。]+?)(?:工作|上班)"),
@@ -121,8 +130,9 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("job", "set", r"^从事(?P<v>[^，,。]{1,10}?)(?:工作|行业)?$"),
     ("allergic_to", "add", r"^对(?P<v>[^，,。]+?)(?:有点儿?|有些|非常|特别|很|严重|轻微|比较|超级|极度)?过敏"),
     ("dislikes", "add", r"^(?:不喜欢|不太喜欢|不怎么喜欢|讨厌|很讨厌|不爱吃|不爱喝|不爱看|不爱玩|不爱听|不爱|受不了|"
-                        r"忍受不了|不能忍受|反感|厌恶|烦|最讨厌|恨|不吃|不喝|吃不了|喝不了|讨厌吃|讨厌喝)(?P<v>.+)"),
-    ("dislikes", "add", r"^对(?P<v>[^，,。]+?)(?:不感兴趣|没兴趣|没有兴趣|没什么兴趣)"),
+                        r"忍受不了|不能忍受|反感|厌恶|烦|最讨厌|恨|不太感冒|不感冒|无感|不吃|不喝|吃不了|喝不了|讨厌吃|讨厌喝)(?P<v>.+)"),
+    ("dislikes", "add", r"^对(?P<v>[^，,。]+?)(?:不感兴趣|没兴趣|没有兴趣|没什么兴趣|不太?感冒|无感)"),
+    ("likes", "end", r"^把(?P<v>[^，,。]+?)(?:给)?(?:戒掉了?|戒了)"),
     ("dislikes", "add", r"^(?:最)?(?:不喜欢|讨厌)的\S{0,4}?是(?P<v>.+)"),
     ("likes", "add", r"^(?:最)?喜欢的\S{0,6}?是(?P<v>.+)"),
     ("likes", "add", r"^(?:的)?爱好是(?P<v>.+)"),
@@ -144,6 +154,10 @@ def _clean(raw: str, attribute: str) -> str:
     value = re.sub(r"^(?:了|在|是|于)", "", value) if attribute not in ("birthday", "age") else value
     if attribute in ("lives_in", "works_at", "hometown") and (called := re.search(r"叫(?P<x>[^的，,。]{1,10})的", value)):
         value = called.group("x")  # "一个叫丽江的小城": the name
+    if attribute == "lives_in":  # "嘉兴的一个小镇", "老家那不勒斯": where one lives is the named place (a hometown
+        # keeps its kind: "威尔士的一个小村子")
+        value = re.sub(r"(?<=\S{2})的(?:一个|一座|一处)?(?:小镇|小城|小县城|县城|村子|小村子?|乡下|郊区|镇上|农村|小区)$", "", value)
+        value = re.sub(r"^(?:老家|家乡)(?=\S{2})", "", value)
     if attribute in ("lives_in", "hometown"):  # a place ends before a purpose: "墨尔本读大学", "深圳发展"
         value = re.sub(r"(?<=\S{2})(?:读书|读大学|读研究生|读研|读博|读|上学|上大学|念书|留学|工作|上班|打工|发展|养老|"
                        r"学习|进修|陪\S*|照顾\S*)$", "", value)
@@ -151,6 +165,9 @@ def _clean(raw: str, attribute: str) -> str:
         value = normalise_date(value)
     if attribute == "age":
         value = normalise_number(value)
+    value = re.sub(r"^[《〈]|[》〉]$", "", value)  # 《三体》: the title
+    if attribute == "likes":  # "铁杆球迷": the thing, not how devoted
+        value = re.sub(r"^(?:铁杆|忠实|资深|狂热|死忠|超级|骨灰级)(?=\S)", "", value)
     if attribute in ("likes", "dislikes"):
         value = re.sub(r"^(?:吃|喝|看|玩|听|去|做|打|弹|唱|跳)(?=\S{2,})", lambda m: m.group(0), value)
     return value.strip()
@@ -184,11 +201,14 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
             return relation, rest, names
         # An appositive name: "我妹妹小美住在上海" — a few characters before a predicate word.
         apposition = re.match(r"^(?P<name>[\u4e00-\u9fff]{1,3}?|[A-Z][a-zA-Z]+)(?=(?:也|现在|目前|已经|一直|还)?"
-                              r"(?:住|在|喜欢|爱|是|叫|搬|今年|讨厌|不喜欢|的生日|生日|从事|当|做|对))", rest)
+                              r"(?:住|在|喜欢|爱|是|叫|搬|今年|讨厌|不喜欢|的生日|生日|从事|当|做|对|"
+                              r"(?:今|明|昨)(?:天|晚)|(?:这|上|下)?(?:周末|个月|星期)|正在|要来|要去|会来|来我|刚|结婚|"
+                              r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?|明年|今年|去年))", rest)
         if apposition and re.search(r"(?:后|前|时|里|中|上|下|都|也|就|又|刚|才)$", apposition.group("name")):
             apposition = None  # "我爸退休后搬到了海南": a time clause, not a name
         if apposition and not re.match(r"^(?:也|现在|目前|已经|一直|还|最|很|就|都|不|又|刚|住|在|喜|爱|是|叫|搬|今|去|"
-                                       r"明|前|上|昨|对|从|做|当|的|没|特|超|真|挺|比|曾|以|过|和|跟)", rest):
+                                       r"明|前|上|昨|对|从|做|当|的|没|特|超|真|挺|比|曾|以|过|和|跟|这|下|周|要|会|正|"
+                                       r"每|晚|早|来|快|马)", rest):
             names.append(Statement(relation, "name", apposition.group("name")))
             rest = rest[apposition.end():]
         return relation, rest, names
@@ -219,21 +239,28 @@ def _predicates(rest: str, subject: str) -> list[Statement]:
             continue
         raw = found.group("v") or ""
         value = _clean(raw, attribute)
-        if attribute == "name" and re.search(r"^(?:不|没|了)|[他她的]|(?:了|过)$", raw.rstrip("。！!，, ")):
+        if attribute == "name" and op != "correct" and re.search(r"^(?:不|没|了)|[他她的]|(?:了|过)$", raw.rstrip("。！!，, ")):
             continue  # "我叫不出他的名字", "我叫外卖了": 叫 as a verb of calling or ordering, not a name
         if attribute == "hometown" and re.search(r"(?:医院|家里|路上|车上|飞机上|火车上)$", value):
             continue  # "我出生在医院": where, not which town
         if attribute == "job" and value in _NOT_JOBS:
             continue
+        if attribute == "birthday" and not re.search(r"\d", value):
+            continue  # "生日刚过": the birthday spoken of, no date said
         if attribute == "from_to":  # "从杭州搬到了成都": the origin was true until the move
             old = _clean(found.group("old"), "lives_in")
             return [Statement(subject, "lives_in", v, op) for v in (old, value) if _ok(v)]
         role = re.search(r"(?:当|做|担任)(?:一名|一个|一位|个|名|位)?(?P<v>[^，,。的]{0,8}?" + _JOB_SUFFIX + r")$",
                          rest) if attribute == "works_at" and op == "set" else None
+        if role and re.match(r"^(?:一|某|这|那)(?:家|个|所|间)", value):  # "在一家餐厅当厨师": the job, no employer named
+            return [Statement(subject, "job", role.group("v"), op)]
         if role and _ok(value):  # "在腾讯当产品经理": the job too
             return [Statement(subject, "works_at", value, op), Statement(subject, "job", role.group("v"), op)]
         if attribute == "left":  # "我离开了苹果": end whichever of works_at / lives_in has that value
             return [Statement(subject, a, value, "end") for a in ("works_at", "lives_in")] if _ok(value) else []
+        if attribute == "likes" and op == "end":  # "把咖啡戒了": the thing, and the habit of it ("喝咖啡")
+            return [Statement(subject, attribute, form, op) for v in _values(value) if _ok(v)
+                    for form in (v, *(verb + v for verb in "喝吃抽" if not v.startswith(verb)))]
         if attribute in ACCUMULATING:
             return [Statement(subject, attribute, v, op) for v in _values(value) if _ok(v)]
         if op == "end":
@@ -262,7 +289,10 @@ def _as_end(statements: list[Statement]) -> list[Statement]:
 
 
 def _bare_value(body: str, attribute: str) -> str:
-    body = re.sub(r"^(?:也|或者|还是|或)?(?:应该是|应该|是在|是|在|叫|改成|改为|为)", "", body.strip())
+    for _ in range(2):  # "也现在算是在蚂蚁集团了": the adverbs left by the hedge, then the copula
+        body = _ADVERBS.sub("", _LEADING.sub("", body.strip()))
+    body = re.sub(r"^(?:也|或者|还是|或)?(?:(?:应该是|应该|算是|是在|是|在|叫|改成|改为|为)){1,2}", "", body.strip())
+    body = re.sub(r"^在(?=\S{2})", "", body) if attribute in ("works_at", "lives_in") else body
     if re.match(r"^(?:我|他|她|你)", body):
         return ""
     value = _clean(body, attribute)
@@ -294,6 +324,7 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
     """The statements of a Chinese message (see the module docstring); ``last_key`` as in
     :func:`~agentmem_nb.facts.english.extract_english`."""
     out: list[Statement] = []
+    greeted = False  # the sentence before was a bare greeting ("你好！我是李娜")
     text = _QUOTED.sub("", text)
     for found_sentence in re.finditer(r"[^。！!？?；;\n…]+[。！!？?；;\n…]*", text):
         sentence = found_sentence.group(0).strip()
@@ -328,6 +359,12 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         if re.match(r"^(?:不是|并不是)(?P<old>[^，,]+)[，,](?:而)?是(?P<new>.+)$", body):
             correction = True
             body = re.sub(r"^(?:不是|并不是)[^，,]+[，,](?:而)?", "", body)
+        named_first = re.match(r"^(?P<n>[\u4e00-\u9fff]{2,3}|[A-Z][a-z]+)是我(?:的)?(?P<rel>" + _REL + r")(?P<rest>(?:[，,].*)?)$",
+                               body)
+        if named_first and not re.match(r"^(?:这|那|他|她|它|谁)", named_first.group("n")):  # "安娜是我老婆，她是兽医"
+            body = f"我{named_first.group('rel')}叫{named_first.group('n')}{named_first.group('rest')}"
+        body = re.sub(r"的(?P<a>一个|一座)?(?P<k>小村子|村子|小镇|小城|县城|村庄)[，,]\s*(?:名字)?叫(?P<n>[^，,。]{2,6})",
+                      r"的一个叫\g<n>的\g<k>", body)  # "…的一个小村子，叫石门坎": the name
         inverted = re.match(r"^(?P<v>[^，,。是]{1,12})是(?P<who>我(?:的)?(?:" + _REL + r")?)(?P<pred>(?:最|最不|不)?(?:喜欢|爱|讨厌)的"
                             r"[^，,。]{0,4}|(?:从小)?(?:长大|出生)的(?:地方|城市)|(?:现在)?住的地方|的?老家)$", body)
         if inverted:  # the value first: said again in the order the predicates read
@@ -335,7 +372,21 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
             verb = ("讨厌" if re.search(r"讨厌|不喜欢|不爱", pred) else "喜欢" if re.search(r"喜欢|爱", pred)
                     else "住在" if "住" in pred else "的老家是")
             body = f"{inverted.group('who')}{verb}{inverted.group('v')}"
+        renamed = _RENAMED.search(body)
+        if renamed and (who := last_relative([], out, last_key)) is not None:  # "我们给它改名叫盐巴了"
+            out.append(Statement(who, "name", renamed.group("v"), "correct"))
+            continue
+        introduced_as = re.match(r"^我是(?P<name>[\u4e00-\u9fff]{2,3})(?=[，,]|$)", body) if greeted else None
+        if introduced_as and not re.search(_JOB_SUFFIX + r"$|人$", introduced_as.group("name")):
+            out.append(Statement("user", "name", introduced_as.group("name")))  # "你好！我是李娜，…": an introduction
+            body = body[introduced_as.end():].lstrip("，, ")
+        greeted = bool(re.fullmatch(r"(?:嗨|你好|您好|大家好|哈喽|哈啰|hi|hello|hey)[呀啊]?", body, re.I))
         found = _sentence_statements(body, last_relative([], out, last_key))
+        if re.match(r"^我(?:们)?(?:家)?(?:还|也)?(?:养了?|养着|有)", body):  # "我养了一条比格犬叫旺财，还有一只猫叫咪咪"
+            pets = [Statement("cat" if pet.group("kind").endswith("猫") else "dog", "name", pet.group("name"))
+                    for pet in _PET_NAMED.finditer(body)]
+            known = {(s.key.subject, s.value) for s in found or []}
+            found = (found or []) + [p for p in pets if (p.key.subject, p.value) not in known] if pets else found
         if found is None:
             if (correction or not certain) and (last := (out[-1].key if out else last_key)) is not None:
                 # the first clause that names a value: "其实是张玮，玉字旁的玮", "也是咸阳吧，我不太确定"
@@ -347,6 +398,28 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
     return out
 
 
+# A dog or cat of the speaker's, of any breed, with its name: "一条比格犬叫旺财", "一只英短，叫咪咪".
+_PET_NAMED = re.compile(r"(?:只|条|个)(?P<kind>[\u4e00-\u9fff]{0,4}?(?:犬|狗|猫|猫咪))[，,]?(?:叫|名叫|叫做|名字叫)"
+                        r"(?P<name>[^，,。的和跟]{1,6})")
+# A new name given to someone spoken about: "给它改名叫盐巴", "把他改名为小明".
+_RENAMED = re.compile(r"(?:给|把)(?:它|他|她)(?:改了?名(?:字)?|改名字?)(?:叫做|叫|为|成)(?P<v>[^，,。了的]{1,6})")
+_TASTE_VERB = re.compile(r"(?:不太感冒|不感冒|没兴趣|不感兴趣|无感|不喜欢|不太喜欢|不爱吃|不爱喝|不爱|讨厌|受不了|忍受不了|吃不了|喝不了|反感|最爱吃|最爱喝|"
+                         r"爱吃|爱喝|最爱|超爱|很喜欢|最喜欢|喜欢|爱)")
+
+
+def _fronted(clause: str) -> str:
+    """A clause with its object put first ("香菜我是真受不了", "火锅我最爱吃了") said in the order the predicates
+    read ("我受不了香菜"); any other clause as it is."""
+    found = re.match(r"^(?P<v>[^，,。我你他她它这那]{1,8}?)(?P<who>我(?:的)?(?:" + _REL + r")?)(?:是|也|真的|真|就|最)*"
+                     r"(?P<rest>[^，,。]*)$", clause)
+    if found is None or re.match(r"^(?:但|可|而|却|就|也|又|还|所以|因为|不过|然后|其实|现在|以前|后来|反正|总之|"
+                                 r"嗯|哦|啊|哈|对|是|真|都|只|连|至于|说到)", found.group("v")):
+        return clause  # "但我很喜欢": a joining word before 我, no object
+    rest = _ADVERBS.sub("", found.group("rest"))
+    verb = _TASTE_VERB.fullmatch(rest) or _TASTE_VERB.fullmatch(re.sub(r"(?:了|啦|的|呀|啊)+$", "", rest))
+    return f"{found.group('who')}{verb.group(0)}{found.group('v')}" if verb else clause
+
+
 def _sentence_statements(body: str, relative: str | None = None) -> list[Statement] | None:
     found: list[Statement] = []
     matched = False
@@ -355,13 +428,15 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
         clause = _LEADING.sub("", clause.strip())
         if not clause:
             continue
+        clause = _fronted(clause)
         who, rest, names = _subject(clause)
         found += names
         matched = matched or bool(names)
         # the relation spoken about last: in a statement, or introduced by the clause before ("我有一个妹妹，她…")
         spoken_of = next((s.key.subject for s in reversed(found) if s.key.subject != "user"),
                          subject if subject not in (None, "user", "other") else relative)
-        pronoun = re.match(r"^(?:他|她)(?!们)(?P<rest>.*)$", clause)
+        pronoun = re.match(r"^(?:他|她)(?!们)(?P<rest>.*)$", clause) if spoken_of not in PLURAL_RELATIONS else re.match(
+            r"^(?:他们|她们|两人|二老|两位老人)(?:俩)?(?P<rest>.*)$", clause)  # "我爸妈…，他们…": the pair
         if pronoun and spoken_of is not None:  # "我姐姐是护士。——不对，她其实是医生": 她 is the sister
             who, rest = spoken_of, _LEADING.sub("", pronoun.group("rest"))
         if who is None:
@@ -376,7 +451,8 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
         if ending:
             rest = _PAST.sub("", _END.sub("", rest, count=1))
             rest = _ADVERBS.sub("", rest)
-        negated_then = re.match(r"^(?:不|没)(?=住|在|喜欢|爱|是|做|当)(?P<rest>.+?)了$", rest)
+        # "不住在那了", "不吃肉了": 了 closes a change, so a value ends (a habit stopped is no dislike)
+        negated_then = re.match(r"^(?:不|没)(?=住|在|喜欢|爱|是|做|当|吃|喝|抽)(?P<rest>.+?)了$", rest)
         if negated_then and not ending:
             ending, rest = True, negated_then.group("rest") if not rest.startswith("不喜欢") else rest
         statements = _predicates(rest, who)

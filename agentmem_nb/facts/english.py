@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agentmem_nb.facts._marks import last_relative, marked
+from agentmem_nb.facts._marks import PLURAL_RELATIONS, last_relative, marked
 from agentmem_nb.facts._values import normalise_date
 from agentmem_nb.store.facts import ACCUMULATING, FactKey, FactOp, Statement
 
@@ -67,7 +67,8 @@ _QUESTION_START = re.compile(r"^(?:do|does|did|is|are|am|was|were|can|could|woul
 _HYPOTHETICAL = re.compile(
     r"\b(?:if|unless|whether|suppose|supposing|imagine|pretend|what if|someday|one day|in the future|"
     r"next (?:year|month|week|summer|spring|fall|autumn|winter)|in a (?:few|couple of) (?:years|months|weeks)|"
-    r"(?:might|(?-i:may)|could|would|will|shall|should|must)(?!\s+(?:not\s+)?be\b)(?!\s+\d)|"
+    r"(?:might|(?-i:may)|could|would|will|shall|should|must)(?!\s+(?:not\s+)?be\b)(?!\s+\d)"
+    r"(?<!I should)(?<!I must)(?<!I would)(?!\s+(?:say|admit|mention)\b)|"
     r"going to|about to|plan(?:s|ning)? (?:to|on)|want(?:s|ed)? to|hop(?:e|es|ing) to|wish(?:es)?|"
     r"thinking (?:about|of)|consider(?:s|ing)|dream(?:s|ing)? (?:of|about)|would like|"
     r"am moving|are moving|is moving|am starting|am joining|will be|(?:might|may|could) be [a-z]+ing)\b", re.I)
@@ -180,6 +181,13 @@ def _normalise(text: str) -> str:
     return " ".join(text.split())
 
 
+# A place said by its kind, then where it is: the named place is the value ("a small town near Boston").
+_PLACE_WITHIN = re.compile(r"^(?:an?|the|my|our)\s+(?:[\w-]+\s+){0,3}?(?:village|town|city|suburb|house|flat|apartment|"
+                           r"place|cottage|farm|area|neighbou?rhood|street|home|part|corner|island|condo|studio)\b"
+                           r"[^.;!?]*?\b(?:in|near|outside|outside of|just outside|just outside of)\s+"
+                           r"(?P<x>(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*)*)", re.I)
+
+
 def _clean_value(raw: str, attribute: str) -> str:
     if attribute in ACCUMULATING:  # "hiking, camping, and fishing": a list's commas are not its end
         # One way to split the items (no "\s*" after a comma: an item may start with a space, and the two ways to
@@ -203,6 +211,11 @@ def _clean_value(raw: str, attribute: str) -> str:
         called = re.search(r"\b(?:called|named)\s+(?P<x>(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*)*)", raw)
         if called and attribute != "works_at" and re.match(r"^(?:an?|the)\s", value, re.I):
             value = called.group("x")  # "a tiny town in Vermont called Stowe": the name
+        elif attribute == "lives_in" and (within := _PLACE_WITHIN.match(raw)):  # (a hometown keeps its kind)
+            value = within.group("x")  # "a village in Kent", "the house I grew up in, in Naples": the named place
+        if attribute == "works_at":  # "the BBC in London": the employer, less its article and its place
+            value = re.sub(r"\s+in\s+(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*)*$", "", value)
+            value = re.sub(r"^the\s+(?=(?-i:[A-Z]))", "", value, flags=re.I)  # "the Royal Infirmary": the name
         country = re.match(re.escape(value) + r",\s*(?P<c>[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*)?)\s*$", raw.strip(" .!"))
         if attribute != "works_at" and country:  # "Nairobi, Kenya": a place with its country
             value = f"{value}, {country.group('c')}"
@@ -236,7 +249,12 @@ def _word_count(text: str) -> int:
 
 # Predicates, tried in order, anchored at the start of what follows the subject. (attribute, op, pattern)
 _BE = r"(?:am|is|are|was|were)"
+_FAN_WORDS = r"(?:huge|big|massive|great|lifelong|die-hard|diehard|loyal|avid|keen|passionate|enormous|real|total)"
 _RULES: list[tuple[str, FactOp, str]] = [
+    # "a native Spanish speaker", "a massive football fan": the language, the thing (before any job)
+    ("speaks", "add", r"^(?:am|is|are)\s+(?:an?\s+)?(?:native|fluent|first-language)\s+(?P<v>(?-i:[A-Z])[a-z]+)\s+speakers?$"),
+    ("likes", "add", r"^(?:am|is|are)\s+(?:an?\s+)?(?:" + _FAN_WORDS + r"\s+)?(?P<v>(?!(?:an?|the)\b|" + _FAN_WORDS + r"\b)[a-z]+"
+                     r"(?:\s+[a-z]+)?)\s+(?:fan|lover|enthusiast|buff|nut|geek|nerd|addict)$"),
     ("name", "set", r"^(?:name is|name's|am called|is called|are called|go by|goes by|am named|is named|"
                     r"was named|was called)\s+(?P<v>.+)"),
     ("name", "set", r"^(?:name)\s*:\s*(?P<v>.+)"),
@@ -274,16 +292,23 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("lives_in", "set", r"^(?-i:(?:am|is|are)\s+(?:now\s+in\s+(?P<w>[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*)|"
                         r"in\s+(?P<v>[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*)\s+(?:now|these days|nowadays)))$"),
     ("lives_in", "set", r"^(?:have|has)\s+been\s+in\s+(?P<v>[^,.;!?]+?)\s+(?=(?:for|since)\s)"),
+    # "We just bought a place in Jersey City", "I've been renting in Brooklyn": a home of one's own there
+    ("lives_in", "set", r"^(?:have\s+|has\s+)?(?:just\s+|finally\s+)?(?:(?:bought|rented|found|moved into|got)\s+(?:an?|our|my|the)|(?:have|has)\s+(?:my|our)\s+own)\s+"
+                        r"(?:(?:new|first|own|little|small|nice)\s+)?(?:place|house|home|flat|apartment|condo|townhouse)"
+                        r"(?:\s+of\s+(?:our|my)\s+own)?\s+in\s+(?P<v>.+)"),
+    ("lives_in", "set", r"^(?:have\s+been\s+|has\s+been\s+|am\s+|are\s+|is\s+)?(?:renting|living)\s+"
+                        r"(?:(?:a|an|the|my|our)\s+[\w-]+\s+)?in\s+(?P<v>[^,.;!?]+?)(?=\s+(?:for|since)\s|$)"),
     ("lives_in", "set", r"^(?:home|place|apartment|flat|house|condo)(?: for (?:me|us))? is\s+(?:in\s+)?(?P<v>.+)"),
     ("works_at", "end", r"^(?:quit|resigned from|was laid off from|got laid off from|got fired from|"
                         r"was fired from|retired from)\s+(?:my\s+(?:job|position|role)\s+(?:at|with)\s+)?"
+                        r"(?=(?-i:[A-Z0-9])|the\s|my\s)"  # an employer is a name: not "quit coffee", a habit
                         # not "quit my job" (below) nor "quit smoking" (a habit)
                         r"(?!(?:my|his|her)\s+(?:job|position|role)\b(?!\s+(?:at|with)\b))(?![a-z]+ing\b)(?P<v>.+)"),
     ("works_at", "end", r"^(?:quit|lost) (?:my|his|her) job\b(?P<v>)"),
     ("habit", "end", r"^(?:have\s+|has\s+)?(?:stopped|quit|gave up|given up|kicked)\s+(?P<v>(?:[a-z]+ing\s+)?[^,.;!?]+)"),
     ("works_at", "set", r"^(?:work|works|working|am working|is working|are working|have worked|has worked|have been "
                         r"working|has been working|been working)(?:\s+(?:remotely|full-time|full time|part-time|"
-                        r"part time|from home))?\s+(?:at|for)\s+(?P<v>.+)"),
+                        r"part time|from home|nights|days|weekends|evenings|shifts|night shifts|early shifts))?\s+(?:at|for)\s+(?P<v>.+)"),
     ("works_at", "set", r"^(?:have\s+|has\s+)?(?:just\s+)?(?:joined|started (?:working )?at|got a job (?:at|with)|"
                         r"got hired (?:at|by)|was hired (?:at|by)|am employed (?:at|by)|is employed (?:at|by)|"
                         r"switched to|moved to (?:a job at|working at)|took a job at|accepted a job at|"
@@ -324,9 +349,14 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("likes", "add", r"^hobb(?:y is|ies are)\s+(?P<v>.+)"),
     ("likes", "end", r"^(?:am|is|are)\s+(?:so\s+|totally\s+|completely\s+)?(?:done with|over)\s+(?P<v>.+)"),
     ("speaks", "add", r"^(?:speak|speaks|am fluent in|is fluent in|are fluent in)\s+(?P<v>.+)"),
+
 ]
 _PREDICATES = [(attribute, op, re.compile(pattern, re.I)) for attribute, op, pattern in _RULES]
-_ATTRIBUTE_NOUNS = re.compile(r"^(?:apartment|flat|house|condo|name|birthday|bday|birth date|date of birth|birthdate|hometown|home town|age|"
+# A word that qualifies an attribute noun without changing it: "my actual name", "my all-time favourite book".
+_QUALIFIER = (r"(?:(?:real|actual|full|legal|proper|given|first|true|correct|exact)\s+(?=name|birthday|date|age|"
+              r"hometown|job|employer)|(?:all-time|all\s+time|absolute|very|personal|current)\s+(?=favou?rite|fave?\b|"
+              r"fav\b))")
+_ATTRIBUTE_NOUNS = re.compile(r"^(?:" + _QUALIFIER + r")?(?:apartment|flat|house|condo|name|birthday|bday|birth date|date of birth|birthdate|hometown|home town|age|"
                               r"job|profession|occupation|employer|company|favou?rite|fav|fave|least favou?rite|"
                               r"hobby|hobbies|home|place)\b", re.I)
 _NOUN_IS = re.compile(r"\b(name|birthday|bday|hometown|job|age|favou?rite \w+|fave \w+|company|employer)'s\b",
@@ -337,6 +367,28 @@ _NAMED_AFTER_BE = re.compile(r"^(?:am|is|are)\s+(?P<prep>at|with|in)\s+"
                              r"(?P<v>(?-i:[A-Z])[\w&.'-]*(?:\s+(?-i:[A-Z])[\w&.'-]*)*)$", re.I)
 _INTRODUCED = re.compile(r"^(?:I|we)\s+(?:have|has|have got|got)\s+(?:an?\s+|one\s+|the\s+)?" + _REL_ADJ + r"?(?P<rel>"
                          + _REL + r")$", re.I)
+# Kinds of dog and cat, for "a beagle named Rocky": the pet is the dog or the cat of the speaker.
+_PET_KINDS = {"dog": ("dog|doggo|puppy|pup|beagle|labrador|lab|poodle|terrier|retriever|husky|corgi|bulldog|pug|dachshund|"
+                      "collie|spaniel|shepherd|chihuahua|greyhound|whippet|boxer|rottweiler|doberman|schnauzer|mutt|"
+                      "sheepdog|pomeranian|shiba|akita|dalmatian|maltese|setter|pointer|hound"),
+              "cat": "cat|kitten|kitty|tabby|siamese|persian|ragdoll|bengal|sphynx|moggy"}
+_PET_NAMED = re.compile(r"\b(?:an?|one|our|my)\s+(?:[\w-]+\s+){0,2}?(?:(?P<dog>" + _PET_KINDS["dog"] + r")|(?P<cat>"
+                        + _PET_KINDS["cat"] + r"))\s*,?\s+(?:named|called)\s+(?P<name>(?-i:[A-Z])[\w'-]+)", re.I)
+_HAVE_PETS = re.compile(r"^(?:I|we)\s+(?:also\s+|just\s+)?(?:have|has|have got|got|own|adopted|rescued|keep)\b", re.I)
+_INTRO_ROLE = re.compile(r"^I am (?P<name>(?-i:[A-Z])[a-z]+)\s*,\s*(?:an?\s+)(?P<job>[a-zA-Z-]+(?:\s+[a-zA-Z-]+){0,2}?)"
+                         r"(?:\s+(?:based|living)\s+in\s+(?P<place>(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*)*))?$", re.I)
+# A new name given to the one spoken about: "we renamed her Salt", "renamed him to Max".
+_RENAMED = re.compile(r"\b(?:renamed|re-named)\s+(?:him|her|it|them)\s+(?:to\s+)?(?P<v>(?-i:[A-Z])[\w'-]+)", re.I)
+# "I drink green tea every morning, I love it", "I used to hate sushi but now I love it": "it" is the thing of the
+# clause before (said again in its place, less its time words).
+_THING_THEN_IT = re.compile(
+    r"^I\s+(?:used to\s+|always\s+|usually\s+|often\s+)?(?:drink|eat|play|watch|read|cook|bake|listen to|hate|love|like|"
+    r"dislike|loved|hated|liked|disliked)\s+(?P<v>[^,;]+?)\s*(?:,\s*(?:and\s+|but\s+)?|\s+(?:and|but)\s+)"
+    r"(?:now\s+|these days\s+)?I\s+(?:really\s+|just\s+|absolutely\s+|actually\s+)?(?:love|like|enjoy|adore|hate|"
+    r"dislike)\s+(?P<it>it|them)$", re.I)
+_TIME_WORDS = re.compile(r"\s+(?:every|each|most|on|at|in|almost|nearly|daily|all the time|a lot|regularly|twice|"
+                         r"once)\b", re.I)
+_PAIR = re.compile(r"^(?:my|our)\s+" + _REL_ADJ + r"?(?P<rel>" + _REL + r")\s+and\s+I\s+(?P<rest>.+)$", re.I)
 _OTHER_SUBJECT = re.compile(r"^(?:he|she|they|it|you|your|his|her|their|its|someone|somebody|everyone|people|"
                             r"nobody|this|that|there|the|a|an|our \w+|[A-Z][a-z]+(?:'s)?)\b")
 
@@ -368,8 +420,8 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
             rest = apposition.group("rest")
         return relation, rest, names
     found = re.match(r"^(?:my|our)\s+(?P<rest>.*)$", clause, re.I)
-    if found and _ATTRIBUTE_NOUNS.match(found.group("rest")):
-        return "user", found.group("rest"), names
+    if found and _ATTRIBUTE_NOUNS.match(found.group("rest")):  # "my actual name is …": the name itself
+        return "user", re.sub(r"^" + _QUALIFIER, "", found.group("rest"), flags=re.I), names
     if found:
         return "other", "", names
     kin = re.match(r"^(?P<rel>mum|mom|mommy|mummy|dad|daddy|mama|papa|grandma|grandpa|granny|nana)\b(?P<poss>'s?)?\s*(?P<rest>.*)$",
@@ -480,6 +532,9 @@ def _uninverted(body: str) -> str:
     found = _INVERTED_TASTE.match(body)
     if found and not re.match(r"^(?:it|that|this|what|which|who)$", found.group("v"), re.I):
         return f"I {'dislike' if found.group('neg') else 'like'} {found.group('v')}"
+    found = re.match(r"^(?P<n>(?-i:[A-Z])[a-z]+)\s+is\s+my\s+(?P<rel>" + _REL + r")\b(?P<rest>.*)$", body, re.I)
+    if found and found.group("n").lower() not in ("this", "that", "he", "she", "it"):  # "Anna is my wife, she's a vet"
+        return f"My {found.group('rel')} is named {found.group('n')}{found.group('rest')}"
     found = _INVERTED_WHERE.match(body)
     if found:
         at = "at" if found.group("verb").lower().startswith("work") else "in"
@@ -508,6 +563,19 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
         if greeting:  # "hey im alex": a greeting then a lone word is a name, whatever its case
             out.append(Statement("user", "name", greeting.group("name")))
             continue
+        intro = _INTRO_ROLE.match(body)
+        if intro:  # "I'm Marta, a UX designer based in Barcelona": a name, then a role and a place in apposition
+            out.append(Statement("user", "name", intro.group("name")))
+            out.append(Statement("user", "job", intro.group("job")))
+            if intro.group("place"):
+                out.append(Statement("user", "lives_in", intro.group("place")))
+            continue
+        renamed = _RENAMED.search(body)
+        if renamed and (who := last_relative([], out, last_key)) is not None:  # "We renamed her Salt"
+            out.append(Statement(who, "name", renamed.group("v"), "correct"))
+            continue
+        body = _THING_THEN_IT.sub(lambda m: m.group(0)[: m.start("it") - m.start()] + _TIME_WORDS.split(m.group("v"), 1)[0],
+                                  body, count=1)
         label = re.match(r"^(?P<label>[\w' ]{1,25})(?::|\s+[—–-])\s+", body)
         if label and not re.match(r"^(?:name|birthday|age|job)$", label.group("label"), re.I):
             # (a heading that is a correction marker, "Correction:" or "Actually no —", is peeled below as one)
@@ -520,7 +588,8 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             if marker and marker.end() > 0:
                 correction = True
                 body = body[marker.end():]
-            else:  # an interjection of any spelling before a comma: "Ugh, …", "Welp! …"
+            elif not correction:  # an interjection of any spelling before a comma: "Ugh, …", "Welp! …" (after a
+                # correction marker, the word before a comma is the value: "Sorry, I meant Bath, not Bristol")
                 body = re.sub(r"^(?!(?:I|my|we|he|she|they|it|you)\b)[A-Za-z]+[,!]+\s+", "", body, flags=re.I)
             if body == before:
                 break
@@ -540,7 +609,21 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
                                      body[: not_old.start()].rstrip(), re.I):
             correction = True
             body = body[: not_old.start()]
+        pair = _PAIR.match(body)
+        if pair:  # "My son and I are both allergic to peanuts": said of the speaker, and of the relative too
+            body = "I " + re.sub(r"^(?:(?P<be>are|were)\s+)?(?:both\s+|all\s+)?",
+                                 lambda m: ("am " if m.group("be") == "are" else "was " if m.group("be") else ""),
+                                 pair.group("rest"), flags=re.I)
         found, introduced = _statements_of(body, out, last_key, introduced)
+        if pair and found:
+            relation = RELATIONS_EN[pair.group("rel").lower()]
+            found = found + [Statement(relation, s.attribute, s.value, s.op, s.certain) for s in found
+                             if s.key.subject == "user"]
+        if _HAVE_PETS.match(sentence) and not _REPORTED.search(sentence):  # "We have two pets: a beagle named Rocky …"
+            pets = [Statement("dog" if pet.group("dog") else "cat", "name", pet.group("name"))
+                    for pet in _PET_NAMED.finditer(sentence)]
+            known = {(s.key.subject, s.value) for s in found or []}
+            found = (found or []) + [p for p in pets if (p.key.subject, p.value) not in known] if pets else found
         if found is None:
             if (correction or not certain) and (last := _last_key(out, last_key)) is not None:
                 # the first clause that names a value: "it's John, with an h", "Portland, I am not sure"
@@ -585,11 +668,15 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
         who, rest, names = _subject(clause)
         found += names
         matched = matched or bool(names)
-        pronoun = re.match(r"^(?:he|she)\b\s*(?P<rest>.*)$", clause, re.I)
-        possessive = re.match(r"^(?:his|her|its)\s+(?P<rest>.*)$", clause, re.I)
+        relative = (last_relative(found, [], None) or introduced) if introduced else last_relative(found, out, last_key)
+        several = relative in PLURAL_RELATIONS  # "My parents live in Leeds. They moved …": they, not he/she
+        pronoun = re.match(r"^(?:they|he|she)\b\s*(?P<rest>.*)$" if several else r"^(?:he|she)\b\s*(?P<rest>.*)$",
+                           clause, re.I)
+        possessive = re.match(r"^(?:their|his|her|its)\s+(?P<rest>.*)$", clause, re.I)
         if possessive and _ATTRIBUTE_NOUNS.match(possessive.group("rest")):  # "His name is Rex": a noun of the person
             pronoun = possessive
-        relative = (last_relative(found, [], None) or introduced) if introduced else last_relative(found, out, last_key)
+        if pronoun and several and pronoun.group(0)[:1].lower() in "hs":
+            pronoun = None
         intro = _INTRODUCED.match(clause)
         if intro:  # "I have a sister, she lives in Rome": the sister is spoken about, though nothing is known yet
             introduced = RELATIONS_EN[intro.group("rel").lower()]

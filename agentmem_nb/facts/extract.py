@@ -14,6 +14,7 @@ import re
 from typing import Protocol, runtime_checkable
 
 from agentmem_nb.facts._marks import one_name_each
+from agentmem_nb.facts._values import day_only
 from agentmem_nb.facts.chinese import extract_chinese
 from agentmem_nb.facts.english import extract_english
 from agentmem_nb.retrieval.tokenize import has_cjk
@@ -50,7 +51,7 @@ class OfflineExtractor:
         if not isinstance(text, str) or not text.strip():
             return []
         if not has_cjk(text):
-            return one_name_each(extract_english(text, last_key=last_key))
+            return one_name_each(extract_english(text, last_key=last_key), text)
         out: list[Statement] = []
         run: list[str] = []
         run_cjk: bool | None = None
@@ -64,7 +65,7 @@ class OfflineExtractor:
             if piece:
                 run.append(piece)
                 run_cjk = cjk
-        return one_name_each(out)
+        return one_name_each(out, text)
 
 
 def last_key_of(facts: FactsLayer, source: FactSource) -> FactKey | None:
@@ -79,11 +80,23 @@ def last_key_of(facts: FactsLayer, source: FactSource) -> FactKey | None:
     return latest.key if latest else None
 
 
+def _with_month(facts: FactsLayer, statement: Statement) -> Statement:
+    """A birthday said as a day alone ("wait no, the 21st", "是21号") takes the month (and year) of the birthday
+    known now; any other statement as it is."""
+    day = day_only(statement.value) if statement.key.attribute == "birthday" else None
+    known = facts.get(statement.key.subject, "birthday") if day is not None else []
+    month = re.fullmatch(r"(?P<head>(?:\d{4}-)?\d\d)-\d\d", known[-1].value) if known else None
+    if month is None:
+        return statement
+    return Statement(statement.subject, statement.attribute, f"{month.group('head')}-{day:02d}", statement.op,
+                     statement.certain)
+
+
 def record_message(facts: FactsLayer, extractor: Extractor, text: str, *, source: FactSource,
                    valid_from: _dt.datetime | None = None, recorded_at: _dt.datetime | None = None) -> list[Fact]:
     """Extract the statements of one message and record them as events from ``source`` (idempotent: a message
     already recorded adds nothing). Returns the facts that changed."""
-    statements = extractor.extract(text, last_key=last_key_of(facts, source))
+    statements = [_with_month(facts, s) for s in extractor.extract(text, last_key=last_key_of(facts, source))]
     if not statements:
         return []
     return facts.record(statements, source=source, extracted_by=extractor.name, valid_from=valid_from,
