@@ -199,7 +199,8 @@ class DenseIndex:
         is C called through ctypes, which releases the GIL. Questions embedded before (memoised) are not sent again.
         """
         with self._lock:
-            todo = [q for q in dict.fromkeys(queries) if q not in self._queries]
+            # a question whose batch failed is sent again (its failed future would repeat the old error)
+            todo = [q for q in dict.fromkeys(queries) if not _usable(self._queries.get(q))]
             if not todo:
                 return
             if self._worker is None:
@@ -271,6 +272,8 @@ class DenseIndex:
         if not len(sims):
             return {}
         k = min(self.top_k, len(sims))
+        if k == 0:  # dense_top_k=0: no message gets the signal
+            return {}
         best = np.argpartition(-sims, k - 1)[:k]
         gids = best if ids is None else ids[best]
         values = sims[best]
@@ -280,6 +283,13 @@ class DenseIndex:
         # The nearest gets 1, the k-th 0 (dropped by the ranker's "> 0"); a single candidate or a tie gets 1.
         scaled = (values - low) / spread if spread > 0 else np.ones(len(values))
         return dict(zip(gids.tolist(), scaled.tolist(), strict=True))
+
+
+def _usable(known: Future[np.ndarray] | np.ndarray | None) -> bool:
+    """Whether a memoised question vector (or the future of one) can still give the vector."""
+    if known is None:
+        return False
+    return not (isinstance(known, Future) and known.done() and known.exception() is not None)
 
 
 def _row(batch: Future[np.ndarray], i: int) -> Future[np.ndarray]:

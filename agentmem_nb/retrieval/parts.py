@@ -47,10 +47,14 @@ MergeRule = Literal["whole", "interleave", "reserve"]
 """
 MERGE_RULES: tuple[str, ...] = ("whole", "interleave", "reserve")
 
+MAX_PARTS = 6
+"""A question with more parts than this is retrieved as a whole (a long list is one topic, and each part costs one
+more ranking and one more embedded question)."""
+
 _WORD = r"[A-Za-z][\w'’-]*"
 # A member is one word, or a possessive/determiner and its word ("her kids", "the dog").
 _DET = r"(?:(?:her|his|their|my|your|our|its|the|a|an)\s+)?"
-_COORD = re.compile(rf"\b({_WORD})((?:\s*,\s*{_DET}{_WORD})*)\s*,?\s+(?:and|or|&)\s+({_DET}{_WORD})\b")
+_COORD = re.compile(rf"\b({_WORD})((?:\s*,\s*{_DET}{_WORD})*)(?:\s*,)?\s+(?:and|or|&)\s+({_DET}{_WORD})\b")
 # A name: a run of capitalised words ("Pacific Northwest" is one name, not two).
 _NAME = re.compile(r"\b[A-Z][a-z][\w’'-]*(?:\s+[A-Z][a-z][\w’'-]*)*")
 _QUOTED = re.compile(r"[\"“”«»][^\"“”«»]*[\"“”«»]")  # a title in quotes is one thing, whatever its capitals
@@ -85,7 +89,8 @@ def question_parts(question: str, *, names: bool = True) -> tuple[str, ...]:
     if not parts:
         parts = _coordination_parts(question) or (_name_parts(question) if names else ())
     tidy = tuple(dict.fromkeys(" ".join(p.split()) for p in parts if p.strip()))
-    return tidy if len(tidy) >= 2 else ()
+    # a question about more things than this is a list, not parts: each part is one more ranking and embedding
+    return tidy if 2 <= len(tidy) <= MAX_PARTS else ()
 
 
 def _coordination_parts(question: str) -> tuple[str, ...]:
@@ -104,7 +109,7 @@ def _name_parts(question: str) -> tuple[str, ...]:
     names = [m for m in _NAME.finditer(plain) if m.start() > 0 and _bare(m.group()) not in _NOT_NAMES
              and m.group().split()[0] not in _NOT_NAMES]
     distinct = list(dict.fromkeys(_bare(m.group()) for m in names))
-    if len(distinct) < 2:
+    if not 2 <= len(distinct) <= MAX_PARTS:  # (many names: a list, and each removal below walks the question)
         return ()
     parts = []
     for keep in distinct:

@@ -236,3 +236,46 @@ def test_dense_weight_zero_with_every_dense_option_ranks_exactly_as_lexical(memo
             (h.message.message_id, h.score, h.signals) for h in lexical.hits]
         assert [m.message.message_id for m in got.messages] == [m.message.message_id for m in lexical.messages]
     assert embedder.query_calls == []  # no dense signal: nothing embedded
+
+
+def test_a_failed_batch_of_parts_is_embedded_again_once_the_embedder_is_back(store: MemoryStore) -> None:
+    """The question and its parts are one batch: when it fails, none of its vectors is kept — the next search sends
+    the whole batch again instead of failing once more per part with the old error."""
+    user = store.user("pair")
+    _two_people(user)
+
+    class Flaky(_CountingEmbedder):
+        fail = True
+
+        def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+            if self.fail:
+                raise InvalidArgument("embedding server down")
+            return super().embed_queries(texts)
+
+    embedder = Flaky()
+    retriever = Retriever(ranker=RankerConfig(embedder=embedder, dense_weight=2.0), parts="interleave")
+    question = "Where do Jon and Gina both like to dance?"
+    with pytest.raises(InvalidArgument, match="server down"):
+        retriever.search(user, question, budget=4)
+    embedder.fail = False
+    assert retriever.search(user, question, budget=4).hits  # the first search after the recovery works
+    assert embedder.query_calls == [[question, "Where do Jon like to dance?", "Where do Gina like to dance?"]]
+
+
+def test_dense_top_k_zero_gives_no_dense_signal_and_no_error(store: MemoryStore) -> None:
+    user = store.user("pair")
+    _two_people(user)
+    plain = Retriever().search(user, "dance salsa", budget=4)
+    none = Retriever(ranker=RankerConfig(embedder=_CountingEmbedder(), dense_weight=2.0, dense_top_k=0)).search(
+        user, "dance salsa", budget=4)
+    assert [h.message.message_id for h in none.hits] == [h.message.message_id for h in plain.hits]
+    assert all(h.signal("dense") == 0 for h in none.hits)
+
+
+def test_a_question_about_many_things_is_asked_whole() -> None:
+    few = "Where do Ann, Bob and Cleo like to dance?"
+    assert len(question_parts(few)) == 3
+    many = "Where do " + ", ".join(f"Person{i}" for i in range(40)) + " and Zed like to dance?"
+    assert question_parts(many) == ()
+    names = "Did " + " met ".join(f"Mister{chr(65 + i)}x" for i in range(20)) + "?"
+    assert question_parts(names) == ()
