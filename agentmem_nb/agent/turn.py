@@ -180,7 +180,8 @@ class Turn:
                     if mode == "updates":  # a node's finished output: a final answer the reader already has is kept
                         for msg in _new_messages(data):
                             delivered = not stream_tokens or "".join(self._streamed) == msg.text
-                            if isinstance(msg, AIMessage) and not msg.tool_calls and delivered:
+                            if (isinstance(msg, AIMessage) and not msg.tool_calls and not msg.invalid_tool_calls
+                                    and delivered):
                                 for _ in self._observe(msg):  # an answer that calls no tool starts no tool
                                     pass
                     if self._answered():  # the answer was complete when the stop came: it is the reply
@@ -259,7 +260,9 @@ class Turn:
         keeps it rather than throwing away a reply already shown whole. A stop while pieces were still on their way
         to the reader cuts the answer, as it always did."""
         last = self.produced[-1] if self.produced else None
-        return isinstance(last, AIMessage) and not last.tool_calls and not self.error
+        # an answer whose calls were all malformed (invalid_tool_calls) is no answer: the model is sent round again
+        return (isinstance(last, AIMessage) and not last.tool_calls and not last.invalid_tool_calls
+                and not self.error)
 
     def _final(self) -> AIMessage | None:
         return next((m for m in reversed(self.produced) if isinstance(m, AIMessage)), None)

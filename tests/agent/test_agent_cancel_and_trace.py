@@ -156,3 +156,42 @@ def test_a_stop_after_the_whole_answer_was_streamed_keeps_the_answer(store: Memo
     assert result.assistant_message is not None and result.assistant_message.content == whole
     assert [m.role for m in store.user("alice").session(sid).tail(10)] == ["user", "assistant"]
     assert store.user("alice").log.tail(1)[0].assistant_message_id == result.assistant_message.message_id
+
+
+class _WrongShapeFirst(OfflineChatModel):
+    """First a preamble with a tool call whose arguments are a JSON list (answered with an error and the model sent
+    round again), then a proper answer."""
+
+    def _stream(self, messages: list[Any], stop: Any = None, run_manager: Any = None,  # type: ignore[override]
+                **kwargs: Any):
+        from langchain_core.messages import AIMessageChunk, ToolMessage
+        from langchain_core.outputs import ChatGenerationChunk
+
+        if any(isinstance(m, ToolMessage) for m in messages):
+            yield from super()._stream(messages, stop, run_manager, **kwargs)
+            return
+        for piece in ("Let me ", "search."):
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
+            if run_manager is not None:
+                run_manager.on_llm_new_token(piece, chunk=chunk)
+            yield chunk
+        yield ChatGenerationChunk(message=AIMessageChunk(content="", tool_call_chunks=[
+            {"name": "search_session", "args": "[1, 2]", "id": "call-1", "index": 0}]))
+
+
+def test_a_stop_after_a_reply_whose_calls_were_all_malformed_saves_no_reply(store: MemoryStore) -> None:
+    """A reply with only malformed calls is not an answer (the model is sent round again): a stop that lands right
+    after it cancels the turn; its preamble is never saved as the reply."""
+    svc = ChatService(store, model=_WrongShapeFirst(model_name="wrong-shape"))
+    sid = svc.new_conversation("alice")
+    streamed = ""
+    result = None
+    for event in svc.stream_turn("alice", sid, "where did I put my keys?"):
+        if event.kind == "token":
+            streamed += event.text
+            if streamed == "Let me search.":
+                svc.cancel("alice", sid)
+        if event.kind == "done":
+            result = event.result
+    assert result is not None and result.cancelled and result.assistant_message is None
+    assert [m.role for m in store.user("alice").session(sid).tail(10)] == ["user"]
