@@ -182,3 +182,21 @@ def test_export_refuses_a_folder_that_holds_the_user(tmp_path: Path, target: Pos
     (tmp_path / "out" / "bob").mkdir(parents=True)
     with pytest.raises(Exception, match="already holds 'bob'"):
         export_database(target, tmp_path / "out")
+
+
+def test_a_folders_redaction_whose_id_the_database_holds_is_kept_and_hides_its_message(
+        tmp_path: Path, target: PostgresStore, clock) -> None:  # noqa: ANN001
+    """The database already redacted a message of its own (redaction 1); the folder redacted another (also its 1).
+    Migrating keeps the folder's under a new id — the secret stays hidden — and a second run copies nothing."""
+    target.user("u").append("s9", "user", "the database's own")
+    target.user("u").redactions.add(ItemKey("session", "s9", 1), reason="database")
+    source = MemoryStore(tmp_path / "memory", zone=ZONE, clock=clock)
+    source.user("u").append("s1", "user", "my secret")
+    source.user("u").redactions.add(ItemKey("session", "s1", 1), reason="private")
+    report = migrate_folder(source.root, target)
+    assert report.copied["redactions"] == 1 and any("new ids" in note for note in report.skipped)
+    assert [m.content for m in target.user("u").recent("s1")] == ["[redacted: private]"]
+    assert [m.content for m in target.user("u").recent("s9")] == ["[redacted: database]"]
+    assert not target.user("u").search_session("s1", "secret")
+    again = migrate_folder(source.root, target)
+    assert again.copied.get("redactions", 0) == 0 and len(target.user("u").redactions.events()) == 2

@@ -213,15 +213,33 @@ def _copy_redactions(user: UserMemory, target: PostgresStore, report: TransferRe
             if events.path.exists() else [])
     if not rows:
         return
-    copied = 0
+    copied = renumbered = 0
     with target.db.transaction(f"copy the redactions of {user.user_id!r}") as conn:
-        for row in rows:
-            done = conn.execute("INSERT INTO am_redactions (user_id, redaction_id, record, raw) VALUES "
-                                "(%s, %s, %s::jsonb, %s) ON CONFLICT (user_id, redaction_id) DO NOTHING", row)
-            copied += done.rowcount
+        conn.execute("INSERT INTO am_users (user_id) VALUES (%s) ON CONFLICT DO NOTHING", (user.user_id,))
         conn.execute("UPDATE am_users SET next_redaction_id = greatest(next_redaction_id, %s) WHERE user_id = %s",
                      (max(rid for _, rid, _, _ in rows) + 1, user.user_id))
+        for user_id, rid, record, raw in rows:
+            # Copied already (a second run), under its id or another: nothing to do. Its id taken by another event
+            # (the database's own redactions): it is kept under the next id instead — dropping it would show the
+            # message it hides; ids only order the events, and either way the message stays hidden.
+            if conn.execute("SELECT 1 FROM am_redactions WHERE user_id = %s AND record IS NOT DISTINCT FROM "
+                            "%s::jsonb AND raw IS NOT DISTINCT FROM %s LIMIT 1", (user_id, record, raw)).fetchone():
+                continue
+            done = conn.execute("INSERT INTO am_redactions (user_id, redaction_id, record, raw) VALUES "
+                                "(%s, %s, %s::jsonb, %s) ON CONFLICT (user_id, redaction_id) DO NOTHING",
+                                (user_id, rid, record, raw))
+            if not done.rowcount:
+                conn.execute("INSERT INTO am_redactions (user_id, redaction_id, record, raw) SELECT %s, "
+                             "next_redaction_id, %s::jsonb, %s FROM am_users WHERE user_id = %s",
+                             (user_id, record, raw, user_id))
+                conn.execute("UPDATE am_users SET next_redaction_id = next_redaction_id + 1 WHERE user_id = %s",
+                             (user_id,))
+                renumbered += 1
+            copied += 1
     report.add("redactions", copied)
+    if renumbered:
+        report.skipped.append(f"{user.user_id}: {renumbered} redaction(s) kept under new ids (their ids were taken "
+                              "by the database's own redactions)")
 
 
 def _copy_conversations(user: UserMemory, target: PostgresStore, report: TransferReport) -> None:
