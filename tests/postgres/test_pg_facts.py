@@ -227,3 +227,19 @@ def test_a_fact_rolled_back_with_its_turn_is_not_kept_in_a_view_nor_decided_on(p
     assert [f.value for f in fresh.get("user", "lives_in")] == ["Berlin"]
     for store in (a, b):
         store.close()
+
+
+def test_a_database_whose_version_2_is_another_migration_is_refused_with_the_way_out(pg_url: str) -> None:
+    """A database made by another build (its version 2 is not ours): upgrading never skips our version 2 on the
+    strength of the number alone — it refuses, naming both, and changes nothing."""
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        with conn.transaction():
+            conn.execute(MIGRATIONS[0].sql.encode())
+            conn.execute("CREATE TABLE IF NOT EXISTS am_schema (version int PRIMARY KEY, name text NOT NULL, "
+                         "applied_at timestamptz NOT NULL DEFAULT now())")
+            conn.execute("INSERT INTO am_schema (version, name) VALUES (1, %s), (2, 'append_cost')",
+                         (MIGRATIONS[0].name,))
+    with pytest.raises(StoreError, match=r"version 2 is 'append_cost'.*'facts'.*agentmem-nb export"):
+        upgrade_database(pg_url)
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT to_regclass('am_fact_events') IS NULL").fetchone() == (True,)

@@ -1,4 +1,4 @@
--- agentmem_nb schema, version 2: the trigram index takes new rows through a small pending list.
+-- agentmem_nb schema, version 4: the trigram index takes new rows through a small pending list.
 -- Applied by agentmem_nb.store.postgres.migrations (`agentmem-nb db upgrade URL`), never by hand.
 --
 -- With fastupdate off (version 1), every append wrote each message's ~90 trigram postings into the GIN tree one by

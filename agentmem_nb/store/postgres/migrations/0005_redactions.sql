@@ -1,4 +1,4 @@
--- agentmem_nb schema, version 3: redaction events (store/redactions.py), one row per event as the file backend
+-- agentmem_nb schema, version 5: redaction events (store/redactions.py), one row per event as the file backend
 -- keeps one line per event in redactions.jsonl: the message rows are never changed.
 -- Applied by agentmem_nb.store.postgres.migrations (`agentmem-nb db upgrade URL`), never by hand.
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import psycopg
 
+from agentmem_nb.errors import StoreError
+
 __all__ = ["Migration", "MIGRATIONS", "LATEST", "upgrade", "schema_version"]
 
 # pg_advisory_xact_lock key: any constant no other program is likely to pick ("agentmem" in ASCII, as an int8)
@@ -65,7 +67,13 @@ def upgrade(conn: psycopg.Connection[Any]) -> list[Migration]:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
             conn.execute("CREATE TABLE IF NOT EXISTS am_schema (version int PRIMARY KEY, name text NOT NULL, "
                          "applied_at timestamptz NOT NULL DEFAULT now())")
-            if conn.execute("SELECT 1 FROM am_schema WHERE version = %s", (migration.version,)).fetchone():
+            found = conn.execute("SELECT name FROM am_schema WHERE version = %s", (migration.version,)).fetchone()
+            if found is not None:
+                if found[0] != migration.name:  # another schema's version n (a development build): never guess
+                    raise StoreError(
+                        f"the database's schema version {migration.version} is {found[0]!r}, but this agentmem_nb's "
+                        f"is {migration.name!r}: the database was made by another build of agentmem_nb. Export it "
+                        "with that build (`agentmem-nb export URL out/`), then migrate the folder into a new database")
                 continue
             conn.execute(migration.sql.encode("utf-8"))  # several statements: sent as one simple query
             conn.execute("INSERT INTO am_schema (version, name) VALUES (%s, %s)", (migration.version, migration.name))
