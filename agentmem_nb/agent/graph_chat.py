@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any, cast
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage
 
 from agentmem_nb.errors import AgentMemError, ConfigError, InvalidArgument, InvalidIdentifier
+from agentmem_nb.frames._lg_readers import fast
 from agentmem_nb.frames.langgraph import _role, _text, _Written, threads
 from agentmem_nb.messages import Message, ToolCall
 from agentmem_nb.redact import redact
@@ -296,7 +297,7 @@ def list_threads(checkpointer: BaseCheckpointSaver[Any]) -> dict[str, _dt.dateti
     For ``InMemorySaver`` and ``SqliteSaver`` nothing is decoded: their thread ids and newest checkpoint ids are read
     where they keep them, and the time is the one a UUIDv6 checkpoint id holds (``None`` for another id). Any other
     saver is read through ``frames.threads`` (every checkpoint decoded: exact, and slow on long threads)."""
-    newest = _newest_checkpoint_ids(checkpointer)
+    newest = fast(lambda: _newest_checkpoint_ids(checkpointer))  # None too when the saver's internals moved
     if newest is None:
         frame = threads(checkpointer)
         return {str(t): last.to_pydatetime() for t, last in zip(frame["thread_id"], frame["last_ts"])}
