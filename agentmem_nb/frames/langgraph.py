@@ -328,7 +328,8 @@ def _tool_frame(latest: list[Any], where: list[tuple[int, str, _dt.datetime] | N
 
 def threads(checkpointer: BaseCheckpointSaver[Any], *, zone: _dt.tzinfo | None = None) -> pd.DataFrame:
     """One row per thread the checkpointer holds: ``thread_id``, ``n_checkpoints`` (top level), ``first_ts``,
-    ``last_ts`` and ``last_step``; newest ``last_ts`` first (ties by thread id)."""
+    ``last_ts`` and ``last_step`` (NA when the newest checkpoint's metadata has no step); newest ``last_ts`` first
+    (ties by thread id)."""
     _require_checkpointer(checkpointer, "threads")
     reader = reader_for(checkpointer)
     found = fast(reader.all_points) if reader is not None else None
