@@ -31,7 +31,9 @@ What a turn does:
 The history shown (:class:`GraphSource`) is read from the checkpointer through LangGraph's ``list()``, like
 :mod:`agentmem_nb.frames.langgraph` (whose reading of message roles, text and write times it uses): one assistant
 bubble per run of AI and tool messages, carrying their tool calls with the matched results, so a LangGraph thread
-reads like one of ours.
+reads like one of ours. The bubble's ``message_id`` is the position of the run's last message and
+``meta["first_message_id"]`` that of its first: ``ChatWidget.open_message`` with any position of the run (as
+``frames.tool_calls`` gives a tool call's message) opens that bubble.
 
 **Cost.** A saver hands each checkpoint over decoded, and each holds the whole state, so reading a thread's history
 costs its steps times its length: 100 turns of ``create_agent`` (about 400 checkpoints of up to 400 messages) took
@@ -57,6 +59,7 @@ from typing import TYPE_CHECKING, Any, cast
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage
 
 from agentmem_nb.errors import AgentMemError, ConfigError, InvalidArgument, InvalidIdentifier
+from agentmem_nb.frames._lg_readers import fast
 from agentmem_nb.frames.langgraph import _role, _text, _Written, threads
 from agentmem_nb.messages import Message, ToolCall
 from agentmem_nb.redact import redact
@@ -176,6 +179,10 @@ class _Thread:
         ts, meta = self._when(last)
         if calls:
             meta["tool_calls"] = calls
+        if group[0][0] != position:
+            # the bubble is numbered by its last message; the frames and the inspector number every message of the
+            # run by its own position, so the chat finds this bubble by any position from here to message_id
+            meta["first_message_id"] = group[0][0]
         return Message(message_id=position, ts=ts, role="assistant", content="\n\n".join(texts), meta=meta,
                        session_id=self.thread_id)
 
@@ -290,7 +297,7 @@ def list_threads(checkpointer: BaseCheckpointSaver[Any]) -> dict[str, _dt.dateti
     For ``InMemorySaver`` and ``SqliteSaver`` nothing is decoded: their thread ids and newest checkpoint ids are read
     where they keep them, and the time is the one a UUIDv6 checkpoint id holds (``None`` for another id). Any other
     saver is read through ``frames.threads`` (every checkpoint decoded: exact, and slow on long threads)."""
-    newest = _newest_checkpoint_ids(checkpointer)
+    newest = fast(lambda: _newest_checkpoint_ids(checkpointer))  # None too when the saver's internals moved
     if newest is None:
         frame = threads(checkpointer)
         return {str(t): last.to_pydatetime() for t, last in zip(frame["thread_id"], frame["last_ts"])}
@@ -448,16 +455,16 @@ class GraphChat:
                 raise RuntimeError(f"a turn of thread {thread_id!r} is still running: wait for it, or cancel it")
             self._running[thread_id] = stop
         started_at = time.perf_counter()
-        known = len(self.chat_source.thread(thread_id).latest)  # to tell afterwards whether the message was kept
+        sent = HumanMessage(content=text, id=str(uuid.uuid4()))  # its id tells afterwards whether it was kept
         issued: dict[str, ToolCall] = {}
         finished: dict[str, ToolCall] = {}
         produced: list[BaseMessage] = []
         error: str | None = None
         asked = ""
         cancelled = resuming = False
-        try:
+        try:  # from here on the thread is registered as running: anything raised must reach the finally below
             resuming = bool(self.pending_interrupts(thread_id))
-            inputs: Any = Command(resume=text) if resuming else {self.channel: [HumanMessage(content=text)]}
+            inputs: Any = Command(resume=text) if resuming else {self.channel: [sent]}
             # A list of modes makes the graph yield (mode, data) pairs, and stream() is a generator (it has close())
             stream = cast("Generator[tuple[str, Any], None, None]",
                           self.graph.stream(inputs, self._config(thread_id), stream_mode=["updates", "messages"]))
@@ -490,7 +497,8 @@ class GraphChat:
             with self._lock:
                 self._running.pop(thread_id, None)
         thread = self.chat_source.thread(thread_id)
-        kept = resuming or any(isinstance(m, HumanMessage) and m.content == text for m in thread.latest[known:])
+        # by id, not by what is new since the turn began: a graph that trims the history shortens the list
+        kept = resuming or any(getattr(m, "id", None) == sent.id for m in thread.latest)
         if error is not None and not kept:
             # the graph failed before it checkpointed the message: raised, so the chat gives the text back
             raise AgentMemError(f"{error} Your message was not kept by the graph (nothing of it was checkpointed).")

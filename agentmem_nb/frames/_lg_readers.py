@@ -24,17 +24,26 @@ history (not one chain of parents), a serializer whose type tag is not ``msgpack
 value that is not a list, and above all a replay whose result is not the latest list (another reducer than
 ``add_messages``, ``format="langchain-openai"``, a message replaced through an id the reducer gave it …). Equality
 with the public walk is pinned by ``tests/frames/test_frames_langgraph_readers.py``.
+
+The readers (and ``_lg_stores``) use LangGraph's private parts: ``InMemorySaver.storage``'s layout, the SQL tables,
+``PostgresSaver._cursor``. A LangGraph release that changes them makes a read fail, not give a wrong frame: the
+callers run each fast read through :func:`fast`, which turns the errors such a change raises into ``None``, so the
+public walk reads the thread instead.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Iterator, Sequence
+import sqlite3
+import sys
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
-__all__ = ["Point", "ThreadLog", "MemoryReader", "reader_for", "place", "message_counts", "MISSING"]
+__all__ = ["Point", "ThreadLog", "MemoryReader", "reader_for", "place", "message_counts", "fast", "MISSING"]
+
+_T = TypeVar("_T")
 
 MISSING: Any = object()
 """The channel holds nothing at a checkpoint (or the saver cannot say cheaply, for :attr:`Point.version`)."""
@@ -48,7 +57,7 @@ class Point:
 
     id: str
     parent: str | None
-    step: int
+    step: int | None  # None: the metadata has no step (the thread frame shows NA; the replay places it at -1)
     ts: str
     version: Any  # the messages channel's version here; MISSING when the saver cannot tell without decoding the state
 
@@ -70,9 +79,23 @@ class Reader(Protocol):
     def all_points(self) -> dict[str, list[Point]] | None: ...
 
 
-def _step(metadata: Any) -> int:
-    # the public walk's rule: a checkpoint without metadata or without a step is step -1
-    return int(metadata.get("step", -1)) if metadata else -1
+def _step(metadata: Any) -> int | None:
+    step = metadata.get("step") if metadata else None
+    return None if step is None else int(step)
+
+
+def fast(read: Callable[[], _T | None]) -> _T | None:
+    """``read()`` — a read of a saver's or store's own data —, or ``None`` when it fails the way a change of the
+    LangGraph internals it relies on fails (the caller then reads through the public API, which is exact)."""
+    changed: tuple[type[BaseException], ...] = (AttributeError, ImportError, KeyError, TypeError, ValueError,
+                                                 sqlite3.Error)
+    psycopg = sys.modules.get("psycopg")  # a psycopg error can only come from a psycopg already imported
+    if psycopg is not None:
+        changed += (psycopg.Error,)
+    try:
+        return read()
+    except changed:  # narrow on purpose: a private attribute or module gone, a column or a row layout changed; the
+        return None  # public walk gives the same frame, slower (an error of the public API then still surfaces)
 
 
 def _sort_key(task_path: str, task_id: str, idx: int) -> tuple[str, str, int]:
@@ -235,15 +258,16 @@ class SqliteReader:
         fields = _msgpack_head(head)
         if fields is None or not isinstance(fields.get("ts"), str) or fields.get("id", cid) != cid:
             return None
-        return Point(cid, parent, -1 if step is None else int(step), fields["ts"], MISSING)
+        return Point(cid, parent, None if step is None else int(step), fields["ts"], MISSING)
 
     _POINTS = (f"SELECT checkpoint_id, parent_checkpoint_id, type, substr(checkpoint, 1, {_TS_PREFIX}), "
                "json_extract(CAST(metadata AS TEXT), '$.step') FROM checkpoints ")
 
     def thread_log(self, thread_id: str, channel: str) -> ThreadLog | None:
         serde = self.saver.serde
-        task_path = "task_path" if getattr(self.saver, "_has_task_path", True) else "''"
         with self.saver.cursor(transaction=False) as cur:
+            # read once cursor() has run setup(), which finds whether an old read-only database lacks the column
+            task_path = "task_path" if getattr(self.saver, "_has_task_path", True) else "''"
             cur.execute(self._POINTS + "WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id",
                         (str(thread_id),))
             points = []
@@ -316,7 +340,7 @@ class PostgresReader:
             return None
         version = row["version"] if row["version"] is not None else MISSING
         return Point(row["checkpoint_id"], row["parent_checkpoint_id"],
-                     -1 if row["step"] is None else int(row["step"]), row["ts"], version)
+                     None if row["step"] is None else int(row["step"]), row["ts"], version)
 
     def thread_log(self, thread_id: str, channel: str) -> ThreadLog | None:
         serde = self.saver.serde
@@ -524,5 +548,6 @@ def _replay(log: ThreadLog, *, resolve: bool) -> tuple[list[Any], list[Where | N
         if mine.id != getattr(theirs, "id", None) and (mine.id in given or not isinstance(theirs.id, str)):
             return None  # an id the run chose differs from the state's: not the same message
         point = points[first[mine.id]]
-        where.append((point.step, point.id, _dt.datetime.fromisoformat(point.ts)))
+        step = -1 if point.step is None else point.step  # the public walk's rule for a checkpoint without a step
+        where.append((step, point.id, _dt.datetime.fromisoformat(point.ts)))
     return latest, where, counts

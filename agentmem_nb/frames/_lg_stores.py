@@ -10,7 +10,8 @@ from its dict of namespaces (``_data``: namespace → key → ``Item``), and ``S
 
 A store is read this way only when it is exactly one of those types and has no TTL configured (a search refreshes
 and omits expired items under a TTL: that stays the store's business); anything else returns ``None`` and the caller
-pages through ``search``.
+pages through ``search``, as it does when the read fails the way a change of the private parts used here would
+(``_data``, ``_cursor``, ``_deserializer``, the row readers of ``langgraph.store.*.base``; see ``_lg_readers.fast``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Sequence
 from typing import Any
+
+from agentmem_nb.frames._lg_readers import fast
 
 __all__ = ["StoreRow", "store_rows"]
 
@@ -34,13 +37,13 @@ def store_rows(store: object, prefix: tuple[str, ...]) -> list[StoreRow] | None:
     """The items under ``prefix`` (any order), or ``None`` when this store is read through ``search`` instead."""
     kind = _kind(store)
     if kind == ("langgraph.store.memory", "InMemoryStore"):
-        return _memory_rows(store, prefix)
+        return fast(lambda: _memory_rows(store, prefix))
     if getattr(store, "ttl_config", None):
         return None  # search refreshes or omits expired items under a TTL: read the store's way
     if kind == ("langgraph.store.sqlite.base", "SqliteStore"):
-        return _sqlite_rows(store, prefix)
+        return fast(lambda: _sqlite_rows(store, prefix))
     if kind == ("langgraph.store.postgres.base", "PostgresStore"):
-        return _postgres_rows(store, prefix)
+        return fast(lambda: _postgres_rows(store, prefix))
     return None
 
 

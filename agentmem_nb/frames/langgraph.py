@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from agentmem_nb.frames._lg_readers import MemoryReader, Point, place, reader_for
+from agentmem_nb.frames._lg_readers import MemoryReader, Point, fast, place, reader_for
 from agentmem_nb.frames._lg_stores import StoreRow, store_rows
 from agentmem_nb.frames._text import text_array
 from agentmem_nb.frames._time import NAT_US, frame_zone, us_to_series
@@ -205,7 +205,7 @@ def _thread_rows(checkpointer: BaseCheckpointSaver[Any], thread_id: str, channel
     reader = reader_for(checkpointer)
     if reader is not None:  # the saver's own tables, linear in the steps (``_lg_readers``); None: not understood
         with _gc_paused():  # thousands of decoded messages, no cycles: no collection pass every 700 objects
-            log = reader.thread_log(thread_id, channel)
+            log = fast(lambda: reader.thread_log(thread_id, channel))  # fast(): None if LangGraph's internals moved
             placed = place(log) if log is not None else None
         if placed is not None:
             return placed
@@ -328,10 +328,11 @@ def _tool_frame(latest: list[Any], where: list[tuple[int, str, _dt.datetime] | N
 
 def threads(checkpointer: BaseCheckpointSaver[Any], *, zone: _dt.tzinfo | None = None) -> pd.DataFrame:
     """One row per thread the checkpointer holds: ``thread_id``, ``n_checkpoints`` (top level), ``first_ts``,
-    ``last_ts`` and ``last_step``; newest ``last_ts`` first (ties by thread id)."""
+    ``last_ts`` and ``last_step`` (NA when the newest checkpoint's metadata has no step); newest ``last_ts`` first
+    (ties by thread id)."""
     _require_checkpointer(checkpointer, "threads")
     reader = reader_for(checkpointer)
-    found = reader.all_points() if reader is not None else None
+    found = fast(reader.all_points) if reader is not None else None
     seen = _threads_seen(checkpointer) if found is None else _points_seen(found)
     ordered = sorted(seen.items(), key=lambda kv: (-kv[1][2].timestamp(), kv[0]))
     zone = frame_zone(zone)
@@ -396,7 +397,7 @@ def checkpoint_history(
     from agentmem_nb.frames.messages import _gc_paused  # here: messages imports this module
 
     with _gc_paused():  # as in _thread_rows
-        read = (reader.history(thread_id, channel)
+        read = (fast(lambda: reader.history(thread_id, channel))
                 if not subgraphs and isinstance(reader, MemoryReader) else None)  # None: not understood, walk instead
     if read is not None:
         entries: Iterable[tuple[str, Any, Any, str | None, int, Mapping[str, Any]]] = (

@@ -408,20 +408,22 @@ class ChatWidget(CallbackErrors, widgets.VBox):
 
     def open_message(self, session_id: str, message_id: int) -> None:
         """Open conversation ``session_id`` of the current user and show message ``message_id`` highlighted in the
-        middle of the history (paging back as far as needed). For the inspector and the timeline: "open in chat".
+        middle of the history (paging back as far as needed); a message shown inside another's bubble (a tool call of a
+        LangGraph thread's run) highlights that bubble. For the inspector and the timeline: "open in chat".
 
         Raises:
             InvalidIdentifier: ``session_id`` is not a valid id.
             LookupError: the conversation has no message ``message_id`` (the conversation is opened anyway).
         """
         self.switch_conversation(session_id)
-        if not self._history.reach(int(message_id)):
+        shown = self._history.reach(int(message_id))  # the message, or the bubble whose run of messages holds it
+        if shown is None:
             self._render()
             raise LookupError(f"conversation {session_id!r} of user {self.user_id!r} has no message "
                               f"#{message_id}: it has {self._history.known_total} messages")
-        self._history.focused = int(message_id)
+        self._history.focused = shown
         self._render()
-        self.history.reveal(int(message_id))
+        self.history.reveal(shown)
         self._update_displays()
 
     def open_trace(self, message_id: int) -> TurnTrace:

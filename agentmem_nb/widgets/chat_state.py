@@ -79,13 +79,16 @@ class ChatHistory:
         self.shown += self.page_size
         self.sync(reload=True)
 
-    def reach(self, message_id: int) -> bool:
-        """Page back until message ``message_id`` is shown; False if the conversation has no such message."""
+    def reach(self, message_id: int) -> int | None:
+        """Page back until message ``message_id`` is shown, and return the ``message_id`` of the message that shows
+        it: itself, or the bubble whose run holds it (a LangGraph thread shows a run of AI and tool messages as one
+        bubble numbered by its last, ``meta["first_message_id"]`` its first); None if there is no such message."""
         while True:
-            if any(m.message_id == message_id for m in self.messages):
-                return True
-            if not self.hidden_count or (self.messages and self.messages[0].message_id < message_id):
-                return False
+            for m in self.messages:
+                if _first_id(m) <= message_id <= m.message_id:
+                    return m.message_id
+            if not self.hidden_count or (self.messages and _first_id(self.messages[0]) < message_id):
+                return None
             self.show_earlier()
 
     def has_trace(self, index: int) -> bool:
@@ -171,3 +174,9 @@ class LiveTurn:
             return
         self._last_push = now
         self._push(live_html(self))
+
+
+def _first_id(message: Message) -> int:
+    """The first position a shown message stands for (see :meth:`ChatHistory.reach`)."""
+    first = message.meta.get("first_message_id")
+    return first if isinstance(first, int) and first <= message.message_id else message.message_id

@@ -335,3 +335,74 @@ def test_a_serializer_the_reader_cannot_parse(kind: str, tmp_path: Any) -> None:
         frame = assert_same_as_public_walk(saver, "p", fast=kind == "memory")
         assert frame["content"].str.startswith("step").all() and len(frame) == 3
         assert frames.threads(saver)["n_checkpoints"].tolist() == [5]
+
+
+# ---------------------------------------------------------------------- LangGraph's internals changed
+
+
+def _old_database(path: Any) -> sqlite3.Connection:
+    """A SqliteSaver database of a thread as written before ``writes.task_path`` existed, to open read-only (then
+    setup() cannot add the column and the saver reads the writes without it). The connection returned keeps the
+    WAL database's shared-memory file, which a read-only connection cannot create."""
+    conn = sqlite3.connect(path, check_same_thread=False)
+    _loop_graph(SqliteSaver(conn), 3).invoke({"messages": [], "n": 0}, {"configurable": {"thread_id": "old"}})
+    conn.executescript("""
+        CREATE TABLE writes_old (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '',
+            checkpoint_id TEXT NOT NULL, task_id TEXT NOT NULL, idx INTEGER NOT NULL, channel TEXT NOT NULL,
+            type TEXT, value BLOB, PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx));
+        INSERT INTO writes_old SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value
+            FROM writes;
+        DROP TABLE writes;
+        ALTER TABLE writes_old RENAME TO writes;
+    """)
+    return conn
+
+
+def test_an_old_read_only_sqlite_database_is_read_fast_on_the_first_call(tmp_path: Any,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "old.db"
+    writer = _old_database(path)
+    walked = lg._walk_rows(SqliteSaver(sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)),
+                           "old", "messages")
+    saver = SqliteSaver(sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False))
+
+    def no_walk(*args: Any) -> Any:
+        raise AssertionError("the reader should have answered")
+
+    monkeypatch.setattr(lg, "_walk_rows", no_walk)
+    got = frames.session_messages(saver, "old")  # the first call on this saver: setup() has not run yet
+    pd.testing.assert_frame_equal(got, lg._messages_frame(*walked, thread_id="old", zone=lg.frame_zone(None)))
+    assert got["content"].tolist() == ["step 0 ", "step 1 ", "step 2 "]
+    assert saver._has_task_path is False  # the old read-only database this test means
+    writer.close()
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_a_saver_whose_langgraph_internals_changed_is_read_the_public_way(kind: str, tmp_path: Any,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    saver = next(_make_saver(kind, tmp_path))
+    _loop_graph(saver, 3).invoke({"messages": [], "n": 0}, {"configurable": {"thread_id": "t"}})
+    zone = lg.frame_zone(None)
+    walked = lg._walk_rows(saver, "t", "messages")
+    # a LangGraph release without what the readers import (the savers' own modules bound it at their import)
+    monkeypatch.delattr("langgraph.checkpoint.base.writes_sort_key")
+    with pytest.raises(ImportError):
+        readers.reader_for(saver).thread_log("t", "messages")  # type: ignore[union-attr]
+    pd.testing.assert_frame_equal(frames.session_messages(saver, "t"),
+                                  lg._messages_frame(*walked, thread_id="t", zone=zone))
+    pd.testing.assert_frame_equal(frames.tool_calls(saver, session="t"),
+                                  lg._tool_frame(*walked, thread_id="t", zone=zone))
+
+
+
+def test_a_checkpoint_without_a_step_has_no_last_step_as_in_the_public_walk(saver: Any) -> None:
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    saver.put({"configurable": {"thread_id": "bare", "checkpoint_ns": ""}}, empty_checkpoint(), {}, {})
+    _loop_graph(saver, 1).invoke({"messages": [], "n": 0}, {"configurable": {"thread_id": "run"}})
+    reader = readers.reader_for(saver)
+    assert reader is not None
+    found = reader.all_points()
+    assert found is not None and lg._points_seen(found) == lg._threads_seen(saver)
+    frame = frames.threads(saver).set_index("thread_id")
+    assert frame.loc["bare", "last_step"] is pd.NA and frame.loc["run", "last_step"] == 1

@@ -100,3 +100,20 @@ def test_a_store_subclass_is_searched() -> None:
     store.put(("a",), "k", {"v": 1})
     assert _lg_stores.store_rows(store, ()) is None
     assert frames.store_items(store)["v"].tolist() == [1]
+
+
+def test_a_store_whose_langgraph_internals_changed_is_searched(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    conn = sqlite3.connect(tmp_path / "changed.db", check_same_thread=False, isolation_level=None)
+    store = SqliteStore(conn, deserializer=json.loads)  # search then needs no module-level reader of langgraph's
+    store.setup()
+    _fill(store)
+    expected = lg._store_frame(lg._searched_rows(store, ("users",)), fields=None, zone=None)
+    # a LangGraph release without the private value reader _lg_stores imports
+    monkeypatch.delattr("langgraph.store.sqlite.base._json_loads")
+    with pytest.raises(ImportError):
+        _lg_stores._sqlite_rows(store, ("users",))
+    assert _lg_stores.store_rows(store, ("users",)) is None
+    pd.testing.assert_frame_equal(frames.store_items(store, namespace_prefix=("users",)), expected)
+    conn.close()

@@ -484,3 +484,88 @@ def test_a_graph_that_fails_before_keeping_the_message_gives_the_text_back(saver
     assert "not kept by the graph" in chat.error_area.value
     assert chat.input.value == "Hello?"  # the draft is back, to retry
     assert chat.messages == () and not chat.busy
+
+
+# ---------------------------------------------------------------------- review fixes
+
+
+class FlakySaver(InMemorySaver):
+    """A real InMemorySaver whose next read (list() or get_tuple()) raises once when armed, as a locked SQLite
+    database does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fail = 0
+
+    def _maybe_fail(self) -> None:
+        if self.fail:
+            self.fail -= 1
+            raise sqlite3.OperationalError("database is locked")
+
+    def list(self, config: Any, **kwargs: Any) -> Iterator[Any]:  # type: ignore[override]
+        self._maybe_fail()
+        yield from super().list(config, **kwargs)
+
+    def get_tuple(self, config: Any) -> Any:
+        self._maybe_fail()
+        return super().get_tuple(config)
+
+
+def test_a_read_that_fails_as_a_turn_starts_does_not_leave_the_thread_running() -> None:
+    saver = FlakySaver()
+    svc = GraphChat(offline_agent(saver))
+    saver.fail = 1
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        svc.turn("", "t", "I prefer green tea")
+    assert not svc.cancel("", "t")  # no turn is registered as running any more
+    result = svc.turn("", "t", "I prefer green tea")
+    assert result.error is None and result.reply.startswith("Got it")
+
+
+def test_open_message_with_a_tool_call_position_focuses_the_assistant_bubble(saver: Any) -> None:
+    agent = offline_agent(saver)
+    chat = ChatWidget.for_graph(agent, thread_id="m", stream_interval=0)
+    chat.send("I prefer green tea in the morning")
+    calls = frames.tool_calls(saver, session="m")
+    (position,) = [int(p) for p in calls["message_id"]]  # the AI message asking for the tool, by its own position
+    assert position == 2
+    assert [(m.role, m.message_id) for m in chat.messages] == [("user", 1), ("assistant", 4)]
+    assert chat.messages[1].meta["first_message_id"] == 2
+    chat.open_message("m", position)
+    assert chat._history.focused == 4 and "amn-msg-focus" in chat.history.value
+    chat.open_message("m", 3)  # the tool's answer, inside the same run
+    assert chat._history.focused == 4
+    chat.open_message("m", 1)
+    assert chat._history.focused == 1
+    with pytest.raises(LookupError, match="#5"):
+        chat.open_message("m", 5)
+
+
+def test_a_failed_turn_of_a_graph_that_trims_the_history_keeps_the_message(saver: Any) -> None:
+    from langchain_core.messages import RemoveMessage
+    from langgraph.graph import MessagesState
+    from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+    broken = {"on": False}
+
+    def trim(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), state["messages"][-1]]}
+
+    def model(state: MessagesState) -> dict[str, Any]:
+        if broken["on"]:
+            raise RuntimeError("the model server is down")
+        return {"messages": [AIMessage(content=f"heard {len(state['messages'])}")]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("trim", trim)
+    builder.add_node("model", model)
+    builder.add_edge(START, "trim")
+    builder.add_edge("trim", "model")
+    graph = builder.compile(checkpointer=saver)
+    svc = GraphChat(graph)
+    for text in ("one", "two", "three"):
+        assert svc.turn("", "trimmed", text).error is None
+    broken["on"] = True
+    result = svc.turn("", "trimmed", "four")  # not raised: the message was kept, so the text is not given back
+    assert result.error is not None and "the model server is down" in result.error
+    assert [m.content for m in thread_messages(graph, "trimmed")] == ["four"]
