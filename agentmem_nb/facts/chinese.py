@@ -182,6 +182,16 @@ def _ok(value: str) -> bool:
             and not re.match(r"^(?:这|那)(?:个|首|部|件|种|本|家|只|位|些|里|儿)", value))  # "这首歌": what, unsaid
 
 
+# "X叫我…" names the speaker only as a habit of calling ("大家都叫我小王", "你可以叫我老王", "叫我阿杰就行"): a bare
+# someone ("同事叫我", "你叫我") asks or tells the speaker to do something unless a closing 就行/吧 makes it a name; and
+# a name is short and no action (帮忙, 出去玩, 去吃饭, 等一下, 干嘛) nor a count of one (一声, 一下).
+_CALLED = re.compile(r"^(?:(?:你们?|您)(?:可以|就|也可以)|(?:大家|朋友们?|别人|家里人|家人|同事们?)都|大家|可以|就|"
+                     r"(?P<bare>你们?|您|朋友们?|别人|家里人|家人|同事们?))?(?:直接)?(?:叫|喊|称呼)我"
+                     r"(?P<v>(?!(?:去|来|帮|等|干|做|弄|吃|喝|出|回|起|给|陪|别|不|没|快|赶紧|过去|过来|(?:上|下|进)(?:来|去)|"
+                     r"一[声下起块会次趟遍句个])|\S{0,3}(?:一下|一声)$)(?:[\u4e00-\u9fff]{1,4}?|[A-Za-z][A-Za-z'-]*(?:\s+[A-Z][A-Za-z'-]*)?))"
+                     r"(?P<tail>就行|就好|就可以|就成|就是了|好了|吧)?(?:啦|呀|哈|嘛|了|吧)*$")
+
+
 def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
     names: list[Statement] = []
     has = re.match(r"^我(?:们)?(?:家)?有(?:一|两|三)?(?:个|位|只|条)?(?P<rel>" + _REL + r")(?:，|,)?(?:叫|名叫|叫做|名字叫)"
@@ -219,10 +229,9 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
     found = re.match(r"^(?:我们|咱们|我|本人|咱)(?P<rest>.*)$", clause)
     if found:
         return "user", found.group("rest"), names
-    call = re.match(r"^(?:你(?:们)?(?:可以|就|也可以)?|您(?:可以|就)?|大家(?:都)?|朋友们?(?:都)?|别人(?:都)?|家里人(?:都)?|"
-                    r"同事们?(?:都)?|可以|就)?(?:直接)?(?:叫|喊|称呼)我(?P<v>[^，,。]+)", clause)
-    if call:  # "你可以叫我小王", "大家都叫我…": the speaker's name, whoever calls them so
-        return "user", "叫" + call.group("v"), names
+    call = _CALLED.match(clause)
+    if call and (call.group("tail") or not call.group("bare")):  # "你可以叫我小王", "大家都叫我…": the speaker's name,
+        return "user", "叫" + call.group("v"), names  # whoever calls them so
     if re.match(r"^(?:他|她|它|他们|她们|你|您|你们|大家|别人|有人|人家|某人|这|那|[A-Za-z]|[\u4e00-\u9fff]{1,3}(?:说|觉得))",
                 clause):
         return "other", "", names

@@ -660,3 +660,20 @@ def test_shifts_at_an_employer_and_a_role_from_this_term(
 
 def test_a_bare_correction_of_a_name_drops_the_verb_of_naming() -> None:
     assert _read("哦不对，是叫旺财，旺旺是以前那条狗。", FactKey("dog", "name")) == [("dog", "name", "旺财", "correct", True)]
+
+
+# ---------------------------------------------------------------- review guards: false positives of recent rules
+# Each sentence below gave no fact before the rule that misread it; each rule is now constrained by grammar.
+
+@pytest.mark.parametrize("text", ["同事叫我帮忙。", "朋友叫我出去玩。", "大家都叫我去吃饭。", "你叫我干嘛。", "别人叫我等一下。",
+                                  "就叫我一声。", "妈妈叫我回家吃饭。", "同事叫我小李。"])
+def test_chinese_being_asked_to_do_something_is_no_name(text: str) -> None:
+    # 叫我 + an action is "asked me to"; a bare someone (同事, 你) calling me X is no name without 都/可以/就行
+    assert _read(text) == []
+
+
+@pytest.mark.parametrize(("text", "name"), [("大家都叫我小王。", "小王"), ("朋友都叫我阿杰。", "阿杰"),
+                                            ("你叫我老王就行。", "老王"), ("家里人都叫我欧阳娜娜。", "欧阳娜娜"),
+                                            ("叫我Tom就好了。", "Tom")])
+def test_chinese_a_name_others_call_the_speaker_by_still_counts(text: str, name: str) -> None:
+    assert _read(text) == [("user", "name", name, "set", True)]
