@@ -348,7 +348,11 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("likes", "add", r"^(?:favou?rite|fav|fave) (?:[\w-]+\s+){0,2}(?:is|are)\s+(?P<v>.+)"),
     ("likes", "add", r"^hobb(?:y is|ies are)\s+(?P<v>.+)"),
     ("likes", "end", r"^(?:am|is|are)\s+(?:so\s+|totally\s+|completely\s+)?(?:done with|over)\s+(?P<v>.+)"),
-    ("speaks", "add", r"^(?:speak|speaks|am fluent in|is fluent in|are fluent in)\s+(?P<v>.+)"),
+    # a language, not whom or where one speaks to ("speak to my mom", "speak at conferences", "speak my mind")
+    ("speaks", "add", r"^(?:speak|speaks|am fluent in|is fluent in|are fluent in)\s+(?:(?:fluent|basic|conversational|"
+                      r"native|decent|broken|some|a little|a bit of)\s+)?(?!(?:to|with|at|about|up|out|on|for|in|of|"
+                      r"from|into|over|through|a|an|the|my|your|his|her|their|our|this|that|it|them|him|me|you|us)\b|"
+                      r"[a-z]+ly\b)(?P<v>.+)"),
 
 ]
 _PREDICATES = [(attribute, op, re.compile(pattern, re.I)) for attribute, op, pattern in _RULES]

@@ -677,3 +677,16 @@ def test_chinese_being_asked_to_do_something_is_no_name(text: str) -> None:
                                             ("叫我Tom就好了。", "Tom")])
 def test_chinese_a_name_others_call_the_speaker_by_still_counts(text: str, name: str) -> None:
     assert _read(text) == [("user", "name", name, "set", True)]
+
+
+@pytest.mark.parametrize("text", ["I speak to my mom every day.", "I speak at conferences.", "I speak my mind.",
+                                  "我说了很多废话。", "我讲笑话。", "我说的是真话。", "我在讲电话。"])
+def test_speaking_to_someone_or_saying_something_is_no_language(text: str) -> None:
+    assert _read(text) == []
+
+
+@pytest.mark.parametrize(("text", "languages"), [("I speak fluent Mandarin.", ["Mandarin"]),
+                                                 ("I speak French and Spanish.", ["French", "Spanish"]),
+                                                 ("我会说一口流利的英语。", ["英语"]), ("我说普通话。", ["普通话"])])
+def test_a_language_spoken_is_still_read(text: str, languages: list[str]) -> None:
+    assert _read(text) == [("user", "speaks", v, "add", True) for v in languages]
