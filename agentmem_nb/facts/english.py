@@ -305,7 +305,14 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         # not "quit my job" (below) nor "quit smoking" (a habit)
                         r"(?!(?:my|his|her)\s+(?:job|position|role)\b(?!\s+(?:at|with)\b))(?![a-z]+ing\b)(?P<v>.+)"),
     ("works_at", "end", r"^(?:quit|lost) (?:my|his|her) job\b(?P<v>)"),
-    ("habit", "end", r"^(?:have\s+|has\s+)?(?:stopped|quit|gave up|given up|kicked)\s+(?P<v>(?:[a-z]+ing\s+)?[^,.;!?]+)"),
+    # "stopped working at Google": the employer ends, not a like of working there
+    ("works_at", "end", r"^(?:have\s+|has\s+)?(?:stopped|quit|given up|gave up)\s+working\s+(?:at|for)\s+(?P<v>.+)"),
+    # A habit given up is an activity ("stopped eating meat") or, after quit / gave up, a thing ("quit coffee"): not
+    # a halt somewhere ("stopped at the store"), a kick ("kicked the ball") nor a thing handed over ("gave up my seat").
+    ("habit", "end", r"^(?:have\s+|has\s+)?(?:(?:stopped|kicked)\s+(?=[a-z]+ing\b)|(?:quit|gave up|given up)\s+)"
+                     r"(?!(?:to|with|at|about|up|out|on|for|in|of|from|into|over|off|through|by|after|before|a|an|the|"
+                     r"my|your|his|her|their|our|this|that|these|those|it|them|him|me|you|us|all|working|being|"
+                     r"(?:some|no|every|any)thing|morning|evening|during)\b)(?P<v>(?:[a-z]+ing\s+)?[^,.;!?]+)"),
     ("works_at", "set", r"^(?:work|works|working|am working|is working|are working|have worked|has worked|have been "
                         r"working|has been working|been working)(?:\s+(?:remotely|full-time|full time|part-time|"
                         r"part time|from home|nights|days|weekends|evenings|shifts|night shifts|early shifts))?\s+(?:at|for)\s+(?P<v>.+)"),

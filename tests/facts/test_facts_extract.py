@@ -690,3 +690,14 @@ def test_speaking_to_someone_or_saying_something_is_no_language(text: str) -> No
                                                  ("我会说一口流利的英语。", ["英语"]), ("我说普通话。", ["普通话"])])
 def test_a_language_spoken_is_still_read(text: str, languages: list[str]) -> None:
     assert _read(text) == [("user", "speaks", v, "add", True) for v in languages]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I stopped at the store.", []), ("I kicked the ball.", []), ("I gave up my seat.", []),
+    ("I stopped working at Google.", [("user", "works_at", "Google", "end", True)]),
+    ("I've given up sugar.", [("user", "likes", "sugar", "end", True)]),
+    ("I stopped eating meat.", [("user", "likes", "eating meat", "end", True), ("user", "likes", "meat", "end", True)]),
+])
+def test_a_habit_given_up_is_an_activity_or_a_thing_not_a_place_or_an_employer(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
