@@ -159,7 +159,10 @@ _NON_JOBS = {"vegetarian", "vegan", "christian", "american", "italian", "indian"
              "russian", "brazilian", "introvert", "extrovert", "only child", "adult", "early riser", "night owl",
              "big fan", "fan", "huge fan", "beginner", "member", "parent", "resident", "citizen", "owner",
              "smoker", "non-smoker", "allergic", "person", "bit", "lot", "little", "mom", "dad", "mother", "father",
-             "parent", "wife", "husband", "guy", "girl", "boy", "man", "woman", "kid", "leo", "virgo", "foodie", "lover", "fan of", "morning person", "night person", "twin"}
+             "parent", "wife", "husband", "guy", "girl", "boy", "man", "woman", "kid", "leo", "virgo", "foodie", "lover", "fan of", "morning person", "night person", "twin",
+             # kin and faith end like a job ("-er", "-ist") and are none: "became a grandmother", "I'm a Buddhist"
+             "grandmother", "grandfather", "godmother", "godfather", "stepmother", "stepfather", "brother", "sister",
+             "daughter", "widower", "buddhist", "atheist", "muslim", "hindu", "catholic", "protestant"}
 _HABITUAL = re.compile(r"(?:drinker|eater|lover|sleeper|riser|talker|walker|smoker|reader|watcher|goer|fanatic|"
                        r"enthusiast|addict|junkie|nerd|geek|buff|person|owner|user|player|fan)$", re.I)
 _NATIONALITY_HINT = re.compile(r"(?:an|ese|ish|i|ic)$")
@@ -330,7 +333,8 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("allergic_to", "add", r"^(?:have|has)\s+(?:an?\s+)?(?:[a-z]+\s+)?(?:allergy|intolerance) to\s+(?P<v>.+)"),
     ("job", "set", r"^(?:work|works|am working|is working)\s+as\s+(?:an?\s+)?(?P<v>.+)"),
     # a change of state names the new job: "became a principal", "got promoted to senior engineer"
-    ("job", "set", r"^(?:became|become|have become|has become)\s+an?\s+(?P<v>.+)"),
+    # (a job by its word: "became a US citizen / an uncle / a widow" is a change of state, no job)
+    ("job", "set", r"^(?:became|become|have become|has become)\s+an?\s+" + _JOB),
     ("job", "set", r"^(?:(?:got|was|were|have been|has been|been|am|is)\s+)?promoted to\s+(?:an?\s+|the\s+)?"
                    r"(?P<v>.+)"),
     ("job", "set", r"^(?:job|profession|occupation) is\s+(?:being\s+)?(?:an?\s+)?(?P<v>.+)"),
@@ -354,7 +358,12 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("likes", "add", r"^(?:a\s+)?(?:big|huge|massive|great)\s+fan of\s+(?P<v>.+)"),
     ("likes", "add", r"^(?:favou?rite|fav|fave) (?:[\w-]+\s+){0,2}(?:is|are)\s+(?P<v>.+)"),
     ("likes", "add", r"^hobb(?:y is|ies are)\s+(?P<v>.+)"),
-    ("likes", "end", r"^(?:am|is|are)\s+(?:so\s+|totally\s+|completely\s+)?(?:done with|over)\s+(?P<v>.+)"),
+    # "so over reality TV", "over gaming": tired of it; but "over 30" is an age and "over the moon" joy (a bare
+    # "over the X", unintensified, is a place or a span as often as a taste)
+    ("likes", "end", r"^(?:am|is|are)\s+(?:(?P<very>so|totally|completely|really|just|s+o+)\s+)?(?:done with|over"
+                     r"(?(very)|(?!\s+(?:the|a|an)\b)))\s+(?!\d|(?:one|two|three|four|five|six|seven|eight|nine|ten|"
+                     r"twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|a hundred|hundred)\b|"
+                     r"(?:the\s+)?(?:moon|hill|top|edge|limit|counter|phone|age|budget|here|there)\b)(?P<v>.+)"),
     # a language, not whom or where one speaks to ("speak to my mom", "speak at conferences", "speak my mind")
     ("speaks", "add", r"^(?:speak|speaks|am fluent in|is fluent in|are fluent in)\s+(?:(?:fluent|basic|conversational|"
                       r"native|decent|broken|some|a little|a bit of)\s+)?(?!(?:to|with|at|about|up|out|on|for|in|of|"

@@ -701,3 +701,15 @@ def test_a_language_spoken_is_still_read(text: str, languages: list[str]) -> Non
 def test_a_habit_given_up_is_an_activity_or_a_thing_not_a_place_or_an_employer(
         text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I'm over the moon about it.", []), ("I am over 30.", []), ("I am over six feet tall.", []),
+    ("I'm so over reality TV.", [("user", "likes", "reality TV", "end", True)]),
+    ("I became a US citizen.", []), ("I became an uncle.", []), ("I became a widow.", []),
+    ("I became a grandmother.", []),
+    ("I became a school principal last year.", [("user", "job", "school principal", "set", True)]),
+])
+def test_an_idiom_an_age_or_a_change_of_state_is_no_taste_ended_nor_job(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
