@@ -291,9 +291,6 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         r"currently residing|based)\s+"
                         r"(?:in|at|near|on)\s+(?P<v>.+)"),
     ("lives_in", "set", r"^(?:(?:am|is|are)\s+)?based out of\s+(?P<v>.+)"),
-    # "I'm in Lisbon now": a named place after a copula marked as a change (not "I'm in London this week")
-    ("lives_in", "set", r"^(?-i:(?:am|is|are)\s+(?:now\s+in\s+(?P<w>[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*)|"
-                        r"in\s+(?P<v>[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*)\s+(?:now|these days|nowadays)))$"),
     ("lives_in", "set", r"^(?:have|has)\s+been\s+in\s+(?P<v>[^,.;!?]+?)\s+(?=(?:for|since)\s)"),
     # "We just bought a place in Jersey City", "I've been renting in Brooklyn": a home of one's own there
     ("lives_in", "set", r"^(?:have\s+|has\s+)?(?:just\s+|finally\s+)?(?:(?:bought|rented|found|moved into|got)\s+(?:an?|our|my|the)|(?:have|has)\s+(?:my|our)\s+own)\s+"
@@ -325,9 +322,6 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         r"(?:started|got|landed|took|accepted|found) an? (?:new )?(?:job|position|role) (?:at|with)|"
                         r"am interning at|intern at)\s+(?P<v>.+)"),
     ("works_at", "set", r"^(?:job|employer|company) is\s+(?:at\s+)?(?P<v>(?-i:[A-Z]).+)"),
-    # "I'm at Salesforce now": a named organisation after a copula marked as a change (not "I'm at the gym")
-    ("works_at", "set", r"^(?-i:(?:am|is|are)\s+(?:now\s+at\s+(?P<w>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*)|"
-                        r"at\s+(?P<v>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*)\s+(?:now|these days)))$"),
     ("works_in", "set", r"^(?:work|works|am working|is working)\s+in\s+(?P<v>.+)"),
     ("allergic_to", "add", r"^(?:am|is|are)\s+(?:very\s+|severely\s+|mildly\s+|slightly\s+)?allergic to\s+(?P<v>.+)"),
     ("allergic_to", "add", r"^(?:have|has)\s+(?:an?\s+)?(?:[a-z]+\s+)?(?:allergy|intolerance) to\s+(?P<v>.+)"),
@@ -372,6 +366,25 @@ _RULES: list[tuple[str, FactOp, str]] = [
 
 ]
 _PREDICATES = [(attribute, op, re.compile(pattern, re.I)) for attribute, op, pattern in _RULES]
+# "I'm in Lisbon now", "I'm at Salesforce now": a named place or organisation after a copula marked as a change. Said
+# alone it is as often where one is at the moment ("I'm at Starbucks now", "I'm in Paris now", "I'm at Heathrow
+# now"), so it is where one lives or works only in a message or a conversation about moving or working (TOPICS).
+_BE_NOW = re.compile(r"^(?-i:(?:am|is|are)\s+(?P<prep>in|at)\s+(?P<v>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*)\s+"
+                     r"(?:now|these days|nowadays))$")
+_TOPIC_WORDS = {
+    "works_at": re.compile(r"\b(?:work|works|worked|working|job|jobs|employer|company|hired|joined|switched|career|"
+                           r"role|position|colleagues?|co-?workers?|boss|office|promoted|laid off|fired|quit|resigned|"
+                           r"left)\b", re.I),
+    "lives_in": re.compile(r"\b(?:move|moved|moves|moving|relocated?|relocating|live|lives|lived|living|settled|"
+                           r"emigrated|immigrated|home|house|flat|apartment)\b", re.I),
+}
+_TOPIC_KEYS = {"works_at": ("works_at", "job", "works_in"), "lives_in": ("lives_in", "hometown")}
+
+
+def _topics(text: str, last_key: FactKey | None) -> frozenset[str]:
+    """What a message, or the conversation it answers (``last_key``), is about: ``works_at``, ``lives_in``."""
+    return frozenset(topic for topic, words in _TOPIC_WORDS.items()
+                     if words.search(text) or (last_key is not None and last_key.attribute in _TOPIC_KEYS[topic]))
 # A word that qualifies an attribute noun without changing it: "my actual name", "my all-time favourite book".
 _QUALIFIER = (r"(?:(?:real|actual|full|legal|proper|given|first|true|correct|exact)\s+(?=name|birthday|date|age|"
               r"hometown|job|employer)|(?:all-time|all\s+time|absolute|very|personal|current)\s+(?=favou?rite|fave?\b|"
@@ -464,7 +477,7 @@ _AUX_ADVERBS = re.compile(r"^(?P<aux>(?:am|is|are|was|were|have|has|had)\s+)(?:(
                           r"permanently|even|only|since)\s+)+", re.I)
 
 
-def _predicates(rest: str, subject: str) -> list[Statement]:
+def _predicates(rest: str, subject: str, *, topics: frozenset[str] = frozenset()) -> list[Statement]:
     rest = _AUX_ADVERBS.sub(r"\g<aux>", _ADVERBS.sub("", rest.strip()))
     for attribute, op, pattern in _PREDICATES:
         found = pattern.match(rest)
@@ -516,6 +529,10 @@ def _predicates(rest: str, subject: str) -> list[Statement]:
         if not _value_ok(value):
             return []
         return [Statement(subject, attribute, value, op)]
+    here = _BE_NOW.match(rest)
+    attribute = "lives_in" if here and here.group("prep") == "in" else "works_at"
+    if here and attribute in topics and _value_ok(value := _clean_value(here.group("v"), attribute)):
+        return [Statement(subject, attribute, value, "set")]
     return []
 
 
@@ -571,6 +588,7 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
     conversation spoke about last, which a bare correction ("actually, it's Lyon") refers to."""
     out: list[Statement] = []
     introduced: str | None = None  # a relation named with no fact yet ("We have a dog."), for a later "his name"
+    topics = _topics(text, last_key)
     for sentence in _sentences(_normalise(text)):
         tag = re.search(r",\s*(?:remember|right|you know|ok|okay|eh|yeah|correct|didn't I|don't I|isn't it|no|"
                         r"remember that|as you know)\s*\?+\s*$", sentence, re.I)
@@ -634,7 +652,7 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             body = "I " + re.sub(r"^(?:(?P<be>are|were)\s+)?(?:both\s+|all\s+)?",
                                  lambda m: ("am " if m.group("be") == "are" else "was " if m.group("be") else ""),
                                  pair.group("rest"), flags=re.I)
-        found, introduced = _statements_of(body, out, last_key, introduced)
+        found, introduced = _statements_of(body, out, last_key, introduced, topics=topics)
         if pair and found:
             relation = RELATIONS_EN[pair.group("rel").lower()]
             found = found + [Statement(relation, s.attribute, s.value, s.op, s.certain) for s in found
@@ -675,7 +693,8 @@ def _bare_value(body: str, attribute: str) -> str:
 
 
 def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
-                   introduced: str | None = None) -> tuple[list[Statement] | None, str | None]:
+                   introduced: str | None = None, *,
+                   topics: frozenset[str] = frozenset()) -> tuple[list[Statement] | None, str | None]:
     """The statements of one sentence, or ``None`` when it has no subject and predicate of ours at all; and the
     relation introduced without a fact ("I have a sister"), which a later he/she/his/her may name."""
     found: list[Statement] = []
@@ -720,7 +739,7 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
             ending = True
         if ending:
             rest = " ".join(_NO_LONGER.sub("", rest).split())
-        statements = _predicates(rest, who)
+        statements = _predicates(rest, who, topics=topics)
         if ending and not statements:  # "do not work at X anymore": the predicate without its negation, ended
             # (a "do" goes with its "not"; a copula or "have" stays: "am not a teacher", "have not worked at")
             positive = re.sub(r"\b(?:do|does|did)\s+not\s+", "", rest, count=1)

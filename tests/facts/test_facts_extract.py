@@ -239,8 +239,8 @@ def test_a_relation_introduced_without_a_fact_is_the_one_spoken_about(
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ("I'm at Salesforce now.", [("user", "works_at", "Salesforce", "set", True)]),
-    ("I'm in Lisbon now.", [("user", "lives_in", "Lisbon", "set", True)]),
+    ("New job: I'm at Salesforce now.", [("user", "works_at", "Salesforce", "set", True)]),
+    ("We moved in May. I'm in Lisbon now.", [("user", "lives_in", "Lisbon", "set", True)]),
     ("I've been in Berlin for three years now.", [("user", "lives_in", "Berlin", "set", True)]),
     ("I'm at the gym.", []), ("I'm in London this week.", []), ("I've been in a meeting all day.", []),  # guards
 ])
@@ -713,3 +713,17 @@ def test_a_habit_given_up_is_an_activity_or_a_thing_not_a_place_or_an_employer(
 def test_an_idiom_an_age_or_a_change_of_state_is_no_taste_ended_nor_job(
         text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read(text) == expected
+
+
+@pytest.mark.parametrize("text", ["I'm at Starbucks now.", "I'm at Heathrow now.", "I'm in Paris now."])
+def test_being_somewhere_now_is_no_home_or_employer_said_alone(text: str) -> None:
+    assert _read(text) == []
+
+
+@pytest.mark.parametrize(("last", "expected"), [
+    (FactKey("user", "works_at"), [("user", "works_at", "Salesforce", "set", True)]),
+    (FactKey("user", "lives_in"), []),
+])
+def test_at_a_name_now_is_an_employer_in_a_conversation_about_work(
+        last: FactKey, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read("I'm at Salesforce now.", last) == expected
