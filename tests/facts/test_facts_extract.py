@@ -611,7 +611,8 @@ def test_an_employer_less_its_place_one_hometown_a_message_and_regret_framing(
 def test_the_new_rules_read_long_adversarial_messages_in_linear_time() -> None:
     # "it" after a thing once let its object and its time words share the same text: 40,000 characters took 7 s and
     # 200,000 would take minutes; an open "陪\S*$" in a place's purpose took 3 s on 20,000 陪 (quadratic: 200,000 take
-    # minutes). A separate process, so a regression fails at the timeout instead of hanging.
+    # minutes); so were a value's closing words and symbols (20,000 了 took 50 s). A separate process, so a
+    # regression fails at the timeout instead of hanging.
     import subprocess
     import sys
 
@@ -619,7 +620,8 @@ def test_the_new_rules_read_long_adversarial_messages_in_linear_time() -> None:
             "[e.extract(t) for t in ('I drink ' + 'tea every ' * 20000 + ', I hate x', "
             "'I live in the house ' + 'near in ' * 20000, 'We have ' + 'a beagle named ' * 12000, "
             "'香菜我' * 30000 + '受不了', '我住在' + '的一个' * 30000 + '小镇', "
-            "'我住在' + '陪' * 200000 + ' 了x', '我住在' + '照顾' * 100000 + ' 了x')]")
+            "'我住在' + '陪' * 200000 + ' 了x', '我住在' + '照顾' * 100000 + ' 了x', '我住在' + '了' * 60000 + ' x', "
+            "'我住在' + '★' * 200000 + 'x', 'I live in ' + '*' * 200000 + 'x')]")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
 
