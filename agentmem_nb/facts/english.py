@@ -204,6 +204,8 @@ def _clean_value(raw: str, attribute: str) -> str:
     value = re.sub(r"[^\w)'’.]{1,16}$", "", value.strip(" \t'\"-—:"))
     if attribute in ("likes", "dislikes", "allergic_to", "hobby"):
         value = re.sub(r"^(?:to|both|either)\s+", "", value)  # "I like to cook": the activity; "both cats and dogs"
+    if attribute == "speaks":  # "English at work", "Spanish to my kids": the language, not where or to whom
+        value = re.split(r"\s+(?:at|with|to|in|on|for|from|around)\s+", value)[0]
     if attribute in ("job",):
         value = re.sub(r"^(?:an?|the)\s+", "", value, flags=re.I)
         value = re.split(r"\s+(?:in|at|for|with|from|by)\s+", value)[0]

@@ -691,6 +691,7 @@ def test_speaking_to_someone_or_saying_something_is_no_language(text: str) -> No
 
 @pytest.mark.parametrize(("text", "languages"), [("I speak fluent Mandarin.", ["Mandarin"]),
                                                  ("I speak French and Spanish.", ["French", "Spanish"]),
+                                                 ("I speak English at work.", ["English"]),
                                                  ("我会说一口流利的英语。", ["英语"]), ("我说普通话。", ["普通话"])])
 def test_a_language_spoken_is_still_read(text: str, languages: list[str]) -> None:
     assert _read(text) == [("user", "speaks", v, "add", True) for v in languages]
