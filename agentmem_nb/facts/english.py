@@ -159,7 +159,10 @@ _NON_JOBS = {"vegetarian", "vegan", "christian", "american", "italian", "indian"
              "russian", "brazilian", "introvert", "extrovert", "only child", "adult", "early riser", "night owl",
              "big fan", "fan", "huge fan", "beginner", "member", "parent", "resident", "citizen", "owner",
              "smoker", "non-smoker", "allergic", "person", "bit", "lot", "little", "mom", "dad", "mother", "father",
-             "parent", "wife", "husband", "guy", "girl", "boy", "man", "woman", "kid", "leo", "virgo", "foodie", "lover", "fan of", "morning person", "night person", "twin"}
+             "parent", "wife", "husband", "guy", "girl", "boy", "man", "woman", "kid", "leo", "virgo", "foodie", "lover", "fan of", "morning person", "night person", "twin",
+             # kin and faith end like a job ("-er", "-ist") and are none: "became a grandmother", "I'm a Buddhist"
+             "grandmother", "grandfather", "godmother", "godfather", "stepmother", "stepfather", "brother", "sister",
+             "daughter", "widower", "buddhist", "atheist", "muslim", "hindu", "catholic", "protestant"}
 _HABITUAL = re.compile(r"(?:drinker|eater|lover|sleeper|riser|talker|walker|smoker|reader|watcher|goer|fanatic|"
                        r"enthusiast|addict|junkie|nerd|geek|buff|person|owner|user|player|fan)$", re.I)
 _NATIONALITY_HINT = re.compile(r"(?:an|ese|ish|i|ic)$")
@@ -197,9 +200,12 @@ def _clean_value(raw: str, attribute: str) -> str:
             raw = re.sub(r",\s*(?:and\s+|or\s+)?", " and ", listed.group(0))
     cut = _BOUNDARY.search(raw)
     value = raw[: cut.start()] if cut else raw
-    value = re.sub(r"[^\w)'’.]+$", "", value.strip(" \t'\"-—:"))  # a trailing emoji or symbol
+    # a trailing emoji or symbol (a few: an open run was retried at every symbol of a long one, 20,000 took 6 s)
+    value = re.sub(r"[^\w)'’.]{1,16}$", "", value.strip(" \t'\"-—:"))
     if attribute in ("likes", "dislikes", "allergic_to", "hobby"):
         value = re.sub(r"^(?:to|both|either)\s+", "", value)  # "I like to cook": the activity; "both cats and dogs"
+    if attribute == "speaks":  # "English at work", "Spanish to my kids": the language, not where or to whom
+        value = re.split(r"\s+(?:at|with|to|in|on|for|from|around)\s+", value)[0]
     if attribute in ("job",):
         value = re.sub(r"^(?:an?|the)\s+", "", value, flags=re.I)
         value = re.split(r"\s+(?:in|at|for|with|from|by)\s+", value)[0]
@@ -288,9 +294,6 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         r"currently residing|based)\s+"
                         r"(?:in|at|near|on)\s+(?P<v>.+)"),
     ("lives_in", "set", r"^(?:(?:am|is|are)\s+)?based out of\s+(?P<v>.+)"),
-    # "I'm in Lisbon now": a named place after a copula marked as a change (not "I'm in London this week")
-    ("lives_in", "set", r"^(?-i:(?:am|is|are)\s+(?:now\s+in\s+(?P<w>[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*)|"
-                        r"in\s+(?P<v>[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*)\s+(?:now|these days|nowadays)))$"),
     ("lives_in", "set", r"^(?:have|has)\s+been\s+in\s+(?P<v>[^,.;!?]+?)\s+(?=(?:for|since)\s)"),
     # "We just bought a place in Jersey City", "I've been renting in Brooklyn": a home of one's own there
     ("lives_in", "set", r"^(?:have\s+|has\s+)?(?:just\s+|finally\s+)?(?:(?:bought|rented|found|moved into|got)\s+(?:an?|our|my|the)|(?:have|has)\s+(?:my|our)\s+own)\s+"
@@ -305,7 +308,14 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         # not "quit my job" (below) nor "quit smoking" (a habit)
                         r"(?!(?:my|his|her)\s+(?:job|position|role)\b(?!\s+(?:at|with)\b))(?![a-z]+ing\b)(?P<v>.+)"),
     ("works_at", "end", r"^(?:quit|lost) (?:my|his|her) job\b(?P<v>)"),
-    ("habit", "end", r"^(?:have\s+|has\s+)?(?:stopped|quit|gave up|given up|kicked)\s+(?P<v>(?:[a-z]+ing\s+)?[^,.;!?]+)"),
+    # "stopped working at Google": the employer ends, not a like of working there
+    ("works_at", "end", r"^(?:have\s+|has\s+)?(?:stopped|quit|given up|gave up)\s+working\s+(?:at|for)\s+(?P<v>.+)"),
+    # A habit given up is an activity ("stopped eating meat") or, after quit / gave up, a thing ("quit coffee"): not
+    # a halt somewhere ("stopped at the store"), a kick ("kicked the ball") nor a thing handed over ("gave up my seat").
+    ("habit", "end", r"^(?:have\s+|has\s+)?(?:(?:stopped|kicked)\s+(?=[a-z]+ing\b)|(?:quit|gave up|given up)\s+)"
+                     r"(?!(?:to|with|at|about|up|out|on|for|in|of|from|into|over|off|through|by|after|before|a|an|the|"
+                     r"my|your|his|her|their|our|this|that|these|those|it|them|him|me|you|us|all|working|being|"
+                     r"(?:some|no|every|any)thing|morning|evening|during)\b)(?P<v>(?:[a-z]+ing\s+)?[^,.;!?]+)"),
     ("works_at", "set", r"^(?:work|works|working|am working|is working|are working|have worked|has worked|have been "
                         r"working|has been working|been working)(?:\s+(?:remotely|full-time|full time|part-time|"
                         r"part time|from home|nights|days|weekends|evenings|shifts|night shifts|early shifts))?\s+(?:at|for)\s+(?P<v>.+)"),
@@ -315,15 +325,13 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         r"(?:started|got|landed|took|accepted|found) an? (?:new )?(?:job|position|role) (?:at|with)|"
                         r"am interning at|intern at)\s+(?P<v>.+)"),
     ("works_at", "set", r"^(?:job|employer|company) is\s+(?:at\s+)?(?P<v>(?-i:[A-Z]).+)"),
-    # "I'm at Salesforce now": a named organisation after a copula marked as a change (not "I'm at the gym")
-    ("works_at", "set", r"^(?-i:(?:am|is|are)\s+(?:now\s+at\s+(?P<w>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*)|"
-                        r"at\s+(?P<v>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*)\s+(?:now|these days)))$"),
     ("works_in", "set", r"^(?:work|works|am working|is working)\s+in\s+(?P<v>.+)"),
     ("allergic_to", "add", r"^(?:am|is|are)\s+(?:very\s+|severely\s+|mildly\s+|slightly\s+)?allergic to\s+(?P<v>.+)"),
     ("allergic_to", "add", r"^(?:have|has)\s+(?:an?\s+)?(?:[a-z]+\s+)?(?:allergy|intolerance) to\s+(?P<v>.+)"),
     ("job", "set", r"^(?:work|works|am working|is working)\s+as\s+(?:an?\s+)?(?P<v>.+)"),
     # a change of state names the new job: "became a principal", "got promoted to senior engineer"
-    ("job", "set", r"^(?:became|become|have become|has become)\s+an?\s+(?P<v>.+)"),
+    # (a job by its word: "became a US citizen / an uncle / a widow" is a change of state, no job)
+    ("job", "set", r"^(?:became|become|have become|has become)\s+an?\s+" + _JOB),
     ("job", "set", r"^(?:(?:got|was|were|have been|has been|been|am|is)\s+)?promoted to\s+(?:an?\s+|the\s+)?"
                    r"(?P<v>.+)"),
     ("job", "set", r"^(?:job|profession|occupation) is\s+(?:being\s+)?(?:an?\s+)?(?P<v>.+)"),
@@ -347,11 +355,39 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("likes", "add", r"^(?:a\s+)?(?:big|huge|massive|great)\s+fan of\s+(?P<v>.+)"),
     ("likes", "add", r"^(?:favou?rite|fav|fave) (?:[\w-]+\s+){0,2}(?:is|are)\s+(?P<v>.+)"),
     ("likes", "add", r"^hobb(?:y is|ies are)\s+(?P<v>.+)"),
-    ("likes", "end", r"^(?:am|is|are)\s+(?:so\s+|totally\s+|completely\s+)?(?:done with|over)\s+(?P<v>.+)"),
-    ("speaks", "add", r"^(?:speak|speaks|am fluent in|is fluent in|are fluent in)\s+(?P<v>.+)"),
+    # "so over reality TV", "over gaming": tired of it; but "over 30" is an age and "over the moon" joy (a bare
+    # "over the X", unintensified, is a place or a span as often as a taste)
+    ("likes", "end", r"^(?:am|is|are)\s+(?:(?P<very>so|totally|completely|really|just|s+o+)\s+)?(?:done with|over"
+                     r"(?(very)|(?!\s+(?:the|a|an)\b)))\s+(?!\d|(?:one|two|three|four|five|six|seven|eight|nine|ten|"
+                     r"twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|a hundred|hundred)\b|"
+                     r"(?:the\s+)?(?:moon|hill|top|edge|limit|counter|phone|age|budget|here|there)\b)(?P<v>.+)"),
+    # a language, not whom or where one speaks to ("speak to my mom", "speak at conferences", "speak my mind")
+    ("speaks", "add", r"^(?:speak|speaks|am fluent in|is fluent in|are fluent in)\s+(?:(?:fluent|basic|conversational|"
+                      r"native|decent|broken|some|a little|a bit of)\s+)?(?!(?:to|with|at|about|up|out|on|for|in|of|"
+                      r"from|into|over|through|a|an|the|my|your|his|her|their|our|this|that|it|them|him|me|you|us)\b|"
+                      r"[a-z]+ly\b)(?P<v>.+)"),
 
 ]
 _PREDICATES = [(attribute, op, re.compile(pattern, re.I)) for attribute, op, pattern in _RULES]
+# "I'm in Lisbon now", "I'm at Salesforce now": a named place or organisation after a copula marked as a change. Said
+# alone it is as often where one is at the moment ("I'm at Starbucks now", "I'm in Paris now", "I'm at Heathrow
+# now"), so it is where one lives or works only in a message or a conversation about moving or working (TOPICS).
+_BE_NOW = re.compile(r"^(?-i:(?:am|is|are)\s+(?P<prep>in|at)\s+(?P<v>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*)\s+"
+                     r"(?:now|these days|nowadays))$")
+_TOPIC_WORDS = {
+    "works_at": re.compile(r"\b(?:work|works|worked|working|job|jobs|employer|company|hired|joined|switched|career|"
+                           r"role|position|colleagues?|co-?workers?|boss|office|promoted|laid off|fired|quit|resigned|"
+                           r"left)\b", re.I),
+    "lives_in": re.compile(r"\b(?:move|moved|moves|moving|relocated?|relocating|live|lives|lived|living|settled|"
+                           r"emigrated|immigrated|home|house|flat|apartment)\b", re.I),
+}
+_TOPIC_KEYS = {"works_at": ("works_at", "job", "works_in"), "lives_in": ("lives_in", "hometown")}
+
+
+def _topics(text: str, last_key: FactKey | None) -> frozenset[str]:
+    """What a message, or the conversation it answers (``last_key``), is about: ``works_at``, ``lives_in``."""
+    return frozenset(topic for topic, words in _TOPIC_WORDS.items()
+                     if words.search(text) or (last_key is not None and last_key.attribute in _TOPIC_KEYS[topic]))
 # A word that qualifies an attribute noun without changing it: "my actual name", "my all-time favourite book".
 _QUALIFIER = (r"(?:(?:real|actual|full|legal|proper|given|first|true|correct|exact)\s+(?=name|birthday|date|age|"
               r"hometown|job|employer)|(?:all-time|all\s+time|absolute|very|personal|current)\s+(?=favou?rite|fave?\b|"
@@ -444,7 +480,7 @@ _AUX_ADVERBS = re.compile(r"^(?P<aux>(?:am|is|are|was|were|have|has|had)\s+)(?:(
                           r"permanently|even|only|since)\s+)+", re.I)
 
 
-def _predicates(rest: str, subject: str) -> list[Statement]:
+def _predicates(rest: str, subject: str, *, topics: frozenset[str] = frozenset()) -> list[Statement]:
     rest = _AUX_ADVERBS.sub(r"\g<aux>", _ADVERBS.sub("", rest.strip()))
     for attribute, op, pattern in _PREDICATES:
         found = pattern.match(rest)
@@ -496,6 +532,10 @@ def _predicates(rest: str, subject: str) -> list[Statement]:
         if not _value_ok(value):
             return []
         return [Statement(subject, attribute, value, op)]
+    here = _BE_NOW.match(rest)
+    attribute = "lives_in" if here and here.group("prep") == "in" else "works_at"
+    if here and attribute in topics and _value_ok(value := _clean_value(here.group("v"), attribute)):
+        return [Statement(subject, attribute, value, "set")]
     return []
 
 
@@ -551,6 +591,7 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
     conversation spoke about last, which a bare correction ("actually, it's Lyon") refers to."""
     out: list[Statement] = []
     introduced: str | None = None  # a relation named with no fact yet ("We have a dog."), for a later "his name"
+    topics = _topics(text, last_key)
     for sentence in _sentences(_normalise(text)):
         tag = re.search(r",\s*(?:remember|right|you know|ok|okay|eh|yeah|correct|didn't I|don't I|isn't it|no|"
                         r"remember that|as you know)\s*\?+\s*$", sentence, re.I)
@@ -614,7 +655,7 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             body = "I " + re.sub(r"^(?:(?P<be>are|were)\s+)?(?:both\s+|all\s+)?",
                                  lambda m: ("am " if m.group("be") == "are" else "was " if m.group("be") else ""),
                                  pair.group("rest"), flags=re.I)
-        found, introduced = _statements_of(body, out, last_key, introduced)
+        found, introduced = _statements_of(body, out, last_key, introduced, topics=topics)
         if pair and found:
             relation = RELATIONS_EN[pair.group("rel").lower()]
             found = found + [Statement(relation, s.attribute, s.value, s.op, s.certain) for s in found
@@ -655,7 +696,8 @@ def _bare_value(body: str, attribute: str) -> str:
 
 
 def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
-                   introduced: str | None = None) -> tuple[list[Statement] | None, str | None]:
+                   introduced: str | None = None, *,
+                   topics: frozenset[str] = frozenset()) -> tuple[list[Statement] | None, str | None]:
     """The statements of one sentence, or ``None`` when it has no subject and predicate of ours at all; and the
     relation introduced without a fact ("I have a sister"), which a later he/she/his/her may name."""
     found: list[Statement] = []
@@ -700,7 +742,7 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
             ending = True
         if ending:
             rest = " ".join(_NO_LONGER.sub("", rest).split())
-        statements = _predicates(rest, who)
+        statements = _predicates(rest, who, topics=topics)
         if ending and not statements:  # "do not work at X anymore": the predicate without its negation, ended
             # (a "do" goes with its "not"; a copula or "have" stays: "am not a teacher", "have not worked at")
             positive = re.sub(r"\b(?:do|does|did)\s+not\s+", "", rest, count=1)
