@@ -6,8 +6,8 @@ Every graph here is a real LangGraph graph (``create_agent`` or a hand-built ``S
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 import pandas as pd
@@ -17,14 +17,12 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import StructuredTool, ToolException, tool
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import START, StateGraph
 from langgraph.graph.message import add_messages
-from langgraph.store.memory import InMemoryStore
-from langgraph.store.sqlite import SqliteStore
 from langgraph.types import Command, interrupt
 
 from agentmem_nb import frames
+from langgraph_testlib import KINDS, make_saver, make_store
 
 
 class ScriptedModel(GenericFakeChatModel):
@@ -48,21 +46,9 @@ def _fail(city: str) -> str:
 failing = StructuredTool.from_function(_fail, name="failing", handle_tool_error=True)
 
 
-@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def saver(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Any]:
-    if request.param == "memory":
-        yield InMemorySaver()
-    elif request.param == "postgres":
-        from langgraph.checkpoint.postgres import PostgresSaver
-        from pg_server import shared_server  # the suite's throwaway server (skips, or fails under CI, without one)
-
-        with PostgresSaver.from_conn_string(shared_server().new_database()) as pg_saver:
-            pg_saver.setup()
-            yield pg_saver
-    else:
-        conn = sqlite3.connect(tmp_path / "checkpoints.db", check_same_thread=False)
-        yield SqliteSaver(conn)
-        conn.close()
+@pytest.fixture(params=KINDS)
+def saver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    yield from make_saver(request.param, tmp_path)
 
 
 def _agent(saver: Any, script: list[AIMessage]) -> Any:
@@ -228,15 +214,8 @@ def test_subgraph_messages_and_its_checkpoints(saver: Any) -> None:
 
 
 @pytest.fixture(params=["memory", "sqlite"])
-def lg_store(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Any]:
-    if request.param == "memory":
-        yield InMemoryStore()
-    else:
-        conn = sqlite3.connect(tmp_path / "store.db", check_same_thread=False, isolation_level=None)
-        store = SqliteStore(conn)
-        store.setup()
-        yield store
-        conn.close()
+def lg_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    yield from make_store(request.param, tmp_path)
 
 
 def test_store_items_flat_values_get_columns(lg_store: Any) -> None:

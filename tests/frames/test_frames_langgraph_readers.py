@@ -29,6 +29,7 @@ from agentmem_nb import frames
 from agentmem_nb.frames import _lg_readers as readers
 from agentmem_nb.frames import langgraph as lg
 from test_frames_langgraph import ScriptedModel, failing, get_weather
+from langgraph_testlib import KINDS, make_saver
 
 
 class CountingSerde:
@@ -48,30 +49,9 @@ class CountingSerde:
         return self.inner.loads_typed(data)
 
 
-def _make_saver(kind: str, tmp_path: Any, serde: Any = None) -> Iterator[Any]:
-    if kind == "memory":
-        yield InMemorySaver(serde=serde)
-    elif kind == "postgres":
-        from langgraph.checkpoint.postgres import PostgresSaver
-        from pg_server import shared_server
-
-        with PostgresSaver.from_conn_string(shared_server().new_database()) as pg_saver:
-            if serde is not None:
-                pg_saver.serde = serde
-            pg_saver.setup()
-            yield pg_saver
-    else:
-        conn = sqlite3.connect(tmp_path / f"checkpoints-{id(serde)}.db", check_same_thread=False)
-        yield SqliteSaver(conn, serde=serde)
-        conn.close()
-
-
-SAVERS = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
-
-
-@pytest.fixture(params=SAVERS)
+@pytest.fixture(params=KINDS)
 def saver(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Any]:
-    yield from _make_saver(request.param, tmp_path)
+    yield from make_saver(request.param, tmp_path)
 
 
 def _read_fast(saver: Any, thread: str) -> bool:
@@ -258,14 +238,14 @@ def test_threads_frame_equals_the_public_one(saver: Any) -> None:
     assert frames.threads(saver)["thread_id"].tolist() == ["b", "a"]
 
 
-@pytest.mark.parametrize("kind", SAVERS)
+@pytest.mark.parametrize("kind", KINDS)
 def test_a_thread_is_read_in_time_linear_in_its_steps(kind: str, tmp_path: Any) -> None:
     """Bytes and calls the saver's serde decodes to build the frames: linear in the steps (the public walk decodes
     every checkpoint's whole state, n²/2 messages)."""
     cost: dict[int, tuple[int, int]] = {}
     for steps in (10, 40):
         serde = CountingSerde()
-        for saver in _make_saver(kind, tmp_path, serde):
+        for saver in make_saver(kind, tmp_path, serde):
             _loop_graph(saver, steps).invoke({"messages": [], "n": 0},
                                              {"configurable": {"thread_id": "t"}, "recursion_limit": steps + 10})
             serde.calls = serde.bytes = 0
@@ -276,12 +256,12 @@ def test_a_thread_is_read_in_time_linear_in_its_steps(kind: str, tmp_path: Any) 
     assert calls_ratio < 4.5 and bytes_ratio < 4.5, cost  # four times the steps: about four times the work
 
 
-@pytest.mark.parametrize("kind", SAVERS)
+@pytest.mark.parametrize("kind", KINDS)
 def test_every_thread_is_decoded_once(kind: str, tmp_path: Any) -> None:
     """``tool_calls(checkpointer)`` (no thread) lists the threads without decoding their states, then reads each:
     it decodes what reading each thread by name decodes, not that twice."""
     serde = CountingSerde()
-    for saver in _make_saver(kind, tmp_path, serde):
+    for saver in make_saver(kind, tmp_path, serde):
         for thread in ("a", "b"):
             _loop_graph(saver, 8, text="x" * 1000).invoke({"messages": [], "n": 0},
                                                           {"configurable": {"thread_id": thread}})
@@ -330,7 +310,7 @@ class PickleSerde:
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite"])
 def test_a_serializer_the_reader_cannot_parse(kind: str, tmp_path: Any) -> None:
-    for saver in _make_saver(kind, tmp_path, PickleSerde()):
+    for saver in make_saver(kind, tmp_path, PickleSerde()):
         _loop_graph(saver, 3).invoke({"messages": [], "n": 0}, {"configurable": {"thread_id": "p"}})
         frame = assert_same_as_public_walk(saver, "p", fast=kind == "memory")
         assert frame["content"].str.startswith("step").all() and len(frame) == 3
@@ -380,7 +360,7 @@ def test_an_old_read_only_sqlite_database_is_read_fast_on_the_first_call(tmp_pat
 @pytest.mark.parametrize("kind", ["memory", "sqlite"])
 def test_a_saver_whose_langgraph_internals_changed_is_read_the_public_way(kind: str, tmp_path: Any,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    saver = next(_make_saver(kind, tmp_path))
+    saver = next(make_saver(kind, tmp_path))
     _loop_graph(saver, 3).invoke({"messages": [], "n": 0}, {"configurable": {"thread_id": "t"}})
     zone = lg.frame_zone(None)
     walked = lg._walk_rows(saver, "t", "messages")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from unittest import mock
 
@@ -16,25 +17,12 @@ from langgraph.store.sqlite import SqliteStore
 from agentmem_nb import frames
 from agentmem_nb.frames import _lg_stores
 from agentmem_nb.frames import langgraph as lg
+from langgraph_testlib import KINDS, make_store
 
 
-@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def lg_store(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Any]:
-    if request.param == "memory":
-        yield InMemoryStore()
-    elif request.param == "postgres":
-        from langgraph.store.postgres import PostgresStore
-        from pg_server import shared_server
-
-        with PostgresStore.from_conn_string(shared_server().new_database()) as pg_store:
-            pg_store.setup()
-            yield pg_store
-    else:
-        conn = sqlite3.connect(tmp_path / "store.db", check_same_thread=False, isolation_level=None)
-        store = SqliteStore(conn)
-        store.setup()
-        yield store
-        conn.close()
+@pytest.fixture(params=KINDS)
+def lg_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    yield from make_store(request.param, tmp_path)
 
 
 def _fill(store: Any) -> None:

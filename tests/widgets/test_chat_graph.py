@@ -34,6 +34,7 @@ from agentmem_nb.errors import ConfigError, InvalidIdentifier
 from agentmem_nb.widgets.chat import ChatWidget
 
 from test_chat import assert_inert, html_values
+from langgraph_testlib import make_saver
 
 
 @tool
@@ -50,13 +51,7 @@ def search_session(keyword: str) -> str:
 
 @pytest.fixture(params=["memory", "sqlite"])
 def saver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
-    if request.param == "memory":
-        yield InMemorySaver()
-        return
-    # check_same_thread=False: the chat reads the thread from its worker thread too
-    conn = sqlite3.connect(tmp_path / "checkpoints.db", check_same_thread=False)
-    yield SqliteSaver(conn)
-    conn.close()
+    yield from make_saver(request.param, tmp_path)
 
 
 def offline_agent(saver: Any) -> Any:

@@ -8,7 +8,6 @@ for the same objects.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,6 @@ from inspector_testlib import table_rows
 from langchain.agents import create_agent
 from langchain.tools import ToolRuntime, tool
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.store.memory import InMemoryStore
 
 from agentmem_nb import frames
@@ -27,6 +25,7 @@ from agentmem_nb.agent import OfflineChatModel
 from agentmem_nb.store import MAX_WINDOW_SIDE
 from agentmem_nb.widgets import LangGraphSource, MemoryInspector, ToolTimeline
 from agentmem_nb.widgets._langgraph_source import READ_ONLY
+from langgraph_testlib import KINDS, make_saver
 
 NOTES = ("alice", "notes")
 
@@ -46,21 +45,9 @@ def search_session(keyword: str, runtime: ToolRuntime) -> str:
     return "\n".join(f"#{n} note: {i.value['note']}" for n, i in enumerate(hits, 1)) or "no hits"
 
 
-@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.fixture(params=KINDS)
 def saver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
-    if request.param == "memory":
-        yield InMemorySaver()
-    elif request.param == "postgres":
-        from langgraph.checkpoint.postgres import PostgresSaver
-        from pg_server import shared_server  # the suite's throwaway server (skips, or fails under CI, without one)
-
-        with PostgresSaver.from_conn_string(shared_server().new_database()) as pg_saver:
-            pg_saver.setup()
-            yield pg_saver
-    else:
-        conn = sqlite3.connect(tmp_path / "checkpoints.db", check_same_thread=False)
-        yield SqliteSaver(conn)
-        conn.close()
+    yield from make_saver(request.param, tmp_path)
 
 
 def _agent(saver: Any, store: Any, **options: Any) -> Any:
