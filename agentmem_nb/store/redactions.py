@@ -15,7 +15,7 @@ store for a reader):
   :attr:`Redaction.note`): the ids stay contiguous, so the reader (the model above all) knows a message was there and
   why it is hidden, and nothing of its text or tool calls.
 
-Applied by ``UserMemory`` (``search_session``/``search_daily``, ``session_window``/``daily_window``, ``recent``), the
+Applied by every user class through :class:`RedactedReads` (``search_session``, ``session_window``/``daily_window``, ``recent``; each backend's ``search_daily`` too), the
 one search (:mod:`agentmem_nb.retrieval.retriever`), the agent's context and ``get_recent_session`` tool, the
 inspector, the chat widget (when it reads a conversation) and the API's thread endpoint, and so by everything built
 on them: the agent's tools, the CLI's ``search``/``window`` and the REST API's read endpoints. (The raw layer,
@@ -34,18 +34,22 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from agentmem_nb.errors import StoreError
 from agentmem_nb.identifiers import check_day, check_session_id
 from agentmem_nb.items import ItemKey, LayerKind
 from agentmem_nb.messages import Message
 from agentmem_nb.store.jsonl import Durability, JsonlFile
+from agentmem_nb.store.layer import MAX_SEARCH_LIMIT, Window
 from agentmem_nb.store.problems import Problem
 from agentmem_nb.store.scan import Cursor
 from agentmem_nb.timeutil import Clock, format_ts, parse_ts
 
-__all__ = ["Redaction", "Redactions", "FileRedactions", "redactions_of", "redacted_items", "shown", "redaction_stamp"]
+if TYPE_CHECKING:
+    from agentmem_nb.store.contract import MessageLayer
+
+__all__ = ["Redaction", "Redactions", "FileRedactions", "RedactedReads", "redactions_of", "redacted_items", "shown", "redaction_stamp"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +210,50 @@ class FileRedactions(Redactions):
     def problems(self) -> list[Problem]:
         """Unreadable lines of the file."""
         return self.file.problems()
+
+
+R = TypeVar("R", bound="Redactions")
+
+
+class RedactedReads(Generic[R]):
+    """A user's reads that hand message text on, with the rule above applied — written once, for every backend's
+    user class (``UserMemory``, ``PostgresUser``), which provides ``redactions``, ``session`` and ``daily``."""
+
+    redactions: R  # each backend's own keeper of the events
+
+    if TYPE_CHECKING:  # what the user class provides
+        def session(self, session_id: str) -> MessageLayer: ...
+
+        def daily(self, day: str) -> MessageLayer: ...
+
+    def search_session(self, session_id: str, keyword: str, *, limit: int = 20) -> list[Message]:
+        """Keyword search in one thread (the layer's exact search); redacted messages are never hits."""
+        return self._search(self.session(session_id), keyword, limit)
+
+    def session_window(self, session_id: str, message_id: int, before: int = 2, after: int = 2) -> Window:
+        """Messages around an anchor of a thread (a redacted one shows ``[redacted: reason]``)."""
+        return self._shown(self.session(session_id).window(message_id, before, after), "session")
+
+    def daily_window(self, day: str, message_id: int, before: int = 2, after: int = 2) -> Window:
+        """Messages around an anchor of a day (a redacted one shows ``[redacted: reason]``)."""
+        return self._shown(self.daily(day).window(message_id, before, after), "daily")
+
+    def recent(self, session_id: str, rounds: int = 3) -> list[Message]:
+        """The last ``rounds`` rounds of a thread (a redacted message shows ``[redacted: reason]``)."""
+        return self.redactions.shown(self.session(session_id).recent(rounds), "session")
+
+    def _shown(self, window: Window, layer: LayerKind) -> Window:
+        return replace(window, messages=tuple(self.redactions.shown(window.messages, layer)))
+
+    def _search(self, layer: MessageLayer, keyword: str, limit: int) -> list[Message]:
+        """One layer's hits without its redacted messages: as many more are asked for as are hidden, so that hiding
+        them does not shorten the list."""
+        hidden = self.redactions.hidden("session" if layer.kind == "session" else "daily", layer.key)
+        if not hidden:
+            return layer.search(keyword, limit=limit)
+        wanted = max(0, min(int(limit), MAX_SEARCH_LIMIT))
+        found = [m for m in layer.search(keyword, limit=wanted + len(hidden)) if m.message_id not in hidden]
+        return found[-wanted:] if wanted else []
 
 
 def redactions_of(user: object) -> Redactions | None:

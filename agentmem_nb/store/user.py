@@ -10,7 +10,6 @@ import datetime as _dt
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,10 +23,10 @@ from agentmem_nb.store.dialogue_log import DialogueLog
 from agentmem_nb.store.facts import FactsLayer
 from agentmem_nb.store.folder_check import check_user_folder
 from agentmem_nb.store.jsonl import JsonlFile
-from agentmem_nb.store.layer import MAX_SEARCH_LIMIT, Appended, MessageFile, Window
+from agentmem_nb.store.layer import MAX_SEARCH_LIMIT, Appended, MessageFile
 from agentmem_nb.store.longterm import LongTermMemory
 from agentmem_nb.store.problems import Problem, ProblemKind, problem_for_error
-from agentmem_nb.store.redactions import FileRedactions
+from agentmem_nb.store.redactions import FileRedactions, RedactedReads
 from agentmem_nb.timeutil import day_of
 
 if TYPE_CHECKING:
@@ -36,7 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["UserMemory", "Appended"]
 
 
-class UserMemory:
+class UserMemory(RedactedReads[FileRedactions]):
     """The layered memory of one user under ``{root}/{user_id}/``.
 
     Nothing is created on disk until something is written. Layer objects are cached, so their indexes are reused.
@@ -158,11 +157,6 @@ class UserMemory:
 
     # ------------------------------------------------------------------ reads across layers
 
-    def search_session(self, session_id: str, keyword: str, *, limit: int = 20) -> list[Message]:
-        """Keyword search in one thread (see :meth:`MessageFile.search`); redacted messages are never hits (see
-        :mod:`agentmem_nb.store.redactions`)."""
-        return self._search(self.session(session_id), keyword, limit)
-
     def search_daily(self, keyword: str, *, day: str | None = None, limit: int = 20) -> list[Message]:
         """Keyword search in one day, or across every day when ``day`` is None (newest days are searched first,
         results are the last ``limit`` hits in chronological order, each carrying its ``day`` and ``session_id``).
@@ -179,30 +173,6 @@ class UserMemory:
                 break
             found = self._search(self.daily(each_day), keyword, limit - len(found)) + found
         return found
-
-    def _search(self, layer: MessageFile, keyword: str, limit: int) -> list[Message]:
-        hidden = self.redactions.hidden(layer.kind, layer.key)
-        if not hidden:
-            return layer.search(keyword, limit=limit)
-        # Ask for as many more as are hidden, so that hiding them does not shorten the list.
-        wanted = max(0, min(int(limit), MAX_SEARCH_LIMIT))
-        found = [m for m in layer.search(keyword, limit=wanted + len(hidden)) if m.message_id not in hidden]
-        return found[-wanted:] if wanted else []
-
-    def session_window(self, session_id: str, message_id: int, before: int = 2, after: int = 2) -> Window:
-        """Messages around an anchor of a thread (a redacted one shows ``[redacted: reason]``)."""
-        return self._shown(self.session(session_id).window(message_id, before, after), "session")
-
-    def daily_window(self, day: str, message_id: int, before: int = 2, after: int = 2) -> Window:
-        """Messages around an anchor of a day (a redacted one shows ``[redacted: reason]``)."""
-        return self._shown(self.daily(day).window(message_id, before, after), "daily")
-
-    def _shown(self, window: Window, layer: LayerKind) -> Window:
-        return replace(window, messages=tuple(self.redactions.shown(window.messages, layer)))
-
-    def recent(self, session_id: str, rounds: int = 3) -> list[Message]:
-        """The last ``rounds`` rounds of a thread (a redacted message shows ``[redacted: reason]``)."""
-        return self.redactions.shown(self.session(session_id).recent(rounds), "session")
 
     def problems(self) -> list[Problem]:
         """Everything wrong in this user's files, after reading each of them (a full check). Never raises and

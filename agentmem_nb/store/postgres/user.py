@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import threading
-from dataclasses import replace
 from itertools import groupby
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -13,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from agentmem_nb.identifiers import check_day, check_session_id, check_user_id
 from agentmem_nb.items import LayerKind
 from agentmem_nb.messages import Message, ToolCall
-from agentmem_nb.store.layer import MAX_SEARCH_LIMIT, Appended, Window
+from agentmem_nb.store.layer import MAX_SEARCH_LIMIT, Appended
 from agentmem_nb.store.postgres.conversations import PostgresConversations
 from agentmem_nb.store.facts import FactsLayer
 from agentmem_nb.store.postgres.dialogue import PostgresDialogueLog
@@ -22,6 +21,7 @@ from agentmem_nb.store.postgres.layer import PostgresLayer, like_pattern, proble
 from agentmem_nb.store.postgres.records import fold
 from agentmem_nb.store.postgres.longterm import PostgresLongTerm
 from agentmem_nb.store.postgres.redactions import PostgresRedactions
+from agentmem_nb.store.redactions import RedactedReads
 from agentmem_nb.store.problems import Problem
 from agentmem_nb.timeutil import day_of
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["PostgresUser"]
 
 
-class PostgresUser:
+class PostgresUser(RedactedReads[PostgresRedactions]):
     """The layered memory of one user in PostgreSQL: sessions, days, long-term memory, conversations, the log, and
     structured memory — facts (the file backend's :class:`~agentmem_nb.store.facts.FactsLayer` over a table), the
     standing instructions and the facts queue.
@@ -122,19 +122,6 @@ class PostgresUser:
 
     # ------------------------------------------------------------------ reads across layers
 
-    def search_session(self, session_id: str, keyword: str, *, limit: int = 20) -> list[Message]:
-        """Keyword search in one thread; redacted messages are never hits (:mod:`agentmem_nb.store.redactions`)."""
-        return self._search(self.session(session_id), keyword, limit)
-
-    def _search(self, layer: PostgresLayer, keyword: str, limit: int) -> list[Message]:
-        hidden = self.redactions.hidden("session" if layer.kind == "session" else "daily", layer.key)
-        if not hidden:
-            return layer.search(keyword, limit=limit)
-        # Ask for as many more as are hidden, so that hiding them does not shorten the list (the files' rule).
-        wanted = max(0, min(int(limit), MAX_SEARCH_LIMIT))
-        found = [m for m in layer.search(keyword, limit=wanted + len(hidden)) if m.message_id not in hidden]
-        return found[-wanted:] if wanted else []
-
     def search_daily(self, keyword: str, *, day: str | None = None, limit: int = 20) -> list[Message]:
         """Keyword search in one day, or across every day (newest days first; the last ``limit`` hits in order).
         Redacted messages are never hits."""
@@ -172,21 +159,6 @@ class PostgresUser:
         rows = self.store.db.fetch("SELECT DISTINCT l.key FROM am_messages m JOIN am_layers l USING (layer_id) "
                                    "WHERE l.user_id = %s AND l.kind = 'daily' AND m.folded IS NULL", (self.user_id,))
         return [str(key) for (key,) in rows]
-
-    def session_window(self, session_id: str, message_id: int, before: int = 2, after: int = 2) -> Window:
-        """Messages around an anchor of a thread (a redacted one shows ``[redacted: reason]``)."""
-        return self._shown(self.session(session_id).window(message_id, before, after), "session")
-
-    def daily_window(self, day: str, message_id: int, before: int = 2, after: int = 2) -> Window:
-        """Messages around an anchor of a day (a redacted one shows ``[redacted: reason]``)."""
-        return self._shown(self.daily(day).window(message_id, before, after), "daily")
-
-    def _shown(self, window: Window, layer: LayerKind) -> Window:
-        return replace(window, messages=tuple(self.redactions.shown(window.messages, layer)))
-
-    def recent(self, session_id: str, rounds: int = 3) -> list[Message]:
-        """The last ``rounds`` rounds of a thread (a redacted message shows ``[redacted: reason]``)."""
-        return self.redactions.shown(self.session(session_id).recent(rounds), "session")
 
     def problems(self) -> list[Problem]:
         """Every unreadable row of this user (one query over all layers), and the log's."""
