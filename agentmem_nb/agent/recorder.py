@@ -84,11 +84,14 @@ class _StreamedToolArguments(BaseCallbackHandler):
         self.stop: threading.Event | None = None
 
     def on_llm_new_token(self, token: Any, *, chunk: Any = None, run_id: Any = None, **kwargs: Any) -> None:
-        if self.stop is not None and self.stop.is_set():
-            # Stop while the answer streams in: the model call runs in langgraph's worker thread, and the graph
-            # waits for it before it can close, so end it here, at its next piece, rather than after its last
-            raise TurnCancelled("the rest of the answer")
         message = getattr(chunk, "message", None)
+        if self.stop is not None and self.stop.is_set() and (token or getattr(message, "tool_call_chunks", None)):
+            # Stop while the answer streams in: the model call runs in langgraph's worker thread, and the graph
+            # waits for it before it can close, so end it here, at its next piece, rather than after its last.
+            # Not at a piece that brings nothing: langchain closes every stream with an empty chunk
+            # (chunk_position="last"), and a stop that lands just before it, once the whole answer has been read,
+            # must keep that answer instead of throwing it away (the graph's update then delivers it as the reply).
+            raise TurnCancelled("the rest of the answer")
         for piece in getattr(message, "tool_call_chunks", None) or []:
             entry = self.calls.setdefault((run_id, piece.get("index") or 0), {"name": "", "id": "", "args": ""})
             entry["name"] += piece.get("name") or ""

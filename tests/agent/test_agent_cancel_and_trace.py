@@ -195,3 +195,41 @@ def test_a_stop_after_a_reply_whose_calls_were_all_malformed_saves_no_reply(stor
             result = event.result
     assert result is not None and result.cancelled and result.assistant_message is None
     assert [m.role for m in store.user("alice").session(sid).tail(10)] == ["user"]
+
+
+
+class _WaitsBeforeItsEnd(OfflineChatModel):
+    """Streams its answer, then waits (for the reader's stop) before langchain closes the stream with its empty last
+    chunk: the moment a reader's stop can land after the whole answer, made certain instead of rare."""
+
+    proceed: Any = None
+
+    def respond(self, messages: list[Any]) -> AIMessage:  # type: ignore[override]
+        return AIMessage(content=" ".join(f"word{i}" for i in range(20)))
+
+    def _stream(self, messages: list[Any], stop: Any = None, run_manager: Any = None,  # type: ignore[override]
+                **kwargs: Any):
+        yield from super()._stream(messages, stop, run_manager, **kwargs)
+        self.proceed.wait(timeout=30)  # every piece is out; langchain's closing chunk comes once the reader stopped
+
+
+def test_a_stop_between_the_last_piece_and_the_streams_end_keeps_the_answer(store: MemoryStore) -> None:
+    """The reader has every piece of the answer and stops before langchain's closing (empty) chunk went through the
+    callbacks: the answer is complete, so it is the reply — not a cancelled turn that threw it away (this raced in
+    the suite: the closing chunk's callback raised the stop)."""
+    model = _WaitsBeforeItsEnd(model_name="waits", proceed=threading.Event())
+    svc = ChatService(store, model=model)
+    sid = svc.new_conversation("alice")
+    whole = " ".join(f"word{i}" for i in range(20))
+    streamed, result = "", None
+    for event in svc.stream_turn("alice", sid, "tell me a story"):
+        if event.kind == "token":
+            streamed += event.text
+            if streamed == whole:
+                assert svc.cancel("alice", sid) is True
+                model.proceed.set()
+        if event.kind == "done":
+            result = event.result
+    assert streamed == whole
+    assert result is not None and not result.cancelled and result.error is None, result
+    assert result.assistant_message is not None and result.assistant_message.content == whole
