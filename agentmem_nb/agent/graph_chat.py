@@ -59,8 +59,7 @@ from typing import TYPE_CHECKING, Any, cast
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage
 
 from agentmem_nb.errors import AgentMemError, ConfigError, InvalidArgument, InvalidIdentifier
-from agentmem_nb.frames._lg_readers import fast
-from agentmem_nb.frames.langgraph import _role, _text, _Written, threads
+from agentmem_nb.frames.langgraph import FirstWritten, fast, message_role, message_text, threads
 from agentmem_nb.messages import Message, ToolCall
 from agentmem_nb.redact import redact
 from agentmem_nb.store.conversations import Conversation
@@ -95,7 +94,7 @@ class _Thread:
     def __init__(self, thread_id: str) -> None:
         self.thread_id = thread_id
         self.last_checkpoint = ""
-        self.written = _Written()
+        self.written = FirstWritten()
         self.latest: list[Any] = []
         self.latest_ts: _dt.datetime | None = None
         self.shown: list[Message] = []
@@ -143,15 +142,15 @@ class _Thread:
         out: list[Message] = []
         group: list[tuple[int, Any]] = []
         for position, message in enumerate(self.latest, 1):
-            if _role(message) in ("assistant", "tool"):
+            if message_role(message) in ("assistant", "tool"):
                 group.append((position, message))
                 continue
             if group:
                 out.append(self._assistant(group))
                 group = []
             ts, meta = self._when(message)
-            out.append(Message(message_id=position, ts=ts, role=_role(message), meta=meta,
-                               content=_text(getattr(message, "content", None)), session_id=self.thread_id))
+            out.append(Message(message_id=position, ts=ts, role=message_role(message), meta=meta,
+                               content=message_text(getattr(message, "content", None)), session_id=self.thread_id))
         if group:
             out.append(self._assistant(group))
         return out
@@ -164,7 +163,7 @@ class _Thread:
         for _, message in group:
             if not isinstance(message, AIMessage):
                 continue
-            text = _text(message.content).strip()
+            text = message_text(message.content).strip()
             if text:
                 texts.append(text)
             for call in message.tool_calls:
@@ -200,7 +199,7 @@ def _call_record(call: Mapping[str, Any], answer: ToolMessage | None) -> dict[st
         return {"id": call.get("id"), "name": str(call.get("name") or "tool"), "input": dict(call.get("args") or {}),
                 "output": NOT_ANSWERED, "status": "error"}
     return {"id": call.get("id"), "name": str(call.get("name") or "tool"), "input": dict(call.get("args") or {}),
-            "output": _text(answer.content), "status": "error" if answer.status == "error" else "success"}
+            "output": message_text(answer.content), "status": "error" if answer.status == "error" else "success"}
 
 
 class GraphSource:
@@ -519,7 +518,7 @@ class GraphChat:
         assistant = last if last is not None and last.role == "assistant" and any(
             isinstance(m, AIMessage) for m in produced) else None
         final = next((m for m in reversed(produced) if isinstance(m, AIMessage)), None)
-        reply = _text(final.content) if final is not None else ""
+        reply = message_text(final.content) if final is not None else ""
         if cancelled:
             error = (f"Stopped on request; what your graph had written stays in its checkpointer (thread "
                      f"{thread_id!r}).")
@@ -554,7 +553,7 @@ def _observe(msg: BaseMessage, issued: dict[str, ToolCall], finished: dict[str, 
     elif isinstance(msg, ToolMessage):
         asked = issued.get(msg.tool_call_id)
         done = ToolCall(name=asked.name if asked is not None else (msg.name or "tool"),
-                        input=asked.input if asked is not None else {}, output=_text(msg.content),
+                        input=asked.input if asked is not None else {}, output=message_text(msg.content),
                         id=msg.tool_call_id, status="error" if msg.status == "error" else "success")
         if asked is None:
             issued[msg.tool_call_id] = done
@@ -568,7 +567,7 @@ def _unanswered(call: ToolCall) -> ToolCall:
 
 def _interrupt_text(update: Any) -> str:
     """What an ``interrupt()`` asks, for the chat: the value of each pending interrupt, as text."""
-    values = [_text(getattr(item, "value", item)) for item in (update if isinstance(update, (tuple, list)) else
+    values = [message_text(getattr(item, "value", item)) for item in (update if isinstance(update, (tuple, list)) else
                                                                  (update,))]
     asked = "; ".join(v for v in values if v) or "(no question given)"
     return redact(f"your graph paused at an interrupt: {asked}. Your next message answers it (sent as "

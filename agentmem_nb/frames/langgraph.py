@@ -57,6 +57,10 @@ __all__ = [
     "is_checkpointer",
     "is_store",
     "threads",
+    "message_text",
+    "message_role",
+    "FirstWritten",
+    "fast",  # the rule for reads of LangGraph's internals (None when they moved), for the chat over a graph too
     "thread_messages",
     "thread_tool_calls",
     "checkpoint_history",
@@ -143,7 +147,9 @@ def _zone_series(moments: Sequence[_dt.datetime | None], zone: _dt.tzinfo) -> An
     return us_to_series(micros, zone).array
 
 
-def _text(value: Any) -> str:
+def message_text(value: Any) -> str:
+    """A LangChain message content as text: a string as is, content blocks' text parts joined (as ``.text`` joins
+    them), anything else as JSON. Shared with the chat over a graph (``agent.graph_chat``)."""
     if isinstance(value, str):
         return value
     if value is None:
@@ -156,14 +162,15 @@ def _text(value: Any) -> str:
     return _ENCODE(value)
 
 
-def _role(message: Any) -> str:
+def message_role(message: Any) -> str:
+    """The role of a LangChain message in our words (``human`` → ``user``, ``ai`` → ``assistant``, …)."""
     kind = getattr(message, "type", None)
     if isinstance(kind, str):
         return _ROLES.get(kind, kind)
     return "unknown"
 
 
-class _Written:
+class FirstWritten:
     """Where each message id first appeared: (step, checkpoint id, time)."""
 
     __slots__ = ("first",)
@@ -216,7 +223,7 @@ def _walk_rows(checkpointer: BaseCheckpointSaver[Any], thread_id: str, channel: 
                ) -> tuple[list[Any], list[tuple[int, str, _dt.datetime] | None]]:
     """The public walk: every checkpoint through ``list()`` (any saver; quadratic in the steps)."""
     tuples = _root_tuples(checkpointer, thread_id)
-    written = _Written()
+    written = FirstWritten()
     latest = written.walk(tuples, channel)
     return latest, [written.first.get(getattr(m, "id", None) or "") for m in latest]
 
@@ -256,8 +263,8 @@ def _messages_frame(latest: list[Any], where: list[tuple[int, str, _dt.datetime]
         "session_id": text_array([thread_id] * count),
         "day": text_array([None if pd.isna(d) else d for d in days]),
         "message_id": np.arange(1, count + 1, dtype=np.int64),
-        "role": text_array([_role(m) for m in latest]),
-        "content": text_array([_text(getattr(m, "content", None)) for m in latest]),
+        "role": text_array([message_role(m) for m in latest]),
+        "content": text_array([message_text(getattr(m, "content", None)) for m in latest]),
         "n_tool_calls": np.asarray([len(c) for c in calls], dtype=np.int64),
         "tags": tags,
         "step": pd.array([w[0] if w else None for w in where], dtype="Int64"),
@@ -301,7 +308,7 @@ def _tool_frame(latest: list[Any], where: list[tuple[int, str, _dt.datetime] | N
             rows.append((position, index, call, answers.get(call.get("id") or "")))
     inputs = np.empty(len(rows), dtype=object)
     inputs[:] = [dict(r[2].get("args") or {}) for r in rows]
-    outputs = [_text(r[3].content) if r[3] is not None else "" for r in rows]
+    outputs = [message_text(r[3].content) if r[3] is not None else "" for r in rows]
     statuses = [(getattr(r[3], "status", None) or "success") if r[3] is not None else "pending" for r in rows]
     at = [where[r[0]] for r in rows]
     ids = [r[0] + 1 for r in rows]
