@@ -164,3 +164,22 @@ def test_the_length_of_a_layer_counts_what_is_readable(store_url: str) -> None:
 def store_url(pg_url: str) -> str:
     upgrade_database(pg_url)
     return pg_url
+
+
+@pytest.mark.parametrize("keyword", ["tea", "找工作", "message", "absent"])
+def test_a_long_day_answers_as_the_file_backend_does_whether_its_last_rows_or_the_index_answer(
+        pg_url: str, tmp_path, keyword: str) -> None:
+    # 130 messages: more than the rows a day search walks first (100), so a keyword with fewer hits than `limit`
+    # among them is answered by the trigram index, and one with more by the walk; the answers must not differ
+    upgrade_database(pg_url)
+    stores = [MemoryStore(tmp_path / "memory", zone="UTC"), MemoryStore(pg_url, zone="UTC")]
+    for store in stores:
+        for i in range(130):
+            text = f"message {i}" + (" green tea" if i % 7 == 0 else "") + (" 我在找工作" if i % 40 == 5 else "")
+            store.user("u").append(f"s{i % 3}", "user", text, day="2026-04-08")
+    files, database = (store.user("u") for store in stores)
+    for limit in (1, 4, 20, 50):
+        assert [(m.message_id, m.content) for m in database.daily("2026-04-08").search(keyword, limit=limit)] == \
+               [(m.message_id, m.content) for m in files.daily("2026-04-08").search(keyword, limit=limit)]
+        assert [(m.message_id, m.content) for m in database.search_daily(keyword, limit=limit)] == \
+               [(m.message_id, m.content) for m in files.search_daily(keyword, limit=limit)]
