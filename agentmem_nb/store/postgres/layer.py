@@ -20,7 +20,7 @@ Why it looks like this:
   rows) but no folded text: the session row names it (``copy_layer``, ``copy_position``) and the index leads with that
   too, so a day search finds the copies through their session rows' postings (:data:`DAYS_SEARCH`), beside the
   day's own rows (migrated lines, copies cut loose by an edit behind the store; schema version 6 has the triggers).
-  Indexing the same ~90 trigrams twice was most of an append's server time.
+  Until version 5 an append indexed the same ~90 trigrams twice (benchmarks/POSTGRES.md, run I).
 * **scan** compares a cursor holding ``(layer_id, generation)`` and the readable count: rows written by the store
   are appends; a row changed or removed behind it (see the triggers in the schema) bumps the generation.
 * **Bulk readers count readable messages, as on files.** The file backend's positions (``scan``, ``read_records``,
