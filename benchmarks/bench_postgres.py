@@ -7,14 +7,17 @@ format; the table filled with ``COPY``, the same records), then measured through
 * **append** µs per message (session line + day copy) on top of the N-message thread;
 * **window** ``session.window(anchor, 5, 5)`` for random anchors;
 * **exact search** ``session.search(term, limit=20)``: a rare term (~0.1 %), a CJK term (~0.2 %), a common term
-  and an absent one (the file backend's worst case, a full scan; on PostgreSQL a trigram index lookup);
+  and an absent one (the file backend's worst case, a full scan; on PostgreSQL a trigram index lookup); and
+  ``daily(day).search`` for the rare and the common term (``day_search_*``: on PostgreSQL the day's copies are
+  found through their session rows, schema version 6);
 * **ranked search** ``retrieval.search(user, RANKED, scope=the thread, budget=10)``: ``ranked_first_us`` is the first
   query of a process (it builds the index from the store's scan: on files from the JSONL, which it then persists beside
   them; on PostgreSQL from ``read_records``, kept in memory only), ``ranked_us`` the median of the next ones;
 * **LangGraph's PostgresStore** doing the same work the natural way (see :func:`measure_langgraph`), when
   langgraph-checkpoint-postgres is installed (the dev extra);
 * **writers**: 1, 4 and 16 processes, each appending to its own user (a service writing many users' memories),
-  messages per second overall and the ratio to one writer;
+  messages per second overall and the ratio to one writer; the same with LangGraph's PostgresStore (each process
+  putting to its own namespaces, two puts per message), so the ratio can be read beside the peer's on this machine;
 * **CPU per append** (``*_cpu_us``): the client's (``time.process_time``) and, with the throwaway server, the
   server's (every process of the cluster, from ``/proc``): on a shared machine wall-clock times swing with the
   neighbours' load, CPU time much less, and CPU time per append over the cores is what bounds the writers' throughput.
@@ -101,13 +104,18 @@ def build_database(url: str, n: int) -> MemoryStore:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("DELETE FROM am_messages")
         layers = dict(conn.execute("SELECT kind, layer_id FROM am_layers").fetchall())
-        for kind, tag in (("session", "session"), ("daily", "daily")):
-            with conn.cursor() as cur, cur.copy("COPY am_messages (layer_id, position, message_id, record, folded) "
-                                                "FROM STDIN") as copy:
-                for i in range(n):
-                    record = _record(i, tag)
-                    copy.write_row((layers[kind], i, i + 1, json.dumps(record, ensure_ascii=False),
-                                    fold(record["content"])))
+        session, day = layers["session"], layers["daily"]
+        # as appends leave them (schema 6): the session row folded and naming its day copy, the copy naming it back
+        with conn.cursor() as cur, cur.copy("COPY am_messages (layer_id, position, message_id, record, folded, "
+                                            "copy_layer, copy_position) FROM STDIN") as copy:
+            for i in range(n):
+                record = _record(i, "session")
+                copy.write_row((session, i, i + 1, json.dumps(record, ensure_ascii=False), fold(record["content"]),
+                                day, i))
+        with conn.cursor() as cur, cur.copy("COPY am_messages (layer_id, position, message_id, record, "
+                                            "source_layer, source_position) FROM STDIN") as copy:
+            for i in range(n):
+                copy.write_row((day, i, i + 1, json.dumps(_record(i, "daily"), ensure_ascii=False), session, i))
         conn.execute("UPDATE am_layers SET rows = %s, next_id = %s, generation = 0", (n, n + 1))
         conn.execute("VACUUM ANALYZE am_messages")
     return store
@@ -176,6 +184,10 @@ def measure(store: MemoryStore, n: int, *, repeats: int, rng: random.Random,
         [_median_us(lambda a=a: layer.window(a, 5, 5), 1) for a in anchors])}
     for name, term in (("rare", RARE), ("cjk", CJK), ("common", COMMON), ("absent", ABSENT)):
         out[f"search_{name}_us"] = _median_us(lambda term=term: layer.search(term, limit=20), repeats)
+    day = user.daily(DAY)
+    for name, term in (("rare", RARE), ("common", COMMON)):  # the day: its copies are found through the session
+        day.search(term, limit=20)
+        out[f"day_search_{name}_us"] = _median_us(lambda term=term: day.search(term, limit=20), repeats)
     from agentmem_nb.retrieval import Scope, search
 
     def ranked() -> object:
@@ -263,10 +275,42 @@ print("done", time.process_time() - start, flush=True)
 """
 
 
-def writers(url: str, processes: int, each: int, server: ServerCpu = NO_SERVER_CPU) -> dict[str, float]:
+# The same with LangGraph's PostgresStore: each writer puts to its own user's namespaces, two puts per message (the
+# thread's item and the day's copy: the same work as one of our appends), each put its own transaction.
+_LANGGRAPH_WRITER = """
+import sys, time
+from langgraph.store.postgres import PostgresStore
+url, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with PostgresStore.from_conn_string(url) as store:
+    store.get(("memories", name, "s"), "0")
+    print("ready", flush=True); sys.stdin.readline()
+    start = time.process_time()
+    for i in range(count):
+        record = {"ts": "2026-04-08T10:00:00.000000+00:00", "role": "user",
+                  "content": f"message {i} about topic {i % 97}: the quick brown fox and filler words from {name}"}
+        store.put(("memories", name, "s"), str(i + 1), {**record, "tags": ["session"]})
+        store.put(("memories", name, "daily", "2026-04-08"), str(i + 1), {**record, "tags": ["daily"]})
+    print("done", time.process_time() - start, flush=True)
+"""
+
+
+def langgraph_ready(url: str) -> bool:
+    """Set up LangGraph's PostgresStore tables in ``url``; ``False`` when langgraph-checkpoint-postgres is absent."""
+    try:
+        from langgraph.store.postgres import PostgresStore
+    except ImportError:
+        return False
+    with PostgresStore.from_conn_string(url) as store:
+        store.setup()
+    return True
+
+
+def writers(url: str, processes: int, each: int, server: ServerCpu = NO_SERVER_CPU, *,
+            script: str = _WRITER) -> dict[str, float]:
     """Messages per second with ``processes`` writers, each appending ``each`` messages to its own user, and the CPU
-    per append (the writers' own and, when measurable, the server's)."""
-    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, url, f"w{processes}-{n}", str(each)],
+    per append (the writers' own and, when measurable, the server's). ``script``: the writer (ours, or
+    :data:`_LANGGRAPH_WRITER`)."""
+    procs = [subprocess.Popen([sys.executable, "-c", script, url, f"w{processes}-{n}", str(each)],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for n in range(processes)]
     for proc in procs:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
@@ -325,7 +369,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         fresh: Callable[[], str] = lambda: args.url  # noqa: E731
     else:
         server, fresh, stop = _server_url()
-    results: dict[str, Any] = {"sizes": {}, "writers": {}, "writers_cpu": {}}
+    results: dict[str, Any] = {"sizes": {}, "writers": {}, "writers_cpu": {}, "langgraph_writers": {},
+                               "langgraph_writers_cpu": {}}
     rng = random.Random(13)
     try:
         for n in sizes:
@@ -351,6 +396,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             measured = writers(url, count, args.each, server)
             results["writers"][count] = measured.pop("per_s")
             results["writers_cpu"][count] = measured
+        peer_url = fresh() if counts and not args.no_langgraph else None
+        if peer_url is not None and langgraph_ready(peer_url):
+            for count in counts:
+                print(f"{count} PostgresStore writer(s) ...", file=sys.stderr)
+                measured = writers(peer_url, count, args.each, server, script=_LANGGRAPH_WRITER)
+                results["langgraph_writers"][count] = measured.pop("per_s")
+                results["langgraph_writers_cpu"][count] = measured
     finally:
         stop()
     if args.json:
@@ -362,12 +414,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             peer = f"{pair['langgraph'][key]:>10.0f}µs" if key in pair.get("langgraph", {}) else f"{'-':>12}"
             mine = f"{pair['files'][key]:>10.0f}µs" if key in pair["files"] else f"{'-':>12}"
             print(f"{n:>9} {key:<22} {mine} {pair['postgres'][key]:>10.0f}µs {peer}")
-    one = results["writers"].get(1)
-    for count, rate in results["writers"].items():
-        ratio = f"  ({rate / one:.1f}x one writer)" if one else ""
-        cpu = results["writers_cpu"][count]
-        print(f"{count:>3} writer process(es): {rate:8.0f} messages/s{ratio}, CPU per append: "
-              f"client {cpu['client_cpu_us']:.0f} µs, server {cpu.get('server_cpu_us', float('nan')):.0f} µs")
+    for name, key in (("agentmem_nb", "writers"), ("PostgresStore, two puts", "langgraph_writers")):
+        one = results[key].get(1)
+        for count, rate in results[key].items():
+            ratio = f"  ({rate / one:.1f}x one writer)" if one else ""
+            cpu = results[key + "_cpu"][count]
+            print(f"{name}: {count:>3} writer process(es): {rate:8.0f} messages/s{ratio}, CPU per message: "
+                  f"client {cpu['client_cpu_us']:.0f} µs, server {cpu.get('server_cpu_us', float('nan')):.0f} µs")
     return 0
 
 

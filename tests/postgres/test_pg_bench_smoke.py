@@ -29,3 +29,11 @@ def test_the_benchmark_measures_both_backends_and_the_writers(pg_url: str, capsy
         rows = conn.execute("SELECT user_id, count(*) FROM am_messages JOIN am_layers USING (layer_id) "
                             "WHERE kind = 'session' AND user_id LIKE 'w%%' GROUP BY user_id ORDER BY user_id").fetchall()
     assert rows == [("w1-0", 10), ("w2-0", 10), ("w2-1", 10)]
+    assert {"day_search_rare_us", "day_search_common_us"} <= set(pair["postgres"])
+    if "langgraph" in pair:  # the dev extra: LangGraph's PostgresStore's writers too, two puts per message
+        assert set(results["langgraph_writers"]) == {"1", "2"}
+        with psycopg.connect(pg_url) as conn:
+            puts = conn.execute("SELECT prefix, count(*) FROM store WHERE prefix LIKE 'memories.w%%' GROUP BY prefix "
+                                "ORDER BY prefix").fetchall()
+        assert puts == [(f"memories.{writer}.{where}", 10) for writer in ("w1-0", "w2-0", "w2-1")
+                        for where in ("daily.2026-04-08", "s")], puts

@@ -20,8 +20,9 @@ SPECIAL = "I moved to LYON, 我在找工作"
 
 @pytest.fixture(scope="module")
 def big() -> PostgresStore:
-    """A thread of 20,000 messages; every 5,000th holds ``SPECIAL`` (filled by SQL: appending one by one is slow).
-    Shared by this module's tests: they read it, and append only what no other test looks for."""
+    """A thread of 20,000 messages and their day, as appends leave them (each day row a copy linked to its session
+    row); every 5,000th holds ``SPECIAL`` (filled by SQL: appending one by one is slow). Shared by this module's
+    tests: they read it, and append only what no other test looks for."""
     pg_url = shared_server().new_database()
     upgrade_database(pg_url)
     store = MemoryStore(pg_url, zone="Asia/Shanghai")
@@ -29,16 +30,21 @@ def big() -> PostgresStore:
     store.user("alice").append("s1", "user", "filler message number 0")
     with psycopg.connect(pg_url) as conn:
         conn.execute("""
-            WITH l AS (SELECT layer_id FROM am_layers WHERE kind = 'session'),
+            WITH s AS (SELECT layer_id FROM am_layers WHERE kind = 'session'),
+            d AS (SELECT layer_id FROM am_layers WHERE kind = 'daily'),
             c AS (SELECT i, CASE WHEN i %% 5000 = 0 THEN %(special)s || ' ' || i ELSE 'filler message number ' || i
-                            END AS content FROM generate_series(1, %(rows)s - 1) AS i)
-            INSERT INTO am_messages (layer_id, position, message_id, record, folded)
-            SELECT l.layer_id, i, i + 1, jsonb_build_object('ts', '2026-04-08T10:00:00.000000+08:00', 'role', 'user',
-                   'content', content, 'tags', '["session"]'::jsonb, 'meta', '{"session_id": "s1"}'::jsonb),
-                   lower(content)
-            FROM l, c""", {"special": SPECIAL, "rows": ROWS})
-        conn.execute("UPDATE am_layers SET rows = %(rows)s, next_id = %(rows)s + 1 WHERE kind = 'session'",
-                     {"rows": ROWS})
+                            END AS content FROM generate_series(1, %(rows)s - 1) AS i),
+            ms AS (INSERT INTO am_messages (layer_id, position, message_id, record, folded, copy_layer, copy_position)
+                   SELECT s.layer_id, i, i + 1, jsonb_build_object('ts', '2026-04-08T10:00:00.000000+08:00',
+                          'role', 'user', 'content', content, 'tags', '["session"]'::jsonb,
+                          'meta', '{"session_id": "s1"}'::jsonb), lower(content), d.layer_id, i
+                   FROM s, d, c)
+            INSERT INTO am_messages (layer_id, position, message_id, record, source_layer, source_position)
+            SELECT d.layer_id, i, i + 1, jsonb_build_object('ts', '2026-04-08T10:00:00.000000+08:00', 'role', 'user',
+                   'content', content, 'tags', '["daily"]'::jsonb, 'meta', '{"session_id": "s1"}'::jsonb),
+                   s.layer_id, i
+            FROM s, d, c""", {"special": SPECIAL, "rows": ROWS})
+        conn.execute("UPDATE am_layers SET rows = %(rows)s, next_id = %(rows)s + 1", {"rows": ROWS})
         conn.execute("ANALYZE am_messages")
     yield store
     store.close()
@@ -57,6 +63,36 @@ def test_a_rare_keyword_is_found_through_the_trigram_index(big: PostgresStore, k
     assert [m.message_id for m in layer.search(keyword.upper())] == [5001, 10001, 15001]
     plan = _plan(big, *layer.search_query(fold(keyword), limit=20))
     assert "am_messages_search" in plan and "Seq Scan" not in plan, plan
+
+
+@pytest.mark.parametrize("keyword", ["lyon", "找工作"])
+def test_a_rare_keyword_in_a_day_is_found_through_its_session_rows_trigram_postings(big: PostgresStore,
+                                                                                   keyword: str) -> None:
+    user = big.user("alice")
+    (day,) = user.days()
+    layer = user.daily(day)
+    assert [m.message_id for m in layer.search(keyword, limit=2)] == [10001, 15001]
+    assert [(m.day, m.message_id) for m in user.search_daily(keyword.upper())] == \
+           [(day, 5001), (day, 10001), (day, 15001)]
+    assert all(m.tags[0] == "daily" for m in layer.search(keyword))  # the day's rows, not their session rows
+    sql, params = layer.search_query(fold(keyword), limit=20)
+    with psycopg.connect(big.db.pool.conninfo) as conn:
+        (plan,) = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params, prepare=False).fetchone()
+    ran = [(node.get("Index Name"), node.get("Index Cond", "")) for node in _nodes(plan[0]["Plan"])
+           if node.get("Actual Loops")]
+    # a rare keyword is not among the last rows the statement walks first: the trigram index answers, for the
+    # copies (through their session rows: copy_layer) and for the day's own rows (layer_id); no scan of the day
+    assert any(name == "am_messages_search" and "copy_layer" in cond for name, cond in ran), ran
+    assert any(name == "am_messages_search" and "(layer_id" in cond for name, cond in ran), ran
+    assert "Seq Scan" not in json.dumps(plan), plan
+
+
+def _nodes(node: dict[str, object]) -> list[dict[str, object]]:
+    """A plan node and every node under it."""
+    found = [node]
+    for child in node.get("Plans", []):  # type: ignore[union-attr]
+        found += _nodes(child)  # type: ignore[arg-type]
+    return found
 
 
 def test_what_is_appended_is_searchable_at_once(big: PostgresStore) -> None:
@@ -128,3 +164,22 @@ def test_the_length_of_a_layer_counts_what_is_readable(store_url: str) -> None:
 def store_url(pg_url: str) -> str:
     upgrade_database(pg_url)
     return pg_url
+
+
+@pytest.mark.parametrize("keyword", ["tea", "找工作", "message", "absent"])
+def test_a_long_day_answers_as_the_file_backend_does_whether_its_last_rows_or_the_index_answer(
+        pg_url: str, tmp_path, keyword: str) -> None:
+    # 130 messages: more than the rows a day search walks first (100), so a keyword with fewer hits than `limit`
+    # among them is answered by the trigram index, and one with more by the walk; the answers must not differ
+    upgrade_database(pg_url)
+    stores = [MemoryStore(tmp_path / "memory", zone="UTC"), MemoryStore(pg_url, zone="UTC")]
+    for store in stores:
+        for i in range(130):
+            text = f"message {i}" + (" green tea" if i % 7 == 0 else "") + (" 我在找工作" if i % 40 == 5 else "")
+            store.user("u").append(f"s{i % 3}", "user", text, day="2026-04-08")
+    files, database = (store.user("u") for store in stores)
+    for limit in (1, 4, 20, 50):
+        assert [(m.message_id, m.content) for m in database.daily("2026-04-08").search(keyword, limit=limit)] == \
+               [(m.message_id, m.content) for m in files.daily("2026-04-08").search(keyword, limit=limit)]
+        assert [(m.message_id, m.content) for m in database.search_daily(keyword, limit=limit)] == \
+               [(m.message_id, m.content) for m in files.search_daily(keyword, limit=limit)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import logging
 import subprocess
@@ -9,6 +10,7 @@ import sys
 
 import psycopg
 import pytest
+from legacy import legacy_append
 from pg_server import PASSWORD, PgServer
 
 from agentmem_nb import MemoryStore
@@ -171,27 +173,39 @@ def test_a_password_in_the_query_string_is_hidden_too(pg_url: str) -> None:
     assert [m.content for m in user.session("s1").messages()] == ["hello"]  # the URL still connects
 
 
-def _wal_bytes_per_append(url: str, user: str, count: int) -> float:
-    with MemoryStore(url, zone="UTC") as store, psycopg.connect(url, autocommit=True) as conn:
-        layer = store.user(user)
-        layer.append("s1", "user", "the first append creates the layer rows")
+def _wal_bytes_per_append(url: str, user: str, count: int, *, legacy: bool = False) -> float:
+    """WAL bytes per append of ``count`` messages to a thread: by the store, or (``legacy``) by the statement an
+    agentmem_nb of schema versions 1–5 ran (today's append needs today's schema)."""
+    with MemoryStore(url, zone="UTC") if not legacy else contextlib.nullcontext() as store, \
+            psycopg.connect(url, autocommit=True) as conn:
+        def append(text: str) -> None:
+            if store is None:
+                legacy_append(conn, user, "s1", "2026-04-08", text)
+            else:
+                store.user(user).append("s1", "user", text)
+        append("the first append creates the layer rows")
         start = conn.execute("SELECT pg_current_wal_insert_lsn()").fetchone()
         for i in range(count):
-            layer.append("s1", "user", f"message {i} about topic {i % 97}: the quick brown fox and filler words")
+            append(f"message {i} about topic {i % 97}: the quick brown fox and filler words")
         delta = conn.execute("SELECT pg_current_wal_insert_lsn() - %s::pg_lsn", start).fetchone()
     assert delta is not None
     return float(delta[0]) / count
 
 
-def test_a_0001_database_with_messages_is_upgraded_and_appends_write_their_trigrams_in_one_record(
-        pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def _at_version(monkeypatch: pytest.MonkeyPatch, version: int) -> None:
+    """Make this agentmem_nb one of schema ``version`` (its migrations and what it expects) until ``undo``."""
     from agentmem_nb.store.postgres import migrations, store as store_module
 
+    monkeypatch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:version])
+    monkeypatch.setattr(store_module, "LATEST", version)
+
+
+def test_a_0001_database_with_messages_is_upgraded_and_appends_write_their_trigrams_in_one_record(
+        pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # a database at version 1, with messages, as an agentmem_nb of that version left it
-    monkeypatch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:1])
-    monkeypatch.setattr(store_module, "LATEST", 1)
+    _at_version(monkeypatch, 1)
     upgrade_database(pg_url)
-    before = _wal_bytes_per_append(pg_url, "alice", 40)
+    before = _wal_bytes_per_append(pg_url, "alice", 40, legacy=True)
     monkeypatch.undo()
 
     applied = upgrade_database(pg_url)
@@ -207,3 +221,71 @@ def test_a_0001_database_with_messages_is_upgraded_and_appends_write_their_trigr
     # version 1 wrote each trigram posting into the tree one by one (~80 WAL records a message, twice); the pending
     # list takes a message's postings in one record (merged in batches when it fills)
     assert after < before / 2, (before, after)
+
+
+def test_a_version_5_database_keeps_its_day_rows_and_new_appends_link_their_day_copy(
+        pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    _at_version(monkeypatch, 5)
+    upgrade_database(pg_url)
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # messages as version 5 wrote them
+        for i in range(6):
+            legacy_append(conn, "alice", f"s{i % 2}", "2026-04-08", f"old {i}: " + ("green tea" if i % 3 else "找工作"))
+    monkeypatch.undo()
+
+    assert upgrade_database(pg_url) == [6]
+    with MemoryStore(pg_url, zone="UTC") as store:
+        user = store.user("alice")
+        for i in range(4):
+            user.append(f"s{i % 2}", "user", f"new {i}: " + ("GREEN TEA" if i % 2 else "我在找工作"),
+                        day="2026-04-08")
+        day = user.daily("2026-04-08")
+        assert len(day) == 10 and [m.message_id for m in day.messages()] == list(range(1, 11))
+        assert [m.content for m in day.search("green tea")] == \
+               ["old 1: green tea", "old 2: green tea", "old 4: green tea", "old 5: green tea", "new 1: GREEN TEA",
+                "new 3: GREEN TEA"]
+        assert [(m.day, m.message_id) for m in user.search_daily("找工作", limit=3)] == \
+               [("2026-04-08", 4), ("2026-04-08", 7), ("2026-04-08", 9)]
+        assert [m.message_id for m in user.session("s0").search("找工作")] == [1, 4, 5]
+    with psycopg.connect(pg_url) as conn:
+        rows = conn.execute(
+            "SELECT m.position, m.folded IS NOT NULL, m.source_layer IS NOT NULL FROM am_messages m "
+            "JOIN am_layers l USING (layer_id) WHERE l.kind = 'daily' ORDER BY m.position").fetchall()
+        linked_sessions = conn.execute("SELECT count(*) FROM am_messages WHERE copy_layer IS NOT NULL").fetchone()
+    # the old day rows are own rows (folded, indexed under their day); the new ones are copies without a text
+    assert rows == [(p, True, False) for p in range(6)] + [(p, False, True) for p in range(6, 10)]
+    assert linked_sessions == (4,)
+
+
+def test_an_append_indexes_its_text_once_not_once_per_copy(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    def measure(count: int, *, legacy: bool) -> tuple[float, float]:
+        """(all WAL, the trigram index's WAL) bytes per append, pending list merged at both ends."""
+        with MemoryStore(pg_url, zone="UTC") if not legacy else contextlib.nullcontext() as store, \
+                psycopg.connect(pg_url, autocommit=True) as conn:
+            def append(text: str) -> None:
+                if store is None:
+                    legacy_append(conn, "alice", "s1", "2026-04-08", text)
+                else:
+                    store.user("bob").append("s1", "user", text, day="2026-04-08")
+            append("the first append creates the layer rows")
+            conn.execute("SELECT gin_clean_pending_list('am_messages_search')")
+            (start,) = conn.execute("SELECT pg_current_wal_insert_lsn()").fetchone()  # type: ignore[misc]
+            for i in range(count):
+                append(f"message {i} about topic {i % 97}: the quick brown fox jumps over the lazy dog, again")
+            conn.execute("SELECT gin_clean_pending_list('am_messages_search')")
+            (end,) = conn.execute("SELECT pg_current_wal_insert_lsn()").fetchone()  # type: ignore[misc]
+            conn.execute("SELECT pg_switch_wal()")  # pg_get_wal_stats reads only WAL already written out
+            stats = dict(conn.execute('SELECT "resource_manager/record_type", combined_size '
+                                      "FROM pg_get_wal_stats(%s, %s)", (start, end)).fetchall())
+        return sum(stats.values()) / count, stats.get("Gin", 0) / count
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_walinspect")  # PostgreSQL 15+, in Debian's server package
+    _at_version(monkeypatch, 5)
+    upgrade_database(pg_url)
+    v5_total, v5_gin = measure(150, legacy=True)  # two rows, each with its own ~90 trigram postings
+    monkeypatch.undo()
+    upgrade_database(pg_url)
+    v6_total, v6_gin = measure(150, legacy=False)
+    # one set of postings: the session row's, which the day search also uses (measured: 3,020 -> 1,727 bytes)
+    assert v6_gin < 0.65 * v5_gin, (v5_gin, v6_gin)
+    assert v6_total < 0.8 * v5_total, (v5_total, v6_total)  # two rows and their btrees are still written

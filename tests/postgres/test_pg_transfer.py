@@ -114,6 +114,11 @@ def test_history_tool_calls_log_and_odd_text_round_trip(tmp_path: Path, target: 
     export_database(target, tmp_path / "out")
     back = MemoryStore(tmp_path / "out", zone=ZONE).user("alice")
     assert _view(back) == _view(target.user("alice"))
+    # imported day lines are the day's own rows (searched by their own text), the append after the import a copy
+    # searched through its session row: day searches answer as the files' over the same messages
+    for keyword in ("e", "tea", "next", "喜欢"):
+        assert [(m.day, m.message_id, m.content) for m in target.user("alice").search_daily(keyword, limit=50)] == \
+               [(m.day, m.message_id, m.content) for m in back.search_daily(keyword, limit=50)], keyword
     assert _structured(back) == _structured(files)
     assert back.long_term.text_at(5) == files.long_term.text_at(5)
     # the facts go on from the database: the next event takes the next id, a replayed source adds nothing

@@ -16,6 +16,11 @@ Why it looks like this:
   the same way and matched with ``LIKE '%…%'`` (its ``%``, ``_`` and ``\\`` escaped, so it is literal), newest first,
   ``LIMIT limit``: the GIN index (layer, folded trigrams) finds the candidates, so a rare keyword in a long layer
   does not read the layer.
+* **An append indexes its text once.** Its day copy keeps the whole record (every read of a day reads the day's
+  rows) but no folded text: the session row names it (``copy_layer``, ``copy_position``) and the index leads with that
+  too, so a day search finds the copies through their session rows' postings (:data:`DAYS_SEARCH`), beside the
+  day's own rows (migrated lines, copies cut loose by an edit behind the store; schema version 6 has the triggers).
+  Until version 5 an append indexed the same ~90 trigrams twice (benchmarks/POSTGRES.md, run I).
 * **scan** compares a cursor holding ``(layer_id, generation)`` and the readable count: rows written by the store
   are appends; a row changed or removed behind it (see the triggers in the schema) bumps the generation.
 * **Bulk readers count readable messages, as on files.** The file backend's positions (``scan``, ``read_records``,
@@ -47,7 +52,7 @@ from agentmem_nb.timeutil import day_of, format_ts, to_zone
 if TYPE_CHECKING:
     from agentmem_nb.store.postgres.user import PostgresUser
 
-__all__ = ["PostgresLayer", "like_pattern", "searchable", "problem_for_row"]
+__all__ = ["DAYS_SEARCH", "PostgresLayer", "like_pattern", "problem_for_row", "searchable"]
 
 _LAYER = "(SELECT layer_id FROM am_layers WHERE user_id = %(user)s AND kind = %(kind)s AND key = %(key)s)"
 _ROW = "position, message_id, record, raw"
@@ -61,12 +66,74 @@ s AS (INSERT INTO am_layers (user_id, kind, key, next_id, rows) VALUES (%(user)s
 d AS (INSERT INTO am_layers (user_id, kind, key, next_id, rows) VALUES (%(user)s, 'daily', %(day)s, 2, 1)
       ON CONFLICT (user_id, kind, key) DO UPDATE SET next_id = am_layers.next_id + 1, rows = am_layers.rows + 1
       RETURNING layer_id, next_id - 1 AS message_id, rows - 1 AS position),
-ms AS (INSERT INTO am_messages (layer_id, position, message_id, record, raw, folded)
-       SELECT layer_id, position, message_id, %(srecord)s::jsonb, %(sraw)s, %(folded)s FROM s),
-md AS (INSERT INTO am_messages (layer_id, position, message_id, record, raw, folded)
-       SELECT layer_id, position, message_id, %(drecord)s::jsonb, %(draw)s, %(folded)s FROM d)
+ms AS (INSERT INTO am_messages (layer_id, position, message_id, record, raw, folded, copy_layer, copy_position)
+       SELECT s.layer_id, s.position, s.message_id, %(srecord)s::jsonb, %(sraw)s, %(folded)s, d.layer_id, d.position
+       FROM s, d),
+md AS (INSERT INTO am_messages (layer_id, position, message_id, record, raw, source_layer, source_position)
+       SELECT d.layer_id, d.position, d.message_id, %(drecord)s::jsonb, %(draw)s, s.layer_id, s.position FROM s, d)
 SELECT s.message_id, d.message_id FROM s, d
 """
+
+
+# Searching days (schema version 6). An append's day copy has no folded text of its own: its session row's is
+# its text, and that row names the copy (copy_layer, copy_position) in the trigram index, so "the copies in day Y
+# whose text matches" is `copy_layer = Y AND folded LIKE …` on the session rows, the copy read by primary key. The
+# copy names its session row back (source_layer, source_position) and a search takes a copy only while both agree.
+# A day's own rows (lines migrated from files, copies an edit behind the store cut loose) keep their own folded text.
+#
+# One day: the planner cannot be trusted to choose between walking the day backwards and asking the index, as it does
+# for a session (a copy's two rows name each other and it misjudges that join: measured at 20k, 64 ms for a common
+# keyword against 0.1 for the walk). So the statement decides by itself: it walks the day's last `walk` rows
+# backwards, each copy's text read from its session row by primary key (LATERAL … OFFSET 0 keeps these lookups);
+# when that finds `limit` hits they are the day's last `limit` (the usual case for a common keyword). Otherwise (a
+# rarer keyword, or a short day) the walk's answer is dropped and the index answers for the whole day: the copies
+# from their session rows' postings (ordered and cut to `limit` before any copy is read) and the day's own rows.
+_DAY_ROWS = "(SELECT rows FROM am_layers WHERE user_id = %(user)s AND kind = %(kind)s AND key = %(key)s)"
+_COPY = """LATERAL (SELECT m.position, m.message_id, m.record, m.raw FROM am_messages m
+                     WHERE m.layer_id = h.copy_layer AND m.position = h.copy_position AND m.source_layer = h.layer_id
+                       AND m.source_position = h.position AND m.readable OFFSET 0) AS m"""
+_DAY_SEARCH = f"""
+WITH walk AS MATERIALIZED (
+    SELECT m.position, m.message_id, m.record, m.raw
+      FROM am_messages m LEFT JOIN LATERAL (
+           SELECT s.folded FROM am_messages s
+            WHERE s.layer_id = m.source_layer AND s.position = m.source_position
+              AND s.copy_layer = m.layer_id AND s.copy_position = m.position OFFSET 0) AS s ON true
+     WHERE m.layer_id = {_LAYER} AND m.position >= {_DAY_ROWS} - %(walk)s AND m.readable
+       AND coalesce(m.folded, s.folded) LIKE %(pattern)s
+     ORDER BY m.position DESC LIMIT %(limit)s),
+deeper AS MATERIALIZED (SELECT (SELECT count(*) FROM walk) < %(limit)s AND {_DAY_ROWS} > %(walk)s AS needed)
+SELECT * FROM (
+    SELECT * FROM walk WHERE NOT (SELECT needed FROM deeper)
+    UNION ALL
+    SELECT m.* FROM (SELECT layer_id, position, copy_layer, copy_position FROM am_messages
+                      WHERE copy_layer = {_LAYER} AND folded LIKE %(pattern)s AND (SELECT needed FROM deeper)
+                      ORDER BY copy_position DESC LIMIT %(limit)s) AS h, {_COPY}
+    UNION ALL
+    SELECT m.position, m.message_id, m.record, m.raw FROM am_messages m
+     WHERE m.layer_id = {_LAYER} AND m.folded LIKE %(pattern)s AND m.readable AND (SELECT needed FROM deeper)
+) AS hits
+ORDER BY position DESC LIMIT %(limit)s
+"""
+# Every day of a user, newest day and newest message first: the candidates from the index, ordered and cut to
+# `limit` before any copy is read (one statement, as before version 6).
+_USER_DAYS = "(SELECT layer_id, key FROM am_layers WHERE user_id = %(user)s AND kind = 'daily')"
+DAYS_SEARCH = f"""
+SELECT * FROM (
+    SELECT h.key, m.* FROM (SELECT d.key, h.layer_id, h.position, h.copy_layer, h.copy_position
+                              FROM {_USER_DAYS} AS d JOIN am_messages h ON h.copy_layer = d.layer_id
+                             WHERE h.folded LIKE %(pattern)s
+                             ORDER BY d.key COLLATE "C" DESC, h.copy_position DESC LIMIT %(limit)s) AS h, {_COPY}
+    UNION ALL
+    SELECT d.key, m.position, m.message_id, m.record, m.raw
+      FROM {_USER_DAYS} AS d JOIN am_messages m ON m.layer_id = d.layer_id
+     WHERE m.folded LIKE %(pattern)s AND m.readable
+) AS hits
+ORDER BY key COLLATE "C" DESC, position DESC LIMIT %(limit)s
+"""
+"""The statement of a keyword search over every day of a user (``%(user)s``, ``%(pattern)s``, ``%(limit)s``): rows
+``key, position, message_id, record, raw``, the last ``limit`` hits newest first."""
+_DAY_WALK = 100  # rows: a keyword in at least a fifth of them is served by the walk (measured: ~3 µs a row)
 
 
 def _clamp(value: int, low: int, high: int) -> int:
@@ -305,19 +372,23 @@ class PostgresLayer:
         if not limit:
             return []
         self._fold_pending()
-        # prepare=False: planned for this very pattern (a generic plan cannot tell a rare keyword from a common one)
-        rows = self._db.fetch(*self.search_query(needle, limit=limit), prepare=False)
+        # a session: prepare=False, planned for this very pattern (a generic plan cannot tell a rare keyword from a
+        # common one); a day: the statement makes that choice itself, and preparing it saves its planning (0.7 ms)
+        rows = self._db.fetch(*self.search_query(needle, limit=limit), prepare=self._kind != "session")
         return self._messages(rows[::-1])
 
     def search_query(self, folded_keyword: str, *, limit: int) -> tuple[str, dict[str, Any]]:
         """The statement and parameters :meth:`search` runs for a keyword already folded (for ``EXPLAIN``)."""
-        return self._query("readable AND folded LIKE %(pattern)s", {"pattern": like_pattern(folded_keyword)},
-                           order="position DESC", limit=limit)
+        pattern = {"pattern": like_pattern(folded_keyword)}
+        if self._kind == "session":
+            return self._query("readable AND folded LIKE %(pattern)s", pattern, order="position DESC", limit=limit)
+        walk = max(_DAY_WALK, 5 * int(limit))
+        return _DAY_SEARCH, {**self._params, **pattern, "limit": int(limit), "walk": walk}
 
     def _fold_pending(self) -> None:
         """Fold the rows another program wrote or changed (``folded`` NULL; cheap when there are none)."""
         rows = self._db.fetch(f"SELECT position, record, raw FROM am_messages WHERE layer_id = {_LAYER} "
-                              "AND folded IS NULL", self._params)
+                              "AND folded IS NULL AND source_layer IS NULL", self._params)  # a linked copy: never
         if not rows:
             return
         updates = [{**self._params, "position": position, "folded": searchable(from_columns(record, raw))}

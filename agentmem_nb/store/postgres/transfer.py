@@ -7,6 +7,11 @@ Why it looks like this:
   rules apply once (legacy ids normalised, torn and malformed lines skipped — ``problems()`` of the folder lists them;
   duplicate ids kept): each readable line is copied with its normalised id at its position, its record otherwise
   untouched (naive legacy timestamps, the original demo's tool-call shape), so the database answers as the folder did.
+  A day's lines are copied as the day's own rows, each with its folded text, not linked to a session line as an
+  append links its copy (schema version 6): in a folder the day file is its own history (nothing ties a day line to
+  a session line but equal text, and a line repeated word for word would make the match a guess), and the layers
+  are copied one at a time, resumably, so a day may be copied before its sessions. It costs the index a second set of
+  postings for migrated days only; every append after the migration is linked.
 * **Resumable and idempotent.** Each layer is copied in batches, one transaction each, that also move the layer's
   row count and next id; a second run starts where the database's copy ends, after checking that its last row is the
   file's line at that position (anything else is another layer's history: refused, nothing merged). A run stopped

@@ -17,7 +17,7 @@ from agentmem_nb.store.postgres.conversations import PostgresConversations
 from agentmem_nb.store.facts import FactsLayer
 from agentmem_nb.store.postgres.dialogue import PostgresDialogueLog
 from agentmem_nb.store.postgres.facts import PostgresEventLog, PostgresFactQueue
-from agentmem_nb.store.postgres.layer import PostgresLayer, like_pattern, problem_for_row
+from agentmem_nb.store.postgres.layer import DAYS_SEARCH, PostgresLayer, like_pattern, problem_for_row
 from agentmem_nb.store.postgres.records import fold
 from agentmem_nb.store.postgres.longterm import PostgresLongTerm
 from agentmem_nb.store.postgres.redactions import PostgresRedactions
@@ -142,13 +142,17 @@ class PostgresUser(RedactedReads[PostgresRedactions]):
         for each_day in self._unfolded_days():
             self.daily(each_day)._fold_pending()
         # One statement over every day (newest day, newest message first), not one per day: the same answer as
-        # the file backend's day-by-day walk, at the cost of one index lookup.
-        match = "AND m.folded LIKE %(pattern)s" if needle else ""
-        rows = self.store.db.fetch(
-            "SELECT l.key, m.position, m.message_id, m.record, m.raw FROM am_messages m JOIN am_layers l "
-            f"USING (layer_id) WHERE l.user_id = %(user)s AND l.kind = 'daily' AND m.readable {match} "
-            'ORDER BY l.key COLLATE "C" DESC, m.position DESC LIMIT %(limit)s',
-            {"user": self.user_id, "pattern": like_pattern(needle), "limit": limit}, prepare=False)
+        # the file backend's day-by-day walk, at the cost of one index lookup (two since schema version 6: the
+        # copies appends wrote, through their session rows' postings, and the days' own rows; see DAYS_SEARCH).
+        if needle:
+            rows = self.store.db.fetch(DAYS_SEARCH, {"user": self.user_id, "pattern": like_pattern(needle),
+                                                     "limit": limit}, prepare=False)
+        else:
+            rows = self.store.db.fetch(
+                "SELECT l.key, m.position, m.message_id, m.record, m.raw FROM am_messages m JOIN am_layers l "
+                "USING (layer_id) WHERE l.user_id = %(user)s AND l.kind = 'daily' AND m.readable "
+                'ORDER BY l.key COLLATE "C" DESC, m.position DESC LIMIT %(limit)s',
+                {"user": self.user_id, "limit": limit}, prepare=False)
         found: list[Message] = []
         rows.reverse()
         for each_day, group in groupby(rows, key=lambda row: str(row[0])):
@@ -157,7 +161,8 @@ class PostgresUser(RedactedReads[PostgresRedactions]):
 
     def _unfolded_days(self) -> list[str]:
         rows = self.store.db.fetch("SELECT DISTINCT l.key FROM am_messages m JOIN am_layers l USING (layer_id) "
-                                   "WHERE l.user_id = %s AND l.kind = 'daily' AND m.folded IS NULL", (self.user_id,))
+                                   "WHERE l.user_id = %s AND l.kind = 'daily' AND m.folded IS NULL "
+                                   "AND m.source_layer IS NULL", (self.user_id,))
         return [str(key) for (key,) in rows]
 
     def problems(self) -> list[Problem]:
