@@ -44,14 +44,17 @@ def dense_available() -> bool:
 
 
 ENGINE_THREADS = 2
-"""OpenMP threads of the engine by default (at most the CPUs this process may use): two threads that *sleep* when
-they wait (:data:`ENGINE_WAIT_POLICY`) embed a question in about half the time of one on a quiet 2-core machine,
-and no slower than one when the other core is busy (``benchmarks/DENSE.md``, "Latency at 10k messages")."""
+"""OpenMP threads of the engine by default (at most the CPUs this process may use). Measured on the shared 2-core
+machine (``benchmarks/DENSE.md``, "Threads and wait policy"): two threads that *sleep* when they wait
+(:data:`ENGINE_WAIT_POLICY`) embed a question in about half the wall time of one when a core is free; when another
+job holds a core they are about as fast as one at the median and sometimes slower at p95 (a hybrid query 69 against
+46 ms p50 in one run with a core kept busy). On a machine that is always busy, ``OMP_NUM_THREADS=1`` is the better
+setting; it wins over this default."""
 
 ENGINE_WAIT_POLICY = "PASSIVE"
 """OpenMP wait policy of the engine by default. libgomp's own default spins 300,000 times at each of the ~170
 barriers of one embedding: on a shared machine the waiting thread burns the core the other thread needs — two
-spinning threads embedded a question 4-13x slower than one with a core busy. ``PASSIVE`` (spin count 0) sleeps."""
+spinning threads embedded a question 5-25x slower than one while other jobs ran. ``PASSIVE`` (spin count 0) sleeps."""
 
 _OPENMP_SETTINGS = ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
 
