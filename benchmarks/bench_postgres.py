@@ -334,7 +334,7 @@ def measure_langgraph_trgm(url: str, n: int, *, repeats: int, server: ServerCpu 
                            ) -> tuple[dict[str, float], dict[str, list[str]]] | None:
     """PostgresStore doing the same work as ours, with the index it needs (:data:`TRGM_INDEX`): the thread loaded
     as in :func:`measure_langgraph` (keys zero-padded), the index built, then the exact search by raw SQL
-    (:data:`TRGM_SEARCH`, on a connection set up as the store's: JIT off) and the appends through ``put``. Returns
+    (:data:`TRGM_SEARCH`, on a connection set up as the store's: JIT off; and planned per term) and the appends through ``put``. Returns
     the figures and, per term, the scans of the search's plan. ``None`` when langgraph-checkpoint-postgres is absent.
     """
     try:
@@ -362,6 +362,10 @@ def measure_langgraph_trgm(url: str, n: int, *, repeats: int, server: ServerCpu 
         plans: dict[str, list[str]] = {}
         with psycopg.connect(conninfo, autocommit=True) as conn:
             conn.execute("SET jit = off")  # as the store's connections (connection.py)
+            # planned for each term: psycopg prepares a statement after 5 runs, and the server then settles on a
+            # generic plan, chosen on the rare term's runs (the trigram index, then a sort), which for the common
+            # term reads and sorts every row of the thread (27 ms at 10k against 0.5 ms): a careful client's setting
+            conn.execute("SET plan_cache_mode = force_custom_plan")
             for name, term in (("rare", RARE), ("cjk", CJK), ("common", COMMON), ("absent", ABSENT)):
                 params = (".".join(namespace), like_pattern(term))
                 conn.execute(TRGM_SEARCH, params).fetchall()  # warm, as ours
