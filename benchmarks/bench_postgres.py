@@ -22,6 +22,9 @@ format; the table filled with ``COPY``, the same records), then measured through
   messages per second overall and the ratio to one writer; the same with LangGraph's PostgresStore (each process
   putting to its own namespaces, two puts per message), without and with the trigram index, so the ratio can be
   read beside the peer's on this machine;
+* **interleaved appends** (``--append-rounds``, see :func:`interleaved_appends`): our append beside PostgresStore's
+  two puts, natural and with the trigram index, in rounds whose order rotates, and ours ÷ each per round
+  (``append_round_ratios``): a steadier comparison on a shared machine than one figure after the other;
 * **CPU per append** (``*_cpu_us``): the client's (``time.process_time``) and, with the throwaway server, the
   server's (every process of the cluster, from ``/proc``): on a shared machine wall-clock times swing with the
   neighbours' load, CPU time much less, and CPU time per append over the cores is what bounds the writers' throughput.
@@ -44,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import importlib.util
 import json
 import random
 import statistics
@@ -452,6 +456,73 @@ def writers(url: str, processes: int, each: int, server: ServerCpu = NO_SERVER_C
     return out
 
 
+def interleaved_appends(fresh: Callable[[], str], rounds: int, each: int, server: ServerCpu = NO_SERVER_CPU
+                        ) -> dict[str, list[dict[str, float]]]:
+    """Our append beside PostgresStore's two puts, natural and with the trigram index, interleaved: each in a database
+    of its own (with ``--url`` one database: our user, the natural ``store`` and :data:`TRGM_SCHEMA`'s ``store``
+    are apart), one round of ``each`` appends each to warm up, then ``rounds`` rounds of ``each`` appends per configuration, their order
+    rotated every round, so that a neighbour's load falls on all three alike. Per configuration, per round: wall,
+    client CPU and server CPU per message, in µs (see :func:`cpu_per_call`). The message is the writers' (~90
+    characters); the PostgresStore keys are zero-padded as in :func:`measure_langgraph_trgm` for both."""
+    from langgraph.store.postgres import PostgresStore
+
+    from agentmem_nb.store.postgres import upgrade_database
+
+    def text(i: int) -> str:
+        return f"message {i} about topic {i % 97}: the quick brown fox and filler words from interleaved"
+
+    url = fresh()
+    upgrade_database(url)
+    ours = MemoryStore(url, zone="UTC")
+    user = ours.user("interleaved")
+    calls: dict[str, Callable[[int], object]] = {
+        "postgres": lambda i: user.append("s", "user", text(i), day=DAY)}
+    peers = []
+    try:
+        for name in ("langgraph", "langgraph_trgm"):
+            conninfo = fresh()
+            if name == "langgraph_trgm":
+                conninfo = trgm_conninfo(conninfo)
+                langgraph_trgm_ready(conninfo)
+            else:
+                langgraph_ready(conninfo)
+            manager = PostgresStore.from_conn_string(conninfo)
+            peers.append(manager)
+            peer = manager.__enter__()
+
+            def both(i: int, peer: Any = peer) -> None:
+                record = {"ts": "2026-04-08T10:00:00.000000+00:00", "role": "user", "content": text(i)}
+                peer.put(("memories", "interleaved", "s"), f"{i + 1:012d}", {**record, "tags": ["session"]})
+                peer.put(("memories", "interleaved", "daily", DAY), f"{i + 1:012d}", {**record, "tags": ["daily"]})
+
+            calls[name] = both
+        names = list(calls)
+        for name in names:
+            for i in range(each):
+                calls[name](i)
+        out: dict[str, list[dict[str, float]]] = {name: [] for name in names}
+        for round_ in range(rounds):
+            for name in names[round_ % 3:] + names[:round_ % 3]:
+                first = (round_ + 1) * each
+                out[name].append(cpu_per_call(lambda i, name=name, first=first: calls[name](first + i), each, server))
+    finally:
+        for manager in peers:
+            manager.__exit__(None, None, None)
+        ours.close()  # type: ignore[attr-defined]  # the PostgreSQL store's pool
+    return out
+
+
+def _ratios(rounds: dict[str, list[dict[str, float]]], peer: str) -> dict[str, list[float]]:
+    """Per measure, ours ÷ ``peer`` round by round, sorted (the median is the comparison; the ends the spread)."""
+    def total(row: dict[str, float]) -> float:
+        return row["client_cpu_us"] + row.get("server_cpu_us", 0.0)
+
+    out = {key: sorted(mine[key] / theirs[key] for mine, theirs in zip(rounds["postgres"], rounds[peer])
+                       if theirs.get(key)) for key in rounds["postgres"][0]}
+    out["cpu_us"] = sorted(total(mine) / total(theirs) for mine, theirs in zip(rounds["postgres"], rounds[peer]))
+    return out
+
+
 def _server_url() -> tuple[ServerCpu, Callable[[], str], Callable[[], None]]:
     sys.path.insert(0, str(_REPO / "tests"))
     from pg_server import PgServer, server_bindir  # a source checkout's throwaway server
@@ -474,6 +545,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="10k only, writers 1 and 4, fewer repeats")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--no-langgraph", action="store_true", help="skip LangGraph's PostgresStore beside it")
+    parser.add_argument("--append-rounds", type=int, default=0,
+                        help="also our append beside PostgresStore's, natural and with the trigram index, "
+                             "interleaved: this many rounds of --each appends each (default: none)")
     args = parser.parse_args(argv)
     if args.quick:
         args.sizes, args.writers, args.repeats, args.each = "10000", "1,4", 10, 150
@@ -529,6 +603,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 measured = writers(trgm_url, count, args.each, server, script=_LANGGRAPH_WRITER)
                 results["langgraph_trgm_writers"][count] = measured.pop("per_s")
                 results["langgraph_trgm_writers_cpu"][count] = measured
+        if args.append_rounds and not args.no_langgraph and importlib.util.find_spec("langgraph") is not None:
+            print(f"{args.append_rounds} interleaved rounds of appends ...", file=sys.stderr)
+            rounds = interleaved_appends(fresh, args.append_rounds, args.each, server)
+            results["append_rounds"] = rounds
+            results["append_round_ratios"] = {peer: _ratios(rounds, peer) for peer in ("langgraph", "langgraph_trgm")}
     finally:
         stop()
     if args.json:
@@ -553,6 +632,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             cpu = results[key + "_cpu"][count]
             print(f"{name}: {count:>3} writer process(es): {rate:8.0f} messages/s{ratio}, CPU per message: "
                   f"client {cpu['client_cpu_us']:.0f} µs, server {cpu.get('server_cpu_us', float('nan')):.0f} µs")
+    for peer, ratios in results.get("append_round_ratios", {}).items():
+        print(f"interleaved appends, ours ÷ {peer}, median of {args.append_rounds} rounds (range): " + ", ".join(
+            f"{key} {statistics.median(values):.2f} ({values[0]:.2f}-{values[-1]:.2f})"
+            for key, values in ratios.items() if values))
     return 0
 
 

@@ -19,7 +19,7 @@ def test_the_benchmark_measures_both_backends_and_the_writers(pg_url: str, capsy
     finally:
         sys.path.remove(str(BENCHMARKS))
     assert bench_postgres.main(["--url", pg_url, "--sizes", "300", "--writers", "1,2", "--each", "10",
-                                "--repeats", "2", "--json"]) == 0
+                                "--repeats", "2", "--append-rounds", "2", "--json"]) == 0
     results = json.loads(capsys.readouterr().out)
     pair = results["sizes"]["300"]
     assert set(pair["files"]) == set(pair["postgres"]) >= {"window_us", "search_rare_us", "append_us",
@@ -70,3 +70,14 @@ def test_the_benchmark_measures_both_backends_and_the_writers(pg_url: str, capsy
             assert bench_postgres.search_plan(conn, namespace, bench_postgres.RARE) == [
                 "Bitmap Heap Scan on store", f"Bitmap Index Scan on {bench_postgres.TRGM_INDEX}"]
         assert results["langgraph_trgm_plans"]["300"]["rare"]  # recorded for every term
+        # the interleaved appends: each configuration did its warm-up round and its 2 rounds of 10 appends, each
+        # where it says (ours as a user of the store; both PostgresStores, the natural one and the indexed one)
+        assert {name: len(rows) for name, rows in results["append_rounds"].items()} == {
+            "postgres": 2, "langgraph": 2, "langgraph_trgm": 2}
+        assert set(results["append_round_ratios"]) == {"langgraph", "langgraph_trgm"}
+        with psycopg.connect(pg_url) as conn:
+            counts = [conn.execute(sql).fetchone()[0] for sql in (
+                "SELECT count(*) FROM am_messages JOIN am_layers USING (layer_id) WHERE user_id = 'interleaved'",
+                "SELECT count(*) FROM public.store WHERE prefix LIKE 'memories.interleaved.%%'",
+                f"SELECT count(*) FROM {schema}.store WHERE prefix LIKE 'memories.interleaved.%%'")]
+        assert counts == [60, 60, 60], counts  # 30 messages, each a session row and its day copy
