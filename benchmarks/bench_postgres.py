@@ -49,9 +49,9 @@ import argparse
 import datetime as _dt
 import importlib.util
 import json
+import os
 import random
 import statistics
-import os
 import subprocess
 import sys
 import tempfile
