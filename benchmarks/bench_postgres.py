@@ -13,11 +13,18 @@ format; the table filled with ``COPY``, the same records), then measured through
 * **ranked search** ``retrieval.search(user, RANKED, scope=the thread, budget=10)``: ``ranked_first_us`` is the first
   query of a process (it builds the index from the store's scan: on files from the JSONL, which it then persists beside
   them; on PostgreSQL from ``read_records``, kept in memory only), ``ranked_us`` the median of the next ones;
-* **LangGraph's PostgresStore** doing the same work the natural way (see :func:`measure_langgraph`), when
-  langgraph-checkpoint-postgres is installed (the dev extra);
+* **LangGraph's PostgresStore** when langgraph-checkpoint-postgres is installed (the dev extra), twice: used the
+  natural way (``langgraph``, see :func:`measure_langgraph`), and doing the same work with the index that work needs
+  (``langgraph_trgm``, see :func:`measure_langgraph_trgm`: a trigram GIN index on the message text in its own
+  ``store`` table, with our pending-list settings; its exact search by raw SQL, as its API has none; the scans of
+  that search's plan in ``langgraph_trgm_plans``);
 * **writers**: 1, 4 and 16 processes, each appending to its own user (a service writing many users' memories),
   messages per second overall and the ratio to one writer; the same with LangGraph's PostgresStore (each process
-  putting to its own namespaces, two puts per message), so the ratio can be read beside the peer's on this machine;
+  putting to its own namespaces, two puts per message), without and with the trigram index, so the ratio can be
+  read beside the peer's on this machine;
+* **interleaved appends** (``--append-rounds``, see :func:`interleaved_appends`): our append beside PostgresStore's
+  two puts, natural and with the trigram index, in rounds whose order rotates, and ours ÷ each per round
+  (``append_round_ratios``): a steadier comparison on a shared machine than one figure after the other;
 * **CPU per append** (``*_cpu_us``): the client's (``time.process_time``) and, with the throwaway server, the
   server's (every process of the cluster, from ``/proc``): on a shared machine wall-clock times swing with the
   neighbours' load, CPU time much less, and CPU time per append over the cores is what bounds the writers' throughput.
@@ -40,10 +47,11 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import importlib.util
 import json
+import os
 import random
 import statistics
-import os
 import subprocess
 import sys
 import tempfile
@@ -204,6 +212,30 @@ def measure(store: MemoryStore, n: int, *, repeats: int, rng: random.Random,
     return out
 
 
+def _measure_puts(store: Any, namespace: tuple[str, ...], key: Callable[[int], str], n: int, *, repeats: int,
+                  server: ServerCpu) -> dict[str, float]:
+    """A PostgresStore's append, as in :func:`measure_langgraph`: one ``put`` (``append_*``) and the same work as our
+    append, two ``put`` s, the message in the thread's namespace and its copy in the day's (``append2_*``), each put
+    its own transaction as ``put`` does. ``key(i)`` names the ``i``-th new item."""
+    counter = iter(range(n + 1, 10**9))
+    out = {"append_us": _median_us(lambda: store.put(namespace, key(next(counter)), _record(n, "session")),
+                                   repeats * 10)}
+    day_namespace = namespace[:-1] + ("daily", DAY)
+
+    def both(_: int = 0) -> None:
+        name = key(next(counter))
+        store.put(namespace, name, _record(n, "session"))
+        store.put(day_namespace, name, _record(n, "daily"))
+
+    out["append2_us"] = _median_us(both, repeats * 10)
+    cpu = cpu_per_call(lambda i: store.put(namespace, key(next(counter)), _record(n, "session")), repeats * 10,
+                       server)
+    out.update({f"append_{name}": value for name, value in cpu.items() if name != "wall_us"})
+    cpu = cpu_per_call(both, repeats * 10, server)
+    out.update({f"append2_{name}": value for name, value in cpu.items() if name != "wall_us"})
+    return out
+
+
 def measure_langgraph(url: str, n: int, *, repeats: int, rng: random.Random,
                       server: ServerCpu = NO_SERVER_CPU) -> dict[str, float] | None:
     """The same work with LangGraph's ``PostgresStore`` used the natural way: one item per message in the thread's
@@ -242,23 +274,110 @@ def measure_langgraph(url: str, n: int, *, repeats: int, rng: random.Random,
         out = {"window_us": statistics.median([_median_us(lambda a=a: window(a), 1) for a in anchors])}
         for name, term in (("rare", RARE), ("cjk", CJK), ("common", COMMON), ("absent", ABSENT)):
             out[f"search_{name}_us"] = _median_us(lambda term=term: exact(term), max(2, repeats // 10))
-        counter = iter(range(n + 1, 10**9))
-        out["append_us"] = _median_us(lambda: store.put(namespace, str(next(counter)), _record(n, "session")),
-                                      repeats * 10)
-        day_namespace = ("memories", USER, "daily", DAY)
-
-        def both(_: int = 0) -> None:
-            key = str(next(counter))
-            store.put(namespace, key, _record(n, "session"))
-            store.put(day_namespace, key, _record(n, "daily"))
-
-        out["append2_us"] = _median_us(both, repeats * 10)
-        cpu = cpu_per_call(lambda i: store.put(namespace, str(next(counter)), _record(n, "session")), repeats * 10,
-                           server)
-        out.update({f"append_{key}": value for key, value in cpu.items() if key != "wall_us"})
-        cpu = cpu_per_call(both, repeats * 10, server)
-        out.update({f"append2_{key}": value for key, value in cpu.items() if key != "wall_us"})
+        out.update(_measure_puts(store, namespace, str, n, repeats=repeats, server=server))
     return out
+
+
+# PostgresStore doing the same work as ours, with the index that work needs: a trigram GIN index on the message text
+# in LangGraph's own ``store`` table (its ``value`` is the item's JSONB), with the same pending-list settings as ours
+# (migrations/0006: fastupdate on, 256 kB) so that neither side's appends are favoured. It lives in a schema of its
+# own, so that with ``--url`` (one database for everything) the natural PostgresStore beside it stays without it.
+TRGM_SCHEMA = "bench_trgm"
+TRGM_INDEX = "store_content_trgm"
+TRGM_INDEX_SQL = (f"CREATE INDEX IF NOT EXISTS {TRGM_INDEX} ON store USING gin ((value->>'content') gin_trgm_ops) "
+                  "WITH (fastupdate = on, gin_pending_list_limit = 256)")
+# Exact search through that index by raw SQL (PostgresStore's API has no substring search): case-insensitive
+# substring in one namespace, the last 20 hits, newest first as ours (its keys are zero-padded message ids, so that
+# the primary key's order is the messages' order, as our ``position``).
+TRGM_SEARCH = ("SELECT key, value FROM store WHERE prefix = %s AND value->>'content' ILIKE %s "
+               "ORDER BY key DESC LIMIT 20")
+
+
+def trgm_conninfo(url: str) -> str:
+    """``url`` with its search path on :data:`TRGM_SCHEMA` (created, with pg_trgm, if missing): LangGraph's
+    ``setup()`` then makes its ``store`` table there."""
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+        conn.execute(f"CREATE SCHEMA IF NOT EXISTS {TRGM_SCHEMA}")
+    return make_conninfo(url, options=f"-c search_path={TRGM_SCHEMA},public")
+
+
+def langgraph_trgm_ready(conninfo: str) -> bool:
+    """PostgresStore's tables set up in ``conninfo`` (see :func:`trgm_conninfo`), then the trigram index on them
+    (after ``setup()``: LangGraph's migrations do not know it) and fresh statistics; ``False`` when
+    langgraph-checkpoint-postgres is absent."""
+    if not langgraph_ready(conninfo):
+        return False
+    import psycopg
+
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        conn.execute(TRGM_INDEX_SQL)
+        conn.execute("VACUUM ANALYZE store")
+    return True
+
+
+def search_plan(conn: Any, namespace: tuple[str, ...], term: str) -> list[str]:
+    """The scans of :data:`TRGM_SEARCH`'s plan for ``term``: ``"Bitmap Index Scan on store_content_trgm"`` …"""
+    from agentmem_nb.store.postgres.layer import like_pattern
+
+    (plan,) = conn.execute("EXPLAIN (FORMAT JSON) " + TRGM_SEARCH, (".".join(namespace), like_pattern(term)),
+                           prepare=False).fetchone()
+    scans, nodes = [], [plan[0]["Plan"]]
+    while nodes:
+        node = nodes.pop()
+        nodes += node.get("Plans", [])
+        if "Scan" in node["Node Type"]:
+            scans.append(f"{node['Node Type']} on {node.get('Index Name') or node.get('Relation Name')}")
+    return scans
+
+
+def measure_langgraph_trgm(url: str, n: int, *, repeats: int, server: ServerCpu = NO_SERVER_CPU
+                           ) -> tuple[dict[str, float], dict[str, list[str]]] | None:
+    """PostgresStore doing the same work as ours, with the index it needs (:data:`TRGM_INDEX`): the thread loaded
+    as in :func:`measure_langgraph` (keys zero-padded), the index built, then the exact search by raw SQL
+    (:data:`TRGM_SEARCH`, on a connection set up as the store's: JIT off; and planned per term) and the appends through ``put``. Returns
+    the figures and, per term, the scans of the search's plan. ``None`` when langgraph-checkpoint-postgres is absent.
+    """
+    try:
+        from langgraph.store.base import PutOp
+        from langgraph.store.postgres import PostgresStore
+    except ImportError:
+        return None
+    import psycopg
+
+    from agentmem_nb.store.postgres.layer import like_pattern
+
+    conninfo = trgm_conninfo(url)
+    namespace = ("memories", USER, SESSION)
+
+    def key(i: int) -> str:
+        return f"{i:012d}"
+
+    with PostgresStore.from_conn_string(conninfo) as store:
+        store.setup()
+        for start in range(0, n, 5000):
+            store.batch([PutOp(namespace, key(i + 1), {**_record(i, "session"), "message_id": i + 1})
+                         for i in range(start, min(n, start + 5000))])
+        langgraph_trgm_ready(conninfo)  # the index after the load, as ours is there when its rows are copied in
+        out: dict[str, float] = {}
+        plans: dict[str, list[str]] = {}
+        with psycopg.connect(conninfo, autocommit=True) as conn:
+            conn.execute("SET jit = off")  # as the store's connections (connection.py)
+            # planned for each term: psycopg prepares a statement after 5 runs, and the server then settles on a
+            # generic plan, chosen on the rare term's runs (the trigram index, then a sort), which for the common
+            # term reads and sorts every row of the thread (27 ms at 10k against 0.5 ms): a careful client's setting
+            conn.execute("SET plan_cache_mode = force_custom_plan")
+            for name, term in (("rare", RARE), ("cjk", CJK), ("common", COMMON), ("absent", ABSENT)):
+                params = (".".join(namespace), like_pattern(term))
+                conn.execute(TRGM_SEARCH, params).fetchall()  # warm, as ours
+                out[f"search_{name}_us"] = _median_us(lambda params=params: conn.execute(TRGM_SEARCH, params)
+                                                      .fetchall(), repeats)
+                plans[name] = search_plan(conn, namespace, term)
+        out.update(_measure_puts(store, namespace, key, n, repeats=repeats, server=server))
+    return out, plans
 
 
 _WRITER = """
@@ -337,6 +456,73 @@ def writers(url: str, processes: int, each: int, server: ServerCpu = NO_SERVER_C
     return out
 
 
+def interleaved_appends(fresh: Callable[[], str], rounds: int, each: int, server: ServerCpu = NO_SERVER_CPU
+                        ) -> dict[str, list[dict[str, float]]]:
+    """Our append beside PostgresStore's two puts, natural and with the trigram index, interleaved: each in a database
+    of its own (with ``--url`` one database: our user, the natural ``store`` and :data:`TRGM_SCHEMA`'s ``store``
+    are apart), one round of ``each`` appends each to warm up, then ``rounds`` rounds of ``each`` appends per configuration, their order
+    rotated every round, so that a neighbour's load falls on all three alike. Per configuration, per round: wall,
+    client CPU and server CPU per message, in µs (see :func:`cpu_per_call`). The message is the writers' (~90
+    characters); the PostgresStore keys are zero-padded as in :func:`measure_langgraph_trgm` for both."""
+    from langgraph.store.postgres import PostgresStore
+
+    from agentmem_nb.store.postgres import upgrade_database
+
+    def text(i: int) -> str:
+        return f"message {i} about topic {i % 97}: the quick brown fox and filler words from interleaved"
+
+    url = fresh()
+    upgrade_database(url)
+    ours = MemoryStore(url, zone="UTC")
+    user = ours.user("interleaved")
+    calls: dict[str, Callable[[int], object]] = {
+        "postgres": lambda i: user.append("s", "user", text(i), day=DAY)}
+    peers = []
+    try:
+        for name in ("langgraph", "langgraph_trgm"):
+            conninfo = fresh()
+            if name == "langgraph_trgm":
+                conninfo = trgm_conninfo(conninfo)
+                langgraph_trgm_ready(conninfo)
+            else:
+                langgraph_ready(conninfo)
+            manager = PostgresStore.from_conn_string(conninfo)
+            peers.append(manager)
+            peer = manager.__enter__()
+
+            def both(i: int, peer: Any = peer) -> None:
+                record = {"ts": "2026-04-08T10:00:00.000000+00:00", "role": "user", "content": text(i)}
+                peer.put(("memories", "interleaved", "s"), f"{i + 1:012d}", {**record, "tags": ["session"]})
+                peer.put(("memories", "interleaved", "daily", DAY), f"{i + 1:012d}", {**record, "tags": ["daily"]})
+
+            calls[name] = both
+        names = list(calls)
+        for name in names:
+            for i in range(each):
+                calls[name](i)
+        out: dict[str, list[dict[str, float]]] = {name: [] for name in names}
+        for round_ in range(rounds):
+            for name in names[round_ % 3:] + names[:round_ % 3]:
+                first = (round_ + 1) * each
+                out[name].append(cpu_per_call(lambda i, name=name, first=first: calls[name](first + i), each, server))
+    finally:
+        for manager in peers:
+            manager.__exit__(None, None, None)
+        ours.close()  # type: ignore[attr-defined]  # the PostgreSQL store's pool
+    return out
+
+
+def _ratios(rounds: dict[str, list[dict[str, float]]], peer: str) -> dict[str, list[float]]:
+    """Per measure, ours ÷ ``peer`` round by round, sorted (the median is the comparison; the ends the spread)."""
+    def total(row: dict[str, float]) -> float:
+        return row["client_cpu_us"] + row.get("server_cpu_us", 0.0)
+
+    out = {key: sorted(mine[key] / theirs[key] for mine, theirs in zip(rounds["postgres"], rounds[peer])
+                       if theirs.get(key)) for key in rounds["postgres"][0]}
+    out["cpu_us"] = sorted(total(mine) / total(theirs) for mine, theirs in zip(rounds["postgres"], rounds[peer]))
+    return out
+
+
 def _server_url() -> tuple[ServerCpu, Callable[[], str], Callable[[], None]]:
     sys.path.insert(0, str(_REPO / "tests"))
     from pg_server import PgServer, server_bindir  # a source checkout's throwaway server
@@ -359,6 +545,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="10k only, writers 1 and 4, fewer repeats")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--no-langgraph", action="store_true", help="skip LangGraph's PostgresStore beside it")
+    parser.add_argument("--append-rounds", type=int, default=0,
+                        help="also our append beside PostgresStore's, natural and with the trigram index, "
+                             "interleaved: this many rounds of --each appends each (default: none)")
     args = parser.parse_args(argv)
     if args.quick:
         args.sizes, args.writers, args.repeats, args.each = "10000", "1,4", 10, 150
@@ -370,7 +559,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         server, fresh, stop = _server_url()
     results: dict[str, Any] = {"sizes": {}, "writers": {}, "writers_cpu": {}, "langgraph_writers": {},
-                               "langgraph_writers_cpu": {}}
+                               "langgraph_writers_cpu": {}, "langgraph_trgm_writers": {},
+                               "langgraph_trgm_writers_cpu": {}, "langgraph_trgm_plans": {}}
     rng = random.Random(13)
     try:
         for n in sizes:
@@ -385,6 +575,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 peer = measure_langgraph(fresh(), n, repeats=args.repeats, rng=rng, server=server)
                 if peer is not None:
                     results["sizes"][n]["langgraph"] = peer
+                indexed = measure_langgraph_trgm(fresh(), n, repeats=args.repeats, server=server)
+                if indexed is not None:
+                    results["sizes"][n]["langgraph_trgm"], results["langgraph_trgm_plans"][n] = indexed
         counts = [int(w) for w in args.writers.split(",") if w.strip()]
         if counts:
             url = fresh()
@@ -403,24 +596,46 @@ def main(argv: Sequence[str] | None = None) -> int:
                 measured = writers(peer_url, count, args.each, server, script=_LANGGRAPH_WRITER)
                 results["langgraph_writers"][count] = measured.pop("per_s")
                 results["langgraph_writers_cpu"][count] = measured
+            trgm_url = trgm_conninfo(fresh())
+            langgraph_trgm_ready(trgm_url)
+            for count in counts:
+                print(f"{count} PostgresStore writer(s), with the trigram index ...", file=sys.stderr)
+                measured = writers(trgm_url, count, args.each, server, script=_LANGGRAPH_WRITER)
+                results["langgraph_trgm_writers"][count] = measured.pop("per_s")
+                results["langgraph_trgm_writers_cpu"][count] = measured
+        if args.append_rounds and not args.no_langgraph and importlib.util.find_spec("langgraph") is not None:
+            print(f"{args.append_rounds} interleaved rounds of appends ...", file=sys.stderr)
+            rounds = interleaved_appends(fresh, args.append_rounds, args.each, server)
+            results["append_rounds"] = rounds
+            results["append_round_ratios"] = {peer: _ratios(rounds, peer) for peer in ("langgraph", "langgraph_trgm")}
     finally:
         stop()
     if args.json:
         print(json.dumps(results, indent=2))
         return 0
-    print(f"{'N':>9} {'measure':<22} {'files':>12} {'postgres':>12} {'langgraph':>12}")
+    # langgraph: PostgresStore the natural way; langgraph+trgm: the same work with the index it needs (its search by
+    # raw SQL)
+    columns = ("files", "postgres", "langgraph", "langgraph_trgm")
+    print(f"{'N':>9} {'measure':<26}" + "".join(f" {name:>14}" for name in columns))
     for n, pair in results["sizes"].items():
-        for key in pair["postgres"]:
-            peer = f"{pair['langgraph'][key]:>10.0f}µs" if key in pair.get("langgraph", {}) else f"{'-':>12}"
-            mine = f"{pair['files'][key]:>10.0f}µs" if key in pair["files"] else f"{'-':>12}"
-            print(f"{n:>9} {key:<22} {mine} {pair['postgres'][key]:>10.0f}µs {peer}")
-    for name, key in (("agentmem_nb", "writers"), ("PostgresStore, two puts", "langgraph_writers")):
+        keys = list(pair["postgres"]) + [key for key in pair.get("langgraph", {}) if key not in pair["postgres"]]
+        for key in keys:
+            cells = [f"{pair[name][key]:>12.0f}µs" if key in pair.get(name, {}) else f"{'-':>14}" for name in columns]
+            print(f"{n:>9} {key:<26} " + " ".join(cells))
+        for term, scans in results["langgraph_trgm_plans"].get(n, {}).items():
+            print(f"{n:>9} PostgresStore+trgm search plan, {term}: {', '.join(scans)}")
+    for name, key in (("agentmem_nb", "writers"), ("PostgresStore, two puts", "langgraph_writers"),
+                      ("PostgresStore + trigram index, two puts", "langgraph_trgm_writers")):
         one = results[key].get(1)
         for count, rate in results[key].items():
             ratio = f"  ({rate / one:.1f}x one writer)" if one else ""
             cpu = results[key + "_cpu"][count]
             print(f"{name}: {count:>3} writer process(es): {rate:8.0f} messages/s{ratio}, CPU per message: "
                   f"client {cpu['client_cpu_us']:.0f} µs, server {cpu.get('server_cpu_us', float('nan')):.0f} µs")
+    for peer, ratios in results.get("append_round_ratios", {}).items():
+        print(f"interleaved appends, ours ÷ {peer}, median of {args.append_rounds} rounds (range): " + ", ".join(
+            f"{key} {statistics.median(values):.2f} ({values[0]:.2f}-{values[-1]:.2f})"
+            for key, values in ratios.items() if values))
     return 0
 
 
