@@ -51,7 +51,7 @@ _SAY = re.compile(r"说|讲|告诉|提到|声称|表示")
 _SAY_COMPOUND = re.compile(r"说(?:错|实话|真的|来|起来|白了|过|一下|明)|(?:老实|话|比如|就是|总的来|怎么|小|传|解|演|"
                            r"游|劝|虽|再|且|听|据|来|地|格|会|能|只会)说")
 _HEDGE = re.compile(r"好像|可能|大概|也许|或许|应该|我觉得|我感觉|我记得|估计|似乎|不太确定|不确定|不太记得|貌似|"
-                    r"记不清|吧$")
+                    r"记不清|吧$|严格(?:来|地)?(?:说|讲)|技术上(?:来说|讲)?|理论上|名义上")
 _CORRECTION = re.compile(r"^(?:其实|实际上|事实上|准确地说|确切地说|准确来说|更正一下|更正|纠正一下|纠正|不对|不是的|"
                          r"说错了|我说错了|搞错了|我搞错了|哦不|噢不|不好意思|抱歉|对不起|等等|等一下|错了|口误|"
                          r"我记错了|记错了|改一下|应该说|(?:我)?(?:打|写|拼|输)错(?:字)?了|(?:我)?(?:之前|刚才|刚刚|前面|上次)(?:说|记|搞|弄|写)错了)[，,：:、\s]*")
@@ -317,6 +317,10 @@ def _bare_value(body: str, attribute: str) -> str:
     return value if _ok(value) else ""
 
 
+# A say-clause that attributes what came before it ("…，他说的", "…，我妈告诉我的"): the whole sentence is theirs.
+_ATTRIBUTION = re.compile(r"(?:说|讲|告诉我|提到)(?:的|过)?(?:啦|呀|啊)?$")
+
+
 def _reported(sentence: str) -> bool:
     """Whether someone other than the speaker says it: a say-verb whose speaker (the characters before it, less
     "跟我"/"对你") is not 我; compounds such as 说实话, 说错了, 比如说 are no saying."""
@@ -348,6 +352,11 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         if asked and clauses:  # the clause before the question mark is the question; the ones before it may state
             clauses = clauses[:-1]
         clauses = [c for c in clauses if not _QUESTION.search(c)]
+        # What someone else says, from the clause that says it on: the speaker's own clauses before it still state
+        # ("严格来说是佛山，不过大家都说广州"); said first, it frames the whole sentence ("我同事说，她住在朝阳区").
+        said = next((i for i, c in enumerate(clauses) if _reported(c)), None) if _reported("，".join(clauses)) else None
+        if said is not None:
+            clauses = clauses[:said] if said > 0 and not _ATTRIBUTION.search(clauses[said]) else []
         sentence = "，".join(clauses)
         if not sentence or _HYPOTHETICAL.search(sentence) or _FIGURATIVE.search(sentence) or _reported(sentence):
             continue

@@ -91,11 +91,11 @@ _SPEAKER_PREFIX = re.compile(r"^(?:as I (?:said|mentioned|told you)|like I said|
                              r"june|july|august|september|october|november|december)|last (?:year|month|week|summer|spring|"
                              r"fall|autumn|winter)|this (?:year|month|week)|(?:a|one|two|three|few|couple of) "
                              r"(?:years?|months?|weeks?|days?) ago|(?:a |one |two |three |a few |a couple of |several |some )(?:years?|months?|weeks?|days?) ago|in (?:19|20)\d\d|oh and|oh by the way|"
-                             r"you know|guess what|so yeah|haha|lol|please|pls|plz|(?-i:(?!actually)[a-z]+ly)|(?-i:(?!Actually)[A-Z][a-z]+ly)(?=,|\s+I\b))\b[,:!.\s—–-]*", re.I)
+                             r"you know|guess what|so yeah|haha|lol|please|pls|plz|(?-i:(?!actually|technically)[a-z]+ly)|(?-i:(?!Actually|Technically)[A-Z][a-z]+ly)(?=,|\s+I\b))\b[,:!.\s—–-]*", re.I)
 _HEDGE = re.compile(r"\b(?:I think|I guess|I believe|I suppose|I reckon|probably|maybe|perhaps|possibly|"
                     r"not (?:\d+% |totally |entirely |completely |quite |really |so |too )?sure|if I remember "
                     r"(?:correctly|right)|iirc|I am not certain|might be|may be|could be|I feel like|kind of think|"
-                    r"if memory serves)\b[,]?\s*(?:that\s+)?", re.I)
+                    r"if memory serves|technically|strictly speaking|in theory|on paper)\b[,]?\s*(?:that\s+)?", re.I)
 _CORRECTION = re.compile(r"^(?:actually|oh,? actually|sorry|oops|correction|wait|no|nope|nah|I mean|I meant|"
                          r"scratch that|my bad|my mistake|let me correct (?:that|myself)|to correct myself|"
                          r"I misspoke|I was wrong|I got that wrong|that was wrong|rather|or rather|typo|"
@@ -106,10 +106,17 @@ _END_MARKERS = re.compile(r"\b(?:any ?more|any longer|no more)\b", re.I)
 _NO_LONGER = re.compile(r"\b(?:no longer|not \w+ing\b any ?more)\b", re.I)
 # Aspect verbs ("have grown to hate", "started to like", "came to love") frame the predicate that follows them.
 _ASPECT = r"(?:(?:have|has)\s+)?(?:grown|grew|come|came|learned|learnt|started|begun|began|start|begin)\s+to"
+# Any adverb in -ly between a subject and its verb ("I eventually moved", "she recently started working at"): a
+# closed list of them missed every one it did not name. Verbs and adjectives that end so are no adverb.
+_LY = (r"(?-i:(?!(?:fly|apply|reply|rely|supply|comply|imply|ally|rally|bully|tally|sully|only|early|family|"
+       r"italy|july|holy|ugly|silly|lonely|friendly|lovely|likely|unlikely|daily|weekly|monthly|yearly|hourly|"
+       r"jelly|belly|curly|chilly|lily|sally|molly|emily|billy|kelly|holly|elderly|costly|deadly|smelly|"
+       r"assembly|anomaly|butterfly|firefly|reply)\b)[a-z]{2,}ly)")
 _ADVERBS = re.compile(r"^(?:(?:really|totally|absolutely|just|also|still|currently|now|recently|actually|finally|"
                       r"definitely|truly|genuinely|honestly|basically|kind of|sort of|pretty much|seriously|"
                       r"(?:do|does|did)(?=\s+(?!not\b))|mostly|usually|always|totally|so|too|even|already|officially|happily|"
-                      r"quite|very much|very|deeply|secretly|absolutely|literally|again|both|all|" + _ASPECT + r")\s+)+", re.I)
+                      r"quite|very much|very|deeply|secretly|absolutely|literally|again|both|all|" + _ASPECT + r"|"
+                      + _LY + r")\s+)+", re.I)
 _CLAUSE_SPLIT = re.compile(
     r"\s*;\s*|,?\s+(?:but|while|whereas|although|though)\s+|,?\s+and\s+(?=(?:I|we|my|he|she|now|also|then|currently|"
     r"since|recently|live|lives|work|works|moved|move|like|likes|love|loves|hate|hates|am|is|have|has|just|"
@@ -278,6 +285,8 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("age", "set", r"^(?:am|is|are)\s+(?P<v>\d{1,3})(?:\s*(?:years?|yrs?)(?:\s+old)?)?\s*"
                    r"(?:now|today|this year)?(?=\s*(?:,|$))"),
     ("age", "set", r"^(?:just\s+)?turned\s+(?P<v>\d{1,3})\b"),
+    # an age said as what one is ("I'm a 34-year-old nurse", "as a 34 year old, …"): the number before year-old
+    ("age", "set", r"^(?:(?:am|is|are)|as)\s+an?\s+(?P<v>\d{1,3})[\s-]+(?:years?|yrs?)[\s-]+old\b"),
     ("age", "set", r"^age is\s+(?P<v>\d{1,3})\b"),
     ("lives_in", "end", r"^(?:have\s+|has\s+)?mov(?:ed|e|es)\s+(?:out of|away from)\s+(?P<v>.+)"),
     # "moved from Boston to Denver": the origin was true until the move (attribute "from_to": both, in order)
@@ -429,6 +438,17 @@ _OTHER_SUBJECT = re.compile(r"^(?:he|she|they|it|you|your|his|her|their|its|some
                             r"nobody|this|that|there|the|a|an|our \w+|[A-Z][a-z]+(?:'s)?)\b")
 
 
+# Those who call the speaker by a name, many of them: "my friends", "most people", "everyone at work", "my whole
+# family". One person calling the speaker something ("my husband calls me Bunny") is a pet name, no name; and the name
+# after "call me" is capitalised ("my kids call me constantly" names nobody).
+_CALLED_BY = re.compile(
+    r"^(?:(?:almost\s+|nearly\s+)?(?:everyone|everybody)(?:\s+(?:at|in)\s+[\w-]+)?|(?:most\s+|some\s+)?people|"
+    r"(?:(?:my|our)\s+)?(?:[\w-]+\s+){0,2}?(?:friends|family|colleagues|coworkers|co-workers|mates|pals|students|"
+    r"kids|children|parents|teammates|classmates|folks|buddies|siblings|relatives|patients|clients)|they)\s+"
+    r"(?:(?:all|usually|often|always|just|mostly|sometimes|still|now)\s+)*calls?\s+me\s+(?=(?-i:[A-Z]))",
+    re.I)
+
+
 def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
     """(subject, what follows it, name statements from an appositive)."""
     names: list[Statement] = []
@@ -441,6 +461,9 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
             names.append(Statement(RELATIONS_EN[has.group("rel").lower()], "name", has.group("name")))
             return "other", "", names
         return "user", rest, names
+    called = _CALLED_BY.match(clause)
+    if called:  # "My friends call me Tink", "Most people just call me Sunny": a name the speaker goes by
+        return "user", "go by " + clause[called.end():], names
     found = re.match(r"^(?:my|our)\s+" + _REL_ADJ + r"?(?P<rel>" + _REL + r")(?P<poss>'s?)?\b\s*(?P<rest>.*)$",
                      clause, re.I)
     if found:
@@ -467,7 +490,8 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
         if kin.group("poss") == "'s" and _IS_AFTER_S.match(rest):
             rest = "is " + rest
         return RELATIONS_EN[kin.group("rel").lower()], rest, names
-    if re.match(r"^(?:call me|you can call me|people call me|everyone calls me|friends call me)\b", clause, re.I):
+    if re.match(r"^(?:call me\s+(?=(?-i:[A-Z]))|(?:you can call me|people call me|everyone calls me|friends call me)\b)",
+                clause, re.I):  # (a bare "call me" is a request unless a name follows: "Call me tomorrow")
         return "user", "go by " + re.sub(r"^.*?call(?:s)? me\s+", "", clause, flags=re.I), names
     if _OTHER_SUBJECT.match(clause) and not (clause[:1].isupper() and _predicates(clause, "user")):
         return "other", "", names  # (a capitalised predicate opening the message is the speaker's: "Moved to …")
@@ -477,11 +501,32 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
 # Adverbs between an auxiliary and its verb ("am currently working as", "have just moved to"): the auxiliary stays.
 _AUX_ADVERBS = re.compile(r"^(?P<aux>(?:am|is|are|was|were|have|has|had)\s+)(?:(?:currently|now|still|also|just|recently|"
                           r"finally|really|actually|already|officially|mostly|basically|happily|temporarily|"
-                          r"permanently|even|only|since)\s+)+", re.I)
+                          r"permanently|even|only|since|" + _LY + r")\s+)+", re.I)
+
+
+# Whom one moved or lives with, between the verb and its place ("moved in with us in Leeds", "live with my parents
+# in Leeds", "moved with her husband to Oslo"): no part of the predicate, which reads on at the place. The company is
+# a few words opened by a pronoun or a determiner, and the place after it is a name.
+_WITH_COMPANY = re.compile(
+    r"^(?P<verb>(?:(?:have|has|had)\s+(?:been\s+)?|(?:am|is|are)\s+)?(?:(?P<move>mov(?:ed|e|es)|relocated|relocate|"
+    r"relocates)|live|lives|lived|living|stay|stays|stayed|staying|settled))(?P<particle>\s+(?:in|back|over|out|here))?"
+    r"\s+with\s+(?:us|them|him|her|me|my|our|his|their|your|a|an|the|some|two|three)\b(?:\s+[\w'-]+){0,3}?"
+    r"\s+(?P<prep>to|in|near)\s+(?=(?-i:[A-Z]))", re.I)
+
+
+def _without_company(rest: str) -> str:
+    """``rest`` less whom one moved or lives with (see ``_WITH_COMPANY``)."""
+    found = _WITH_COMPANY.match(rest)
+    if found is None:
+        return rest
+    particle = (found.group("particle") or "").strip().lower()
+    if found.group("move"):  # "moved in with us in Leeds", "moved back with them to Leeds": moved (back) to Leeds
+        return f"{found.group('verb')}{' back' if particle == 'back' else ''} to {rest[found.end():]}"
+    return f"{found.group('verb')} {found.group('prep')} {rest[found.end():]}"
 
 
 def _predicates(rest: str, subject: str, *, topics: frozenset[str] = frozenset()) -> list[Statement]:
-    rest = _AUX_ADVERBS.sub(r"\g<aux>", _ADVERBS.sub("", rest.strip()))
+    rest = _without_company(_AUX_ADVERBS.sub(r"\g<aux>", _ADVERBS.sub("", rest.strip())))
     for attribute, op, pattern in _PREDICATES:
         found = pattern.match(rest)
         if found is None:
