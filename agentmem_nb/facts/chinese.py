@@ -36,6 +36,10 @@ RELATIONS_ZH = {
     "爸妈": "parents", "导师": "mentor", "老师": "teacher",
 }
 _REL = "|".join(sorted((re.escape(r) for r in RELATIONS_ZH), key=len, reverse=True))
+# Which one of several, before a relation: 大哥, 二姐, 小儿子, 亲妹妹, 大女儿 — the same relation (the longer words in the
+# table, 小姨 and 小猫, still match whole first).
+_KIN_ORDER = r"(?:(?:大|二|三|四|小|亲|老|最小的|最大的)(?=" + "|".join(sorted((re.escape(r) for r in RELATIONS_ZH), key=len,
+                                                                                reverse=True)) + r"))?"
 _QUOTED = re.compile(r"“[^”]*”|「[^」]*」|\"[^\"]*\"|『[^』]*』")
 _SENTENCES = re.compile(r"[。！!？?；;\n…]+")
 _CLAUSES = re.compile(r"[，,：:]|但是|不过|可是|而且|并且|然后|所以|因为")
@@ -107,6 +111,8 @@ _RULES: list[tuple[str, FactOp, str]] = [
                       r"(?P<v>[^，,。]+?(?:语|话|文))$"),
     # "今年三十了": an age without 岁 is still an age when it is the whole clause
     ("age", "set", r"^(?P<v>\d{1,3}|[一二两三四五六七八九十]{1,3})(?:周岁|岁)?了$"),
+    # an age said as what one is: "作为一个34岁的人", "是个三十岁的程序员"
+    ("age", "set", r"^(?:作为|身为|是)(?:一个|一名|一位|个|名)?(?P<v>\d{1,3}|[一二两三四五六七八九十]{1,3})(?:周)?岁的"),
     ("age", "set", r"^(?:的)?年龄是(?P<v>\d{1,3}|[一二两三四五六七八九十百]{1,4})"),
     ("from_to", "set", r"^(?:刚|已经|终于)?从(?P<old>[^，,。到去来]{1,12}?)(?:搬|迁|移居|移民)(?:家)?(?:到|去|来)了?(?P<v>[^，,。]+)"),
     ("lives_in", "set", r"^(?:搬到了?|搬去了?|搬家到了?|搬回了?|搬来了?|搬进了?|迁到了?|移居到?|移民到?|定居到?)(?P<v>.+)"),
@@ -126,6 +132,10 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("left", "end", r"^(?:离开了?|离开)(?P<v>[^，,。]+)"),
     ("works_at", "set", r"^(?:就职于|任职于|供职于|受雇于|入职了?|跳槽到了?|跳槽去了?|加盟了?|加入了?|进了)(?P<v>.+)"),
     ("works_at", "set", r"^(?:去了?|到了?)(?P<v>[^，,。]+?)(?:工作|上班)"),
+    # "给腾讯打工", "远程给一家叫路米的公司干活", "换到了阿里巴巴工作": whom one works for, where one moved to work
+    # ("给一家多伦多的公司工作" names no employer: an unnamed one is none)
+    ("works_at", "set", r"^(?:远程|全职|兼职)?(?:给|替)(?!别人|自己|人家|大家|家里|家人|老板)(?!(?:一|某)(?:家|个|所|间)(?![^，,。]*叫))(?P<v>[^，,。]+?)(?:远程|全职|兼职)?(?:打工|干活|工作|上班|做事)"),
+    ("works_at", "set", r"^(?:换到了?|换去了?|转到了?|调到了?)(?P<v>[^，,。]+?)(?:工作|上班)"),
     ("works_at", "set", r"^(?:的)?(?:公司|单位|东家)是(?P<v>.+)"),
     ("job", "set", r"^(?:的)?(?:职业|工作|本职工作)是(?P<v>.+)"),
     ("job", "set", r"^(?:是|当上了?|当|做|成了|成为了?|当了|升为|升职为|升职成了?|晋升为|升任|担任|转行做了?|改行当了?)(?:一名|一个|一位|个|名|位)?"
@@ -166,6 +176,8 @@ def _clean(raw: str, attribute: str) -> str:
         # (whom one is with is bounded: an open "陪\S*$" was tried at every 陪 of a long run, 20,000 took seconds)
         value = re.sub(r"(?<=\S{2})(?:读书|读大学|读研究生|读研|读博|读|上学|上大学|念书|留学|工作|上班|打工|发展|养老|"
                        r"学习|进修|陪\S{0,8}|照顾\S{0,8})$", "", value)
+        # … and before whom one lives there with: "青岛跟我们一起住", "成都和男朋友一起" (bounded, as above)
+        value = re.sub(r"(?<=\S{2})(?:跟|和|与|同)\S{1,8}?一起\S{0,3}$", "", value)
     if attribute == "birthday":
         value = normalise_date(value)
     if attribute == "age":
@@ -208,7 +220,7 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
     introduced = re.match(r"^我(?:们)?(?:家)?(?:有|养了?|养着)(?:一|两|三)?(?:个|位|只|条)?(?P<rel>" + _REL + r")$", clause)
     if introduced:  # "我们家养了一只猫，叫咪咪": the clause after it speaks of the cat
         return RELATIONS_ZH[introduced.group("rel")], "", names
-    found = re.match(r"^(?:我(?:们)?(?:家)?(?:的)?)(?P<rel>" + _REL + r")(?P<poss>的)?(?P<rest>.*)$", clause)
+    found = re.match(r"^(?:我(?:们)?(?:家)?(?:的)?)" + _KIN_ORDER + r"(?P<rel>" + _REL + r")(?P<poss>的)?(?P<rest>.*)$", clause)
     if found:
         relation = RELATIONS_ZH[found.group("rel")]
         rest = found.group("rest")
@@ -338,6 +350,29 @@ def _reported(sentence: str) -> bool:
     return False
 
 
+# A condition frames the whole sentence wherever it is said ("我就搬去上海，如果…"); a plan or a guess only its clause.
+_CONDITIONAL = re.compile(r"如果|要是|假如|假设|万一|的话|要是能|但愿|想象|假装")
+# A guess that opens a clause and governs what follows it in that clause ("我觉得这里挺好的"); one closing a clause
+# ("…吧，我不太确定") looks back, and stays the sentence's.
+_FORWARD_HEDGE = re.compile(r"^(?:我觉得|我感觉|估计|好像|可能|大概|也许|或许|似乎|貌似)")
+
+
+def _before_later_clause(clauses: list[str]) -> list[str]:
+    """``clauses`` less a later clause that only plans or guesses, and those after it: "我在腾讯工作，可能明年会换"
+    states 腾讯; "我住在成都，我觉得这里挺好的" states 成都 for sure. (As :func:`english._before_later_clause`.)"""
+    for at, clause in enumerate(clauses):
+        if _HYPOTHETICAL.search(clauses[at - 1] if at else clause) or _HEDGE.search(clauses[at - 1] if at else clause):
+            return clauses  # a plan or a guess in the first clauses: the sentence is one ("我也不确定，可能…")
+        if at == 0:
+            continue
+        if _CONDITIONAL.search(clause):
+            return clauses
+        hedge = _FORWARD_HEDGE.match(clause)
+        if _HYPOTHETICAL.search(clause) or (hedge and clause[hedge.end():].strip()):
+            return clauses[:at]
+    return clauses
+
+
 def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[Statement]:
     """The statements of a Chinese message (see the module docstring); ``last_key`` as in
     :func:`~agentmem_nb.facts.english.extract_english`."""
@@ -357,6 +392,7 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         said = next((i for i, c in enumerate(clauses) if _reported(c)), None) if _reported("，".join(clauses)) else None
         if said is not None:
             clauses = clauses[:said] if said > 0 and not _ATTRIBUTION.search(clauses[said]) else []
+        clauses = _before_later_clause(clauses)
         sentence = "，".join(clauses)
         if not sentence or _HYPOTHETICAL.search(sentence) or _FIGURATIVE.search(sentence) or _reported(sentence):
             continue

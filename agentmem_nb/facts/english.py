@@ -627,6 +627,30 @@ def _uninverted(body: str) -> str:
     return body
 
 
+# Where a later clause starts: a comma, a semicolon or a joining word.
+_LATER_CLAUSE = re.compile(r"\s*[,;]\s*(?:(?:and|but|so)\s+)?|\s+(?:and|but|so|while|though|although|whereas)\s+", re.I)
+_CONDITIONAL = re.compile(r"\b(?:if|unless|whether|suppose|supposing|imagine|pretend|what if)\b", re.I)
+
+
+def _before_later_clause(body: str) -> str:
+    """``body`` less a later clause that only plans or guesses, and what follows it: "I live in Leeds, but I might
+    move" states Leeds; "I work at Google and I think it's great" states Google for sure. A plan or a hedge governs
+    its own clause and the ones after it, not the clauses before; a condition ("…, if that matters") still frames
+    the whole sentence, and so does a hedge closing a clause of its own ("I live in Leeds, I think")."""
+    edges = [m for m in _LATER_CLAUSE.finditer(body) if m.start() > 0]
+    for at, edge in enumerate(edges):
+        head = body[: edge.start()]
+        if _HYPOTHETICAL.search(head) or _HEDGE.search(head):
+            return body  # a plan or a guess in the first clauses: the sentence is one ("I'm not sure, maybe …")
+        clause = body[edge.end(): edges[at + 1].start() if at + 1 < len(edges) else len(body)]
+        if _CONDITIONAL.search(clause):
+            return body
+        hedge = _HEDGE.match(clause)
+        if _HYPOTHETICAL.search(clause) or (hedge and clause[hedge.end():].strip(" ,.!")):
+            return head
+    return body
+
+
 def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCES.split(text) if s and s.strip()]
 
@@ -682,6 +706,7 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
         if not body or _QUESTION_START.match(body):
             continue
         certain = True
+        body = _before_later_clause(body)
         if _HYPOTHETICAL.search(body):  # before the hedges go: "might be moving" is a plan, not a hedged fact
             continue
         if _HEDGE.search(body):
