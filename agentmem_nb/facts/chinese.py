@@ -392,6 +392,11 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         said = next((i for i, c in enumerate(clauses) if _reported(c)), None) if _reported("，".join(clauses)) else None
         if said is not None:
             clauses = clauses[:said] if said > 0 and not _ATTRIBUTION.search(clauses[said]) else []
+        if re.search(r"生日", sentence) and re.fullmatch(r"(?:\d{4}-)?\d\d-\d\d", normalise_date(sentence)):
+            # a birthday with its date, less when it next comes ("生日是下周二，5月9号"): a date that recurs is no plan
+            joined = re.sub(r"(?:(?:下|这)(?:个)?(?:周|星期|礼拜|月)[一二三四五六日天末]?|快(?:要)?到了)[，,]?", "",
+                            "，".join(clauses))
+            clauses = [c for c in _CLAUSES.split(joined) if c.strip()]
         clauses = _before_later_clause(clauses)
         sentence = "，".join(clauses)
         if not sentence or _HYPOTHETICAL.search(sentence) or _FIGURATIVE.search(sentence) or _reported(sentence):

@@ -141,7 +141,10 @@ _BOUNDARY = re.compile(
 _PRONOUNS = {"it", "that", "this", "them", "him", "her", "you", "those", "these", "one", "so", "there", "here",
              "everything", "anything", "something", "nothing", "yourself", "myself", "himself", "herself", "things", "stuff", "us", "me", "myself", "what",
              "too", "much", "a lot", "lots", "very much", "the idea", "the most", "that one", "all", "both"}
-_JOB = (r"(?P<v>(?:[a-z-]+\s+){0,3}(?:[a-z-]+(?:er|or|ist|ian|ant|ent|eer|ect|ef|ic|ologist)|nurse|doctor|chef|cook|"
+_JOB = (r"(?P<v>(?:[a-z-]+\s+){0,3}(?:(?!(?:for|or|nor|per|after|under|over|ever|never|either|neither|other|rather|"
+        r"whether|together|her|their|our|your|later|sooner|further|longer|major|minor|prior|floor|door|error|"
+        r"interior|exterior|superior|inferior|junior|senior|poster|winter|summer|center|centre|corner|number|"
+        r"member|water|river|weather|letter|paper|power|tower|flower|dinner|lunch)\b)[a-z-]+(?:er|or|ist|ian|ant|ent|eer|ect|ef|ic|ologist)|nurse|doctor|chef|cook|"
         r"lawyer|pilot|student|vet|tutor|coach|clerk|judge|barista|cop|soldier|monk|model|intern|nanny|maid|"
         r"plumber|carpenter|secretary|attorney|freelancer|housewife|homemaker|firefighter|surgeon|dentist|"
         r"pharmacist|waiter|waitress|actress|priest|nun|miner|fisherman|chairman|salesman|saleswoman|"
@@ -299,7 +302,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         r"relocate|relocates)\s+(?:back\s+)?(?:here\s+)?to\s+(?P<v>.+)"),
     ("lives_in", "set", r"^(?:live|lives|living|am living|is living|are living|reside|resides|am residing|"
                         r"am based|is based|are based|stay|stays|am staying|is staying|have lived|has lived|"
-                        r"have been living|has been living|been living|been based|settled down|settled|residing|"
+                        r"have been living|has been living|been living|been based|(?:have |has )?settled down|(?:have |has )?settled|residing|"
                         r"currently residing|based)\s+"
                         r"(?:in|at|near|on)\s+(?P<v>.+)"),
     ("lives_in", "set", r"^(?:(?:am|is|are)\s+)?based out of\s+(?P<v>.+)"),
@@ -337,14 +340,16 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("works_in", "set", r"^(?:work|works|am working|is working)\s+in\s+(?P<v>.+)"),
     ("allergic_to", "add", r"^(?:am|is|are)\s+(?:very\s+|severely\s+|mildly\s+|slightly\s+)?allergic to\s+(?P<v>.+)"),
     ("allergic_to", "add", r"^(?:have|has)\s+(?:an?\s+)?(?:[a-z]+\s+)?(?:allergy|intolerance) to\s+(?P<v>.+)"),
-    ("job", "set", r"^(?:work|works|am working|is working)\s+as\s+(?:an?\s+)?(?P<v>.+)"),
+    ("job", "set", r"^(?:work|works|am working|is working|have been working|has been working|(?:am|is|are) employed|"
+                   r"(?:was|were|got|have been|has been) (?:hired|taken on|employed)|(?:got|have|landed|took|accepted|found) "
+                   r"an?\s+(?:new\s+)?(?:job|position|role)|started (?:out )?(?:working )?)\s+as\s+(?:an?\s+)?(?P<v>.+)"),
     # a change of state names the new job: "became a principal", "got promoted to senior engineer"
     # (a job by its word: "became a US citizen / an uncle / a widow" is a change of state, no job)
     ("job", "set", r"^(?:became|become|have become|has become)\s+an?\s+" + _JOB),
     ("job", "set", r"^(?:(?:got|was|were|have been|has been|been|am|is)\s+)?promoted to\s+(?:an?\s+|the\s+)?"
                    r"(?P<v>.+)"),
     ("job", "set", r"^(?:job|profession|occupation) is\s+(?:being\s+)?(?:an?\s+)?(?P<v>.+)"),
-    ("job", "set", r"^(?:am|is|are)\s+(?:now\s+)?(?:an?\s+)" + _JOB),
+    ("job", "set", r"^(?:am|is|are|have been|has been)\s+(?:now\s+)?(?:an?\s+)" + _JOB),
     ("job", "set", r"^(?:am|is|are)\s+(?:now\s+)?an?\s+(?P<v>(?:[a-z-]+\s+){0,3}[a-z-]+)$"),
     ("dislikes", "add", r"^(?:do not|does not|did not|(?:have\s+|has\s+)?never) (?:really\s+)?(?:like|love|enjoy|"
                         r"care for|fancy|eat|drink|liked|loved|enjoyed|cared for)\s+(?P<v>.+)"),
@@ -514,6 +519,13 @@ _WITH_COMPANY = re.compile(
     r"\s+(?P<prep>to|in|near)\s+(?=(?-i:[A-Z]))", re.I)
 
 
+# "ended up moving to Austin", "ended up working at a bank": what happened, said with its -ing.
+_ENDED_UP = re.compile(r"^(?:have\s+|has\s+)?(?:ended|wound) up\s+(?P<verb>moving|relocating|working|living|staying|"
+                       r"settling)\b", re.I)
+_ENDED_UP_AS = {"moving": "moved", "relocating": "relocated", "working": "working", "living": "living",
+                "staying": "staying", "settling": "settled"}
+
+
 def _without_company(rest: str) -> str:
     """``rest`` less whom one moved or lives with (see ``_WITH_COMPANY``)."""
     found = _WITH_COMPANY.match(rest)
@@ -526,6 +538,7 @@ def _without_company(rest: str) -> str:
 
 
 def _predicates(rest: str, subject: str, *, topics: frozenset[str] = frozenset()) -> list[Statement]:
+    rest = _ENDED_UP.sub(lambda m: _ENDED_UP_AS[m.group("verb").lower()], _ADVERBS.sub("", rest.strip()), count=1)
     rest = _without_company(_AUX_ADVERBS.sub(r"\g<aux>", _ADVERBS.sub("", rest.strip())))
     for attribute, op, pattern in _PREDICATES:
         found = pattern.match(rest)
@@ -609,11 +622,20 @@ _INVERTED_TASTE = re.compile(r"^(?P<v>[^,;]{1,40}?)\s+(?:is|are)\s+(?P<neg>not\s
                              r"my\s+(?:thing|jam|cup of tea|kind of thing)$", re.I)
 
 
+_INVERTED_WHAT = re.compile(r"^(?P<v>[^,;]{1,40}?)\s+(?:is|are)\s+(?:(?:really|definitely|just)\s+)?(?:something|one thing|"
+                            r"the (?:one )?thing|what|the kind of thing)\s+(?:that\s+)?I\s+(?:(?:really|truly|just|"
+                            r"absolutely|genuinely|do|totally|honestly)\s+)*(?P<verb>love|like|enjoy|adore|hate|dislike|"
+                            r"cannot stand|detest|loathe)(?:\s+(?:the\s+)?most|\s+about\s+\w+|\s+doing)?$", re.I)
+
+
 def _uninverted(body: str) -> str:
     """``body`` in the order the predicates read (subject first), when it puts the value first."""
     found = _INVERTED_NOUN.match(body)
     if found and not re.match(r"^(?:it|that|this|what|which|who)$", found.group("v"), re.I):
         return f"{found.group('noun')} is {found.group('v')}"
+    found = _INVERTED_WHAT.match(body)
+    if found and not re.match(r"^(?:it|that|this|what|which|who|there|here)$", found.group("v"), re.I):
+        return f"I {found.group('verb')} {found.group('v')}"  # "Jazz is what I love", "Mushrooms are something I hate"
     found = _INVERTED_TASTE.match(body)
     if found and not re.match(r"^(?:it|that|this|what|which|who)$", found.group("v"), re.I):
         return f"I {'dislike' if found.group('neg') else 'like'} {found.group('v')}"
@@ -630,6 +652,19 @@ def _uninverted(body: str) -> str:
 # Where a later clause starts: a comma, a semicolon or a joining word.
 _LATER_CLAUSE = re.compile(r"\s*[,;]\s*(?:(?:and|but|so)\s+)?|\s+(?:and|but|so|while|though|although|whereas)\s+", re.I)
 _CONDITIONAL = re.compile(r"\b(?:if|unless|whether|suppose|supposing|imagine|pretend|what if)\b", re.I)
+
+
+_SOON = re.compile(r"\s*,?\s*\b(?:coming up|(?:next|this coming|coming)\s+(?:week|month|year|weekend|monday|"
+                   r"tuesday|wednesday|thursday|friday|saturday|sunday)|in (?:a|one|two|three|a few|a couple of) "
+                   r"(?:days|weeks))\b\s*,?", re.I)
+
+
+def _date_not_plan(body: str) -> str:
+    """A birthday with its date, less when it next comes ("My birthday is next month, on June 3rd"): a date that
+    recurs is no plan, though "next month" says one in any other sentence."""
+    if re.search(r"\b(?:birthday|bday)\b", body, re.I) and re.fullmatch(r"(?:\d{4}-)?\d\d-\d\d", normalise_date(body)):
+        return " ".join(_SOON.sub(" ", body).split()).replace(" ,", ",")
+    return body
 
 
 def _before_later_clause(body: str) -> str:
@@ -706,7 +741,7 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
         if not body or _QUESTION_START.match(body):
             continue
         certain = True
-        body = _before_later_clause(body)
+        body = _before_later_clause(_date_not_plan(body))
         if _HYPOTHETICAL.search(body):  # before the hedges go: "might be moving" is a plan, not a hedged fact
             continue
         if _HEDGE.search(body):
