@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 
 from agentmem_nb.facts._marks import PLURAL_RELATIONS, last_relative, marked
-from agentmem_nb.facts._values import normalise_date
+from agentmem_nb.facts._values import NUMBER_WORDS, day_only, english_number, normalise_date
 from agentmem_nb.store.facts import ACCUMULATING, FactKey, FactOp, Statement
 
 __all__ = ["extract_english", "RELATIONS_EN"]
@@ -74,6 +74,7 @@ _HYPOTHETICAL = re.compile(
     r"am moving|are moving|is moving|am starting|am joining|will be|(?:might|may|could) be [a-z]+ing)\b", re.I)
 # A figure of speech ("I'm basically a professional napper", "she's like a walking encyclopedia"): no fact.
 _FIGURATIVE = re.compile(r"\b(?:basically|practically|literally|virtually|sort of|kind of)\s+(?:an?|the)\s|"
+                         r"\byeah,?\s+right\b|^as if\b|\blike I would ever\b|"
                          r"\b(?:am|is|are|was|were)\s+(?:[a-z]+\s+)?like\s+(?:an?|the)\s", re.I)
 _REPORTED = re.compile(r"\b(?:said|says|say|told|tells|tell|claims?|claimed|mentioned|heard|hears|according to|"
                        r"asked|asks|wrote|writes|posted|texted|thinks|thought|believes|reckons|insists|swears|joked)\b",
@@ -125,7 +126,9 @@ _BOUNDARY = re.compile(
     r"\s*(?:[,;!?()\[\]]|(?<!\bSt)(?<!\bMr)(?<!\bDr)(?<!\bMs)(?<!\bMrs)(?<!\bJr)\.|\s-\s|\s—\s|\bbecause\b|\bsince\b|\bbut\b|\bso\b|\bwhen\b|\bwhere\b|\bwhich\b|\bwho\b|"
     r"\bthat\b|\bfor (?:about |almost |nearly |over )?(?:\d+|a|an|two|three|four|five|six|ten|many|several|"
     r"the past|a few|a couple)\b|\b(?:about |around )?(?:\d+|a|an|two|three|few|several|couple of) "
-    r"(?:years?|months?|weeks?|days?) ago\b|\blast (?:year|month|week|summer|spring|fall|autumn|winter|time)\b|"
+    r"(?:years?|months?|weeks?|days?) ago\b|\b(?:(?:many|some|a few|a couple of|several|four|five|six|seven|eight|nine|"
+    r"ten|\d+)\s+)?(?:years|months|weeks|days|decades|ages|long)\s+ago\b|"
+    r"\blast (?:year|month|week|summer|spring|fall|autumn|winter|time)\b|"
     r"\bthis (?:year|month|week)\b|\bthese days\b|\bnowadays\b|\bnow\b|\bany ?more\b|\bany longer\b|"
     r"\bright now\b|\bat the moment\b|\bcurrently\b|\blately\b|\brecently\b|\btoo\b|\bas well\b|\ba lot\b|"
     r"\bvery much\b|\bso much\b|\bmore than\b|\bwith (?:my|his|her|our|their|a|the)\b|\bin (?:19|20)\d\d\b|"
@@ -255,7 +258,8 @@ _MAX_VALUE_WORDS = 6
 
 
 def _value_ok(value: str) -> bool:
-    return bool(value) and value.casefold() not in _PRONOUNS and len(value) <= 60 and _word_count(value) <= _MAX_VALUE_WORDS
+    # (a value that opens with a subject is a clause the pattern over-captured: "like I would ever live in Florida")
+    return bool(value) and value.casefold() not in _PRONOUNS and not re.match(r"(?:I|(?i:we|you|he|she|they))\b", value) and len(value) <= 60 and _word_count(value) <= _MAX_VALUE_WORDS
 
 
 def _word_count(text: str) -> int:
@@ -287,19 +291,20 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("hometown", "set", r"^(?:hometown|home town)\s+is\s+(?P<v>.+)"),
     ("age", "set", r"^(?:am|is|are)\s+(?P<v>\d{1,3})(?:\s*(?:years?|yrs?)(?:\s+old)?)?\s*"
                    r"(?:now|today|this year)?(?=\s*(?:,|$))"),
-    ("age", "set", r"^(?:just\s+)?turned\s+(?P<v>\d{1,3})\b"),
+    ("age", "set", r"^(?:just\s+)?turned\s+(?P<v>\d{1,3}|" + NUMBER_WORDS + r")\b(?!\s+(?:times|years ago|o'clock))"),
     # an age said as what one is ("I'm a 34-year-old nurse", "as a 34 year old, …"): the number before year-old
-    ("age", "set", r"^(?:(?:am|is|are)|as)\s+an?\s+(?P<v>\d{1,3})[\s-]+(?:years?|yrs?)[\s-]+old\b"),
+    ("age", "set", r"^(?:(?:am|is|are)|as)\s+an?\s+(?P<v>\d{1,3}|" + NUMBER_WORDS + r")[\s-]+(?:years?|yrs?)[\s-]+old\b"),
     ("age", "set", r"^age is\s+(?P<v>\d{1,3})\b"),
     ("lives_in", "end", r"^(?:have\s+|has\s+)?mov(?:ed|e|es)\s+(?:out of|away from)\s+(?P<v>.+)"),
     # "moved from Boston to Denver": the origin was true until the move (attribute "from_to": both, in order)
     ("from_to", "set", r"^(?:have\s+|has\s+)?(?:just\s+|recently\s+|finally\s+)?(?:mov(?:ed|e|es)|relocated|"
-                       r"relocate|relocates)\s+(?:here\s+|over\s+|back\s+)?from\s+(?P<old>[^,.;!?]+?)\s+to\s+"
+                       r"relocate|relocates)\s+(?:(?:back|here|over|out|away|down|up|all the way|across)\s+){0,2}from\s+(?P<old>[^,.;!?]+?)\s+to\s+"
                        r"(?P<v>.+)"),
     ("left", "end", r"^(?:have\s+|has\s+)?(?:just\s+)?left\s+(?:my\s+(?:job|position|role)\s+(?:at|with)\s+)?"
                     r"(?P<v>[A-Z].+)"),
     ("lives_in", "set", r"^(?:have\s+|has\s+)?(?:just\s+|recently\s+|finally\s+|now\s+)?(?:mov(?:ed|e|es)|relocated|"
-                        r"relocate|relocates)\s+(?:back\s+)?(?:here\s+)?to\s+(?P<v>.+)"),
+                        r"relocate|relocates)\s+(?:(?:back|here|over|out|away|down|up|abroad|home|there|all the way|across)\s+){0,2}"
+                        r"to\s+(?P<v>.+)"),
     ("lives_in", "set", r"^(?:live|lives|living|am living|is living|are living|reside|resides|am residing|"
                         r"am based|is based|are based|stay|stays|am staying|is staying|have lived|has lived|"
                         r"have been living|has been living|been living|been based|(?:have |has )?settled down|(?:have |has )?settled|residing|"
@@ -386,14 +391,18 @@ _PREDICATES = [(attribute, op, re.compile(pattern, re.I)) for attribute, op, pat
 # "I'm in Lisbon now", "I'm at Salesforce now": a named place or organisation after a copula marked as a change. Said
 # alone it is as often where one is at the moment ("I'm at Starbucks now", "I'm in Paris now", "I'm at Heathrow
 # now"), so it is where one lives or works only in a message or a conversation about moving or working (TOPICS).
-_BE_NOW = re.compile(r"^(?-i:(?:am|is|are)\s+(?P<prep>in|at)\s+(?P<v>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*)\s+"
-                     r"(?:now|these days|nowadays))$")
+# "I'm back in Munich" is the same change, back where one was: with "back", "now" may go unsaid.
+_BE_NOW = re.compile(r"^(?-i:(?:am|is|are)\s+(?:(?P<back>back)\s+(?:home\s+)?)?(?P<prep>in|at)\s+"
+                     r"(?P<v>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*)(?(back)(?:\s+(?:now|these days|nowadays))?|"
+                     r"\s+(?:now|these days|nowadays)))$")
 _TOPIC_WORDS = {
     "works_at": re.compile(r"\b(?:work|works|worked|working|job|jobs|employer|company|hired|joined|switched|career|"
                            r"role|position|colleagues?|co-?workers?|boss|office|promoted|laid off|fired|quit|resigned|"
                            r"left)\b", re.I),
     "lives_in": re.compile(r"\b(?:move|moved|moves|moving|relocated?|relocating|live|lives|lived|living|settled|"
-                           r"emigrated|immigrated|home|house|flat|apartment)\b", re.I),
+                           r"emigrated|immigrated|home|house|flat|apartment)\b|"
+                           # a stay of years somewhere: "after five years in Berlin"
+                           r"\b(?:years|decades)\s+(?:living\s+)?in\s+(?-i:[A-Z])", re.I),
 }
 _TOPIC_KEYS = {"works_at": ("works_at", "job", "works_in"), "lives_in": ("lives_in", "hometown")}
 
@@ -545,7 +554,9 @@ def _predicates(rest: str, subject: str, *, topics: frozenset[str] = frozenset()
         if found is None:
             continue
         raw = found.group("v") or found.groupdict().get("w") or ""
-        adverb = re.match(r"^(?:(actually|in fact)|really|now|officially|still|just)\s+", raw, re.I)
+        adverb = re.match(r"^(?:(actually|in fact)|really|now|officially|still|just|definitely|certainly|"
+                          r"undoubtedly|obviously|clearly|surely|easily|probably|honestly|truly|absolutely|"
+                          r"spelled|spelt|written)\s+", raw, re.I)
         if adverb:  # "name is actually Jen": an adverb after the verb; "actually" makes it a correction
             raw, op = raw[adverb.end():], ("correct" if adverb.group(1) and op == "set" else op)
         value = _clean_value(raw, attribute)
@@ -560,6 +571,10 @@ def _predicates(rest: str, subject: str, *, topics: frozenset[str] = frozenset()
             continue
         if attribute == "lives_in" and op == "end" and not value and "left" in rest[:5].lower():
             continue
+        if attribute == "birthday" and not re.fullmatch(r"(?:\d{4}-)?\d\d-\d\d", value) and day_only(value) is None:
+            continue  # no date this reads ("03/04/1992": which is the month?), no birthday rather than a wrong one
+        if attribute == "age" and (number := english_number(value)) is not None:  # "turned six": 6
+            value = str(number)
         employer = re.search(r"(?:^|\s)(?:at|for|with)\s+(?P<v>[A-Z].*)", raw + rest[found.end():])
         if attribute == "job" and employer:  # "a pharmacist at Walgreens": the employer too
             at = _clean_value(employer.group("v"), "works_at")
@@ -686,6 +701,14 @@ def _before_later_clause(body: str) -> str:
     return body
 
 
+# A phrase of time or circumstance before the subject ("After college I moved …", "In 2019, my sister joined …",
+# "Since the pandemic we've lived …"): no subject of its own, so the sentence reads from the subject after it. A
+# phrase that holds a subject is a clause ("Before I moved to Paris, I lived in Rome") and stays.
+_LEADING_PHRASE = re.compile(r"^(?:after|before|since|during|in|on|following|over|throughout|until|as of|at|from|for)\s+"
+                             r"(?:(?!\b(?:I|we|he|she|they|you|it)\b)[^,;:]){1,40}?,?\s+"
+                             r"(?=(?-i:I|We|we|My|my|Our|our)\b)", re.I)
+
+
 def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCES.split(text) if s and s.strip()]
 
@@ -738,6 +761,7 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
                 body = re.sub(r"^(?!(?:I|my|we|he|she|they|it|you)\b)[A-Za-z]+[,!]+\s+", "", body, flags=re.I)
             if body == before:
                 break
+        body = _LEADING_PHRASE.sub("", body, count=1)
         if not body or _QUESTION_START.match(body):
             continue
         certain = True
@@ -791,6 +815,8 @@ def _bare_value(body: str, attribute: str) -> str:
     """The value of a bare correction: "it is Lyon", "I meant Lyon", "Lyon", "the 4th"."""
     body = re.sub(r"^(?:it\s+is|it\s+was|that\s+is|that\s+was|I\s+meant|I\s+mean|meant|make\s+that|it\s+should\s+be"
                   r"|should\s+be|the\s+right\s+one\s+is|in|at|on)\s+", "", body.strip(), flags=re.I)
+    # "it's spelled Kathryn", "it's definitely Lyon": how it is written or how sure, then the value
+    body = re.sub(r"^(?:(?:spelled|spelt|written|definitely|certainly|really|actually|just)\s+)+", "", body, flags=re.I)
     if re.match(r"^(?:I|we|my|he|she|they|you)\b", body, re.I):
         return ""
     value = _clean_value(body, attribute)
