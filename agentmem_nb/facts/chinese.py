@@ -53,12 +53,12 @@ _FIGURATIVE = re.compile(r"简直|堪称|基本上就是|就像|像个|像是个
                          r"逗你玩")
 _SAY = re.compile(r"说|讲|告诉|提到|声称|表示")
 _SAY_COMPOUND = re.compile(r"说(?:错|实话|真的|来|起来|白了|过|一下|明)|(?:老实|话|比如|就是|总的来|怎么|小|传|解|演|"
-                           r"游|劝|虽|再|且|听|据|来|地|格|会|能|只会)说")
+                           r"游|劝|虽|再|且|听|据|来|地|格|会|能|只会|我是|我想|我就是)说")
 _HEDGE = re.compile(r"好像|可能|大概|也许|或许|应该|我觉得|我感觉|我记得|估计|似乎|不太确定|不确定|不太记得|貌似|"
                     r"记不清|吧$|严格(?:来|地)?(?:说|讲)|技术上(?:来说|讲)?|理论上|名义上")
 _CORRECTION = re.compile(r"^(?:其实|实际上|事实上|准确地说|确切地说|准确来说|更正一下|更正|纠正一下|纠正|不对|不是的|"
                          r"说错了|我说错了|搞错了|我搞错了|哦不|噢不|不好意思|抱歉|对不起|等等|等一下|错了|口误|"
-                         r"我记错了|记错了|改一下|应该说|(?:我)?(?:打|写|拼|输)错(?:字)?了|(?:我)?(?:之前|刚才|刚刚|前面|上次)(?:说|记|搞|弄|写)错了)[，,：:、\s]*")
+                         r"我记错了|记错了|改一下|应该说|我是说|我的意思是|我想说的是|我指的是|(?:我)?(?:打|写|拼|输)错(?:字)?了|(?:我)?(?:之前|刚才|刚刚|前面|上次)(?:说|记|搞|弄|写)错了)[，,：:、\s]*")
 _LEADING = re.compile(r"^(?:(?:上|这|下)?(?:周|星期|礼拜)[一二三四五六日天](?=我)|(?:好|坏)消息是|好在|幸好|还好|"
                       r"(?:幸运|不幸|可惜|遗憾|巧)的是|可惜|不巧|哎呀|哎哟|哎|唉|呃|天哪|天啊|哇|"
                       r"[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:天|周|星期|月|年)(?:前|以前|之前)|"
@@ -67,8 +67,10 @@ _LEADING = re.compile(r"^(?:(?:上|这|下)?(?:周|星期|礼拜)[一二三四�
                       r"告诉你|说实话|老实说|其实吧|总之|反正|所以|从小|小时候|这几年|近几年|这些年|平时|一直以来|"
                       r"自从\S{1,6}以后|自从\S{1,6}|\d{4}年(?:以后|之后|以来|起|开始)?|年初|年底|年中|月初|月底|"
                       r"[^，,。我]{1,10}?(?:以后|之后|以来|的时候)(?=我)|"
+                      # a time before the subject: "业余时间我…", "大学毕业后我…", "周末我…"
+                      r"[^，,。我你他她它]{0,6}?(?:后|时间|期间|时|周末|晚上|早上|春天|夏天|秋天|冬天)(?=我)|"
                       r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=我)|从[^，,。我]{1,8}?(?:开始|起)|就)+[，,、\s]*")
-_ADVERBS = re.compile(r"^(?:[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:天|周|星期|月|年)(?:前|以前|之前)|超级|实在|真心|简直|完全|根本|十分|相当|极其|尤其|格外|始终|老是|常年|长期|长年|"
+_ADVERBS = re.compile(r"^(?:以[^，,。以]{1,10}?的?身份|[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:天|周|星期|月|年)(?:前|以前|之前)|超级|实在|真心|简直|完全|根本|十分|相当|极其|尤其|格外|始终|老是|常年|长期|长年|"
                       r"一点儿?(?:都|也)|从来|压根儿?|丝毫|[^，,。以之]{1,6}?(?:以后|之后|后)(?=搬|去|来|在|住|开始|就)|这段时间|这阵子|(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=入职|搬|去|来|开始|加入|跳槽|离|"
                       r"辞职|在|就|被|又)|也|都|还|一直|现在|目前|已经|刚|刚刚|真的|真|非常|特别|很|超|挺|比较|就|又|才|本来|终于|"
                       r"最近|其实|确实|当然|同时|主要|平时|一般|经常|总是|特|蛮|还是|依然|仍然|照样|今年|去年|"
@@ -134,7 +136,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("works_at", "set", r"^(?:去了?|到了?)(?P<v>[^，,。]+?)(?:工作|上班)"),
     # "给腾讯打工", "远程给一家叫路米的公司干活", "换到了阿里巴巴工作": whom one works for, where one moved to work
     # ("给一家多伦多的公司工作" names no employer: an unnamed one is none)
-    ("works_at", "set", r"^(?:远程|全职|兼职)?(?:给|替)(?!别人|自己|人家|大家|家里|家人|老板)(?!(?:一|某)(?:家|个|所|间)(?![^，,。]*叫))(?P<v>[^，,。]+?)(?:远程|全职|兼职)?(?:打工|干活|工作|上班|做事)"),
+    ("works_at", "set", r"^(?:在家|远程|全职|兼职){0,2}(?:给|替)(?!别人|自己|人家|大家|家里|家人|老板)(?!(?:一|某)(?:家|个|所|间)(?![^，,。]*叫))(?P<v>[^，,。]+?)(?:远程|全职|兼职)?(?:打工|干活|工作|上班|做事|办公)"),
     ("works_at", "set", r"^(?:换到了?|换去了?|转到了?|调到了?)(?P<v>[^，,。]+?)(?:工作|上班)"),
     ("works_at", "set", r"^(?:的)?(?:公司|单位|东家)是(?P<v>.+)"),
     ("job", "set", r"^(?:的)?(?:职业|工作|本职工作)是(?P<v>.+)"),
@@ -217,7 +219,8 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
         names.append(Statement(RELATIONS_ZH[has.group("rel")], "name", has.group("name")))
         rest = clause[has.end():]
         return RELATIONS_ZH[has.group("rel")], rest, names
-    introduced = re.match(r"^我(?:们)?(?:家)?(?:有|养了?|养着)(?:一|两|三)?(?:个|位|只|条)?(?P<rel>" + _REL + r")$", clause)
+    introduced = re.match(r"^我(?:们)?(?:家)?(?:(?:刚|最近|也|还)?(?:有|养了?|养着|领养了?|收养了?|捡了?|买了?|添了?|新添了?|"
+                          r"生了?|接回了?|迎来了?))(?:一|两|三)?(?:个|位|只|条)?(?P<rel>" + _REL + r")$", clause)
     if introduced:  # "我们家养了一只猫，叫咪咪": the clause after it speaks of the cat
         return RELATIONS_ZH[introduced.group("rel")], "", names
     found = re.match(r"^(?:我(?:们)?(?:家)?(?:的)?)" + _KIN_ORDER + r"(?P<rel>" + _REL + r")(?P<poss>的)?(?P<rest>.*)$", clause)
@@ -239,7 +242,7 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
             names.append(Statement(relation, "name", apposition.group("name")))
             rest = rest[apposition.end():]
         return relation, rest, names
-    both = re.match(r"^我(?:和|跟|与)(?:[^，,。]{1,6}?(?=都|也|一起)|(?:我)?(?:的)?(?:" + _REL + r")(?=住|在|搬|喜欢|讨厌))"
+    both = re.match(r"^我(?:和|跟|与)(?:[^，,。]{1,6}?(?=都|也|一起)|(?:我)?(?:的)?(?:" + _REL + r")(?=住|在|搬|定居|生活|喜欢|讨厌|爱|一起|都|也))"
                     r"(?P<rest>.*)$", clause)
     if both:  # "我和我老公都讨厌冷天": what both say is the speaker's too
         return "user", both.group("rest"), names
@@ -436,6 +439,11 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
             verb = ("讨厌" if re.search(r"讨厌|不喜欢|不爱", pred) else "喜欢" if re.search(r"喜欢|爱", pred)
                     else "住在" if "住" in pred else "的老家是")
             body = f"{inverted.group('who')}{verb}{inverted.group('v')}"
+        # "我今年39": a number said as this year's is an age, with or without 岁
+        body = re.sub(r"今年(?P<n>\d{1,3}|[一二两三四五六七八九十]{1,3})(?![\d一二两三四五六七八九十岁年月号日个块次只天度分%])",
+                      r"今年\g<n>岁", body)
+        if _STAY.search(body):  # "在柏林待了五年后，我又回到了慕尼黑": back where one lived, after years elsewhere (alone,
+            body = re.sub(r"(?:又)?回到了?(?:老家)?(?=[^，,。]{2})", "搬回", body)  # 回到 is coming back from a day out)
         renamed = _RENAMED.search(body)
         if renamed and (who := last_relative([], out, last_key)) is not None:  # "我们给它改名叫盐巴了"
             out.append(Statement(who, "name", renamed.group("v"), "correct"))
@@ -462,6 +470,9 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
     return out
 
 
+# A stay of years somewhere: "待了五年", "住了十年后", "三年后".
+_STAY = re.compile(r"(?:待|呆|住|生活|工作)了?[^，,。]{0,3}?(?:[一二三四五六七八九十两几\d]+|半)年|"
+                   r"(?:[一二三四五六七八九十两几\d]+)年(?:后|之后|以后)")
 # A dog or cat of the speaker's, of any breed, with its name: "一条比格犬叫旺财", "一只英短，叫咪咪".
 _PET_NAMED = re.compile(r"(?:只|条|个)(?P<kind>[\u4e00-\u9fff]{0,4}?(?:犬|狗|猫|猫咪))[，,]?(?:叫|名叫|叫做|名字叫)"
                         r"(?P<name>[^，,。的和跟]{1,6})")
