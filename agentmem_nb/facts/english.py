@@ -686,18 +686,26 @@ def _before_later_clause(body: str) -> str:
     """``body`` less a later clause that only plans or guesses, and what follows it: "I live in Leeds, but I might
     move" states Leeds; "I work at Google and I think it's great" states Google for sure. A plan or a hedge governs
     its own clause and the ones after it, not the clauses before; a condition ("…, if that matters") still frames
-    the whole sentence, and so does a hedge closing a clause of its own ("I live in Leeds, I think")."""
-    edges = [m for m in _LATER_CLAUSE.finditer(body) if m.start() > 0]
+    the whole sentence, and so does a plan or a guess in the first clause ("I'm not sure, maybe …") or a hedge
+    closing a clause of its own ("I live in Leeds, I think"). Each clause is read once (linear in the length)."""
+    start = 0  # where the clause being read starts
+    edges = [m for m in _LATER_CLAUSE.finditer(body) if m.start() > 0] + [None]
     for at, edge in enumerate(edges):
-        head = body[: edge.start()]
-        if _HYPOTHETICAL.search(head) or _HEDGE.search(head):
-            return body  # a plan or a guess in the first clauses: the sentence is one ("I'm not sure, maybe …")
-        clause = body[edge.end(): edges[at + 1].start() if at + 1 < len(edges) else len(body)]
-        if _CONDITIONAL.search(clause):
-            return body
-        hedge = _HEDGE.match(clause)
-        if _HYPOTHETICAL.search(clause) or (hedge and clause[hedge.end():].strip(" ,.!")):
-            return head
+        clause = body[start: edge.start() if edge is not None else len(body)]
+        if at == 0:
+            if _HYPOTHETICAL.search(clause) or _HEDGE.search(clause):
+                return body
+        else:
+            if _CONDITIONAL.search(clause):
+                return body
+            hedge = _HEDGE.match(clause)
+            if _HYPOTHETICAL.search(clause) or (hedge and clause[hedge.end():].strip(" ,.!")):
+                return body[: edges[at - 1].start()]  # type: ignore[union-attr]  # (at > 0: an edge before)
+            if _HEDGE.search(clause):
+                return body  # a guess inside a later clause, after its first word: the sentence stays one
+        if edge is None:
+            break
+        start = edge.end()
     return body
 
 

@@ -732,3 +732,169 @@ def test_being_somewhere_now_is_no_home_or_employer_said_alone(text: str) -> Non
 def test_at_a_name_now_is_an_employer_in_a_conversation_about_work(
         last: FactKey, expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read("I'm at Salesforce now.", last) == expected
+
+
+# ---------------------------------------------------------------- general causes of the blind rounds' misses (facts18)
+# Each family below is a cause found by classifying the first-run misses of heldout13–17 and probes written to vary
+# them; each example was read wrongly (or not at all) before the rule.
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I eventually moved to Denver.", [("user", "lives_in", "Denver", "set", True)]),
+    ("My sister recently moved to Oslo.", [("sister", "lives_in", "Oslo", "set", True)]),
+    ("My mum moved in with us in Leeds.", [("mother", "lives_in", "Leeds", "set", True)]),
+    ("I live with my parents in York.", [("user", "lives_in", "York", "set", True)]),
+    ("My sister moved with her husband to Oslo.", [("sister", "lives_in", "Oslo", "set", True)]),
+    ("My younger brother just moved out to Vancouver.", [("brother", "lives_in", "Vancouver", "set", True)]),
+    ("After college I moved back home to Ohio.", [("user", "lives_in", "Ohio", "set", True)]),
+    ("In 2019, my sister joined Google.", [("sister", "works_at", "Google", "set", True)]),
+    ("I ended up moving to Austin.", [("user", "lives_in", "Austin", "set", True)]),
+    ("I moved to Berlin many years ago.", [("user", "lives_in", "Berlin", "set", True)]),
+])
+def test_words_between_the_subject_the_verb_and_the_place_do_not_hide_the_statement(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize("text", ["I fly to Paris often.", "Before I moved to Paris, I lived in Rome.",
+                                  "I stayed with my aunt in Paris last summer.", "I live with my parents."])
+def test_a_verb_in_ly_a_clause_before_the_subject_and_a_visit_are_still_no_home(text: str) -> None:
+    assert _read(text) == []
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("As a 34-year-old, I find this hard.", ("user", "age", "34")),
+    ("I'm a 29 year old nurse.", ("user", "age", "29")),
+    ("Our son turned six last week.", ("son", "age", "6")),
+    ("作为一个34岁的人，这挺难的。", ("user", "age", "34")),
+    ("我今年39，下个月满40。", ("user", "age", "39")),
+    ("我儿子今年7。", ("son", "age", "7")),
+])
+def test_an_age_said_as_what_one_is_or_as_this_years_number(text: str, expected: tuple[str, str, str]) -> None:
+    assert [(s, a, v) for s, a, v, _, _ in _read(text)] == [expected]
+
+
+@pytest.mark.parametrize(("text", "name"), [("My friends call me Tink because I'm always tinkering.", "Tink"),
+                                            ("Most people just call me Sunny.", "Sunny"),
+                                            ("Everyone at work calls me Jay.", "Jay"),
+                                            ("My whole family calls me Bea.", "Bea")])
+def test_a_name_many_people_call_the_speaker_by(text: str, name: str) -> None:
+    assert _read(text) == [("user", "name", name, "set", True)]
+
+
+@pytest.mark.parametrize("text", ["My kids call me constantly.", "My husband calls me Bunny.", "Call me tomorrow.",
+                                  "My friends called me Tink in school."])
+def test_a_request_a_pet_name_or_a_past_nickname_is_no_name(text: str) -> None:
+    assert _read(text) == []
+
+
+@pytest.mark.parametrize(("first", "second", "value"), [
+    ("I live in Toronto.", "Well, technically Mississauga, but everyone says Toronto.", "Mississauga"),
+    ("I work at Google.", "Strictly speaking, I work for Alphabet.", "Alphabet"),
+    ("我住在广州。", "嗯，严格来说是佛山，不过大家都说广州。", "佛山"),
+])
+def test_technically_is_a_hedged_correction_held_as_a_conflict(tmp_path: Path, first: str, second: str,
+                                                               value: str) -> None:
+    facts = MemoryStore(tmp_path).user("u").facts
+    for message_id, text in enumerate((first, second), start=1):
+        record_message(facts, OfflineExtractor(), text, source=FactSource("s", message_id))
+    assert [f.value for f in facts.conflicts()] == [value]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I live in Leeds, and I think it's lovely.", [("user", "lives_in", "Leeds", "set", True)]),
+    ("I live in Leeds but I'm moving to Paris next year.", [("user", "lives_in", "Leeds", "set", True)]),
+    ("I work at Google and I want to move to Apple.", [("user", "works_at", "Google", "set", True)]),
+    ("我住在成都，我觉得这里挺好的。", [("user", "lives_in", "成都", "set", True)]),
+    ("我在腾讯工作，可能明年会换。", [("user", "works_at", "腾讯", "set", True)]),
+    # a guess or a plan in the first clause, or a hedge closing a clause of its own, still frames the sentence
+    ("I'm not sure, maybe I live in Boulder now.", [("user", "lives_in", "Boulder", "set", False)]),
+    ("I live in Leeds, I think.", [("user", "lives_in", "Leeds", "set", False)]),
+    ("我住在成都吧，我不太确定。", [("user", "lives_in", "成都", "set", False)]),
+])
+def test_a_plan_or_a_guess_in_a_later_clause_governs_that_clause_only(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize("text", ["I'd move to Paris if I could.", "我就搬去上海，如果可以的话。",
+                                  "I'm going to move to Berlin, my sister lives there.", "我打算明年搬到成都，我妹妹住在那里。"])
+def test_a_condition_anywhere_or_a_plan_first_still_frames_the_whole_sentence(text: str) -> None:
+    assert _read(text) == []
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I'm employed as a teacher.", [("user", "job", "teacher", "set", True)]),
+    ("I was hired as a software engineer at Shopify.", [("user", "job", "software engineer", "set", True),
+                                                        ("user", "works_at", "Shopify", "set", True)]),
+    ("I've been a nurse for ten years.", [("user", "job", "nurse", "set", True)]),
+    ("Mushrooms are something I really hate.", [("user", "dislikes", "Mushrooms", "add", True)]),
+    ("Jazz is what I love most.", [("user", "likes", "Jazz", "add", True)]),
+    ("My favourite food is definitely ramen.", [("user", "likes", "ramen", "add", True)]),
+])
+def test_more_forms_of_a_job_and_a_taste_and_a_value_less_its_filler(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+def test_a_bare_correction_less_how_it_is_spelled() -> None:
+    assert _read("Actually, it's spelled Kathryn.", _USER_NAME) == [("user", "name", "Kathryn", "correct", True)]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("My birthday is next month, on June 3rd.", "06-03"), ("My birthday is coming up next week, May 9th.", "05-09"),
+    ("我的生日是下个月，6月3号。", "06-03"), ("我生日是下周二，5月9号。", "05-09"),
+    ("I was born on 3/14/1992.", "1992-03-14"), ("My birthday is 14/03/1992.", "1992-03-14"),
+])
+def test_a_birthday_with_when_it_next_comes_or_in_digits(text: str, expected: str) -> None:
+    assert _read(text) == [("user", "birthday", expected, "set", True)]
+
+
+@pytest.mark.parametrize("text", ["My birthday is 03/04/1992.", "Yeah right, like I'd ever live in Florida.",
+                                  "I'm moving next month, on June 3rd.", "我下个月搬家，6月3号。"])
+def test_an_ambiguous_date_sarcasm_and_a_dated_plan_give_nothing(text: str) -> None:
+    assert _read(text) == []
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("我大哥在温州当水管工。", ("brother", "job", "水管工")),
+    ("我二姐住在成都。", ("sister", "lives_in", "成都")),
+    ("我小儿子今年五岁。", ("son", "age", "5")),
+    ("我妈上个月搬来青岛跟我们一起住了。", ("mother", "lives_in", "青岛")),
+    ("目前我和老公定居在苏州。", ("user", "lives_in", "苏州")),
+    ("我远程给一家叫路米的创业公司干活。", ("user", "works_at", "路米")),
+    ("我男朋友最近换到了阿里巴巴工作。", ("boyfriend", "works_at", "阿里巴巴")),
+    ("我最近以产品经理的身份加入了字节跳动。", ("user", "works_at", "字节跳动")),
+    ("业余时间我喜欢拉小提琴。", ("user", "likes", "拉小提琴")),
+    ("去年春天我们领养了一只狗，叫饼干。", ("dog", "name", "饼干")),
+    ("在柏林待了五年后，我又回到了慕尼黑。", ("user", "lives_in", "慕尼黑")),
+])
+def test_chinese_kin_order_company_time_before_the_subject_and_more_employer_forms(
+        text: str, expected: tuple[str, str, str]) -> None:
+    assert expected in [(s, a, v) for s, a, v, _, _ in _read(text)]
+    assert ("user", "name") not in [(s, a) for s, a, _, _, _ in _read(text)]
+
+
+@pytest.mark.parametrize("text", ["我远程给一家多伦多的公司工作。", "我为家人工作。", "给我打电话。", "我回到了家。"])
+def test_chinese_an_unnamed_employer_family_and_coming_home_are_no_fact(text: str) -> None:
+    assert _read(text) == []
+
+
+def test_chinese_i_meant_corrects_the_last_attribute() -> None:
+    assert _read("不好意思，我是说浦西。", _USER_LIVES) == [("user", "lives_in", "浦西", "correct", True)]
+
+
+def test_the_facts18_rules_read_long_adversarial_messages_in_linear_time() -> None:
+    # Every rule of this round on inputs that repeat what it looks for; the clause scope of a plan once searched the
+    # whole text before each comma (quadratic). A separate process, so a regression fails at the timeout.
+    import subprocess
+    import sys
+
+    code = ("from agentmem_nb.facts import OfflineExtractor as E; e = E(); "
+            "[e.extract(t) for t in ('I live in Leeds' + ', and so' * 40000, 'I live in ' + 'x, ' * 100000, "
+            "'My friends ' + 'call me ' * 40000 + 'Tink', 'I moved ' + 'with my ' * 40000 + 'to Leeds', "
+            "'After ' + 'the war ' * 40000 + 'I moved to Leeds', '我住在北京' + '，好' * 100000, '我' + '今年3' * 60000, "
+            "'在柏林' + '待了五年' * 40000 + '回到了慕尼黑', '我住在北京' + '跟' * 200000 + 'x', "
+            "'My birthday is ' + 'next week, ' * 40000 + 'May 9th', 'I am a ' + '34-year-old ' * 40000, "
+            "'我' + '以产品经理' * 40000 + '的身份加入了字节跳动', 'Jazz ' * 40000 + 'is what I love')]")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
