@@ -66,11 +66,11 @@ _LEADING = re.compile(r"^(?:(?:上|这|下)?(?:周|星期|礼拜)[一二三四�
                       r"今年|去年|前年|上个月|上周|前段时间|前阵子|刚刚|刚才|顺便说一下|顺便说|顺便|话说|跟你说|"
                       r"告诉你|说实话|老实说|其实吧|总之|反正|所以|从小|小时候|这几年|近几年|这些年|平时|一直以来|"
                       r"自从\S{1,6}以后|自从\S{1,6}|\d{4}年(?:以后|之后|以来|起|开始)?|年初|年底|年中|月初|月底|"
-                      r"[^，,。我]{1,10}?(?:以后|之后|以来|的时候)(?=我)|"
+                      r"[^，,。我]{1,10}?(?:以后|之后|以来|的时候)(?=我)|(?:但|可|而|却)(?=我)|"
                       # a time before the subject: "业余时间我…", "大学毕业后我…", "周末我…"
                       r"[^，,。我你他她它]{0,6}?(?:后|时间|期间|时|周末|晚上|早上|春天|夏天|秋天|冬天)(?=我)|"
                       r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=我)|从[^，,。我]{1,8}?(?:开始|起)|就)+[，,、\s]*")
-_ADVERBS = re.compile(r"^(?:以[^，,。以]{1,10}?的?身份|[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:天|周|星期|月|年)(?:前|以前|之前)|超级|实在|真心|简直|完全|根本|十分|相当|极其|尤其|格外|始终|老是|常年|长期|长年|"
+_ADVERBS = re.compile(r"^(?:以[^，,。以]{1,10}?的?身份|晚上|早上|白天|每天|天天|[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:天|周|星期|月|年)(?:前|以前|之前)|超级|实在|真心|简直|完全|根本|十分|相当|极其|尤其|格外|始终|老是|常年|长期|长年|"
                       r"一点儿?(?:都|也)|从来|压根儿?|丝毫|[^，,。以之]{1,6}?(?:以后|之后|后)(?=搬|去|来|在|住|开始|就)|这段时间|这阵子|(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=入职|搬|去|来|开始|加入|跳槽|离|"
                       r"辞职|在|就|被|又)|也|都|还|一直|现在|目前|已经|刚|刚刚|真的|真|非常|特别|很|超|挺|比较|就|又|才|本来|终于|"
                       r"最近|其实|确实|当然|同时|主要|平时|一般|经常|总是|特|蛮|还是|依然|仍然|照样|今年|去年|"
@@ -197,7 +197,9 @@ def _values(value: str) -> list[str]:
 
 
 def _ok(value: str) -> bool:
+    # (a value that opens with someone is a clause the pattern over-captured: "讨厌别人迟到" dislikes no 别人迟到)
     return (bool(value) and value not in _PRONOUN_VALUES and len(value) <= 20 and not re.search(r"我|你", value)
+            and not re.match(r"^(?:别人|人家|大家|有人|他|她|它)\S", value)
             and not re.match(r"^(?:这|那)(?:个|首|部|件|种|本|家|只|位|些|里|儿)", value))  # "这首歌": what, unsaid
 
 
@@ -211,6 +213,14 @@ _CALLED = re.compile(r"^(?:(?:你们?|您)(?:可以|就|也可以)|(?:大家|朋
                      r"(?P<tail>就行|就好|就可以|就成|就是了|好了|吧)?(?:啦|呀|哈|嘛|了|吧)*$")
 
 
+# One's relative or pet named with nothing said of them yet ("我们家养了一只猫", "我新养了一只小狗"): the clause, or
+# the sentence, after it speaks of them ("…，叫咪咪", "它叫肉肉").
+_INTRODUCED = re.compile(r"^我(?:们)?(?:家)?(?:(?:刚|最近|也|还|新)?(?:有|养了?|养着|领养了?|收养了?|捡了?|买了?|添了?|"
+                         r"新添了?|生了?|接回了?|迎来了?))(?:一|两|三)?(?:个|位|只|条)?" + _KIN_ORDER + r"(?P<rel>" + _REL
+                         + r")$")
+_ANIMALS = frozenset({"dog", "cat"})
+
+
 def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
     names: list[Statement] = []
     has = re.match(r"^我(?:们)?(?:家)?有(?:一|两|三)?(?:个|位|只|条)?(?P<rel>" + _REL + r")(?:，|,)?(?:叫|名叫|叫做|名字叫)"
@@ -219,8 +229,7 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
         names.append(Statement(RELATIONS_ZH[has.group("rel")], "name", has.group("name")))
         rest = clause[has.end():]
         return RELATIONS_ZH[has.group("rel")], rest, names
-    introduced = re.match(r"^我(?:们)?(?:家)?(?:(?:刚|最近|也|还)?(?:有|养了?|养着|领养了?|收养了?|捡了?|买了?|添了?|新添了?|"
-                          r"生了?|接回了?|迎来了?))(?:一|两|三)?(?:个|位|只|条)?(?P<rel>" + _REL + r")$", clause)
+    introduced = _INTRODUCED.match(clause)
     if introduced:  # "我们家养了一只猫，叫咪咪": the clause after it speaks of the cat
         return RELATIONS_ZH[introduced.group("rel")], "", names
     found = re.match(r"^(?:我(?:们)?(?:家)?(?:的)?)" + _KIN_ORDER + r"(?P<rel>" + _REL + r")(?P<poss>的)?(?P<rest>.*)$", clause)
@@ -233,6 +242,7 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
         apposition = re.match(r"^(?P<name>[\u4e00-\u9fff]{1,3}?|[A-Z][a-zA-Z]+)(?=(?:也|现在|目前|已经|一直|还)?"
                               r"(?:住|在|喜欢|爱|是|叫|搬|今年|讨厌|不喜欢|的生日|生日|从事|当|做|对|"
                               r"(?:今|明|昨)(?:天|晚)|(?:这|上|下)?(?:周末|个月|星期)|正在|要来|要去|会来|来我|刚|结婚|"
+                              r"晚上|早上|白天|平时|每天|"
                               r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?|明年|今年|去年))", rest)
         if apposition and re.search(r"(?:后|前|时|里|中|上|下|都|也|就|又|刚|才)$", apposition.group("name")):
             apposition = None  # "我爸退休后搬到了海南": a time clause, not a name
@@ -270,6 +280,8 @@ def _predicates(rest: str, subject: str) -> list[Statement]:
         value = _clean(raw, attribute)
         if attribute == "name" and op != "correct" and re.search(r"^(?:不|没|了)|[他她的]|(?:了|过)$", raw.rstrip("。！!，, ")):
             continue  # "我叫不出他的名字", "我叫外卖了": 叫 as a verb of calling or ordering, not a name
+        if attribute == "lives_in" and re.search(r"酒店|宾馆|旅馆|民宿|青旅|客栈|招待所", value):
+            continue  # "住在马德里的一家酒店": a stay, no home
         if attribute == "hometown" and re.search(r"(?:医院|家里|路上|车上|飞机上|火车上)$", value):
             continue  # "我出生在医院": where, not which town
         if attribute == "job" and value in _NOT_JOBS:
@@ -381,6 +393,7 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
     :func:`~agentmem_nb.facts.english.extract_english`."""
     out: list[Statement] = []
     greeted = False  # the sentence before was a bare greeting ("你好！我是李娜")
+    introduced: str | None = None  # a relative or pet the sentence before named with nothing said of them
     text = _QUOTED.sub("", text)
     for found_sentence in re.finditer(r"[^。！!？?；;\n…]+[。！!？?；;\n…]*", text):
         sentence = found_sentence.group(0).strip()
@@ -453,7 +466,10 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
             out.append(Statement("user", "name", introduced_as.group("name")))  # "你好！我是李娜，…": an introduction
             body = body[introduced_as.end():].lstrip("，, ")
         greeted = bool(re.fullmatch(r"(?:嗨|你好|您好|大家好|哈喽|哈啰|hi|hello|hey)[呀啊]?", body, re.I))
-        found = _sentence_statements(body, last_relative([], out, last_key))
+        found = _sentence_statements(body, introduced or last_relative([], out, last_key))
+        introduced = None
+        if found is None and (new := _INTRODUCED.match(_LEADING.sub("", body))):
+            introduced = RELATIONS_ZH[new.group("rel")]  # "我新养了一只小狗。它叫肉肉。": 它 is the dog
         if re.match(r"^我(?:们)?(?:家)?(?:还|也)?(?:养了?|养着|有)", body):  # "我养了一条比格犬叫旺财，还有一只猫叫咪咪"
             pets = [Statement("cat" if pet.group("kind").endswith("猫") else "dog", "name", pet.group("name"))
                     for pet in _PET_NAMED.finditer(body)]
@@ -499,8 +515,8 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
     found: list[Statement] = []
     matched = False
     subject: str | None = None
-    for clause in _CLAUSES.split(body):
-        clause = _LEADING.sub("", clause.strip())
+    for as_said in _CLAUSES.split(body):
+        clause = _LEADING.sub("", as_said.strip())
         if not clause:
             continue
         clause = _fronted(clause)
@@ -510,7 +526,8 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
         # the relation spoken about last: in a statement, or introduced by the clause before ("我有一个妹妹，她…")
         spoken_of = next((s.key.subject for s in reversed(found) if s.key.subject != "user"),
                          subject if subject not in (None, "user", "other") else relative)
-        pronoun = re.match(r"^(?:他|她)(?!们)(?P<rest>.*)$", clause) if spoken_of not in PLURAL_RELATIONS else re.match(
+        pronoun = re.match(r"^(?:他|她|它)(?!们)(?P<rest>.*)$" if spoken_of in _ANIMALS else r"^(?:他|她)(?!们)(?P<rest>.*)$",
+                           clause) if spoken_of not in PLURAL_RELATIONS else re.match(
             r"^(?:他们|她们|两人|二老|两位老人)(?:俩)?(?P<rest>.*)$", clause)  # "我爸妈…，他们…": the pair
         if pronoun and spoken_of is not None:  # "我姐姐是护士。——不对，她其实是医生": 她 is the sister
             who, rest = spoken_of, _LEADING.sub("", pronoun.group("rest"))
@@ -531,6 +548,14 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
         if negated_then and not ending:
             ending, rest = True, negated_then.group("rest") if not rest.startswith("不喜欢") else rest
         statements = _predicates(rest, who)
+        elliptic = (re.match(r"^在(?P<v>[^，,。在]{1,12}?)(?:了|呢|啦)?$", rest) if not statements and not ending
+                    and re.search(r"(?:现在|目前|如今|后来|眼下)(?:则|就|又|已经)?在", as_said) else None)
+        before = next((s for s in reversed(found) if s.key.subject == who
+                       and s.key.attribute in ("works_at", "lives_in")), None) if elliptic else None
+        if elliptic and before is not None and _ok(value := _clean(elliptic.group("v"), before.key.attribute)):
+            # "我以前在IBM工作，现在在甲骨文": a bare 在X marked as now continues the clause before (where one
+            # works or lives); unmarked it is as often a state ("还在适应")
+            statements = [Statement(who, before.key.attribute, value, "set")]
         if ending and not statements:
             statements = _predicates(re.sub(r"^(?:不|没)", "", rest), who)
         if ending and not statements:

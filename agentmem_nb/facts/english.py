@@ -253,6 +253,9 @@ def _split_values(value: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
+# A stay, not a home: a lodging for travellers, or a stay of days ("this week", "for the weekend", "tonight").
+_TEMPORARY = re.compile(r"\b(?:hotels?|hostels?|motels?|airbnb|resort|guesthouse|b&b|this (?:week|weekend)|tonight|"
+                        r"for (?:a|the|two|three|a few|a couple of) (?:few\s+)?(?:days?|nights?|week|weekend))\b", re.I)
 _MAX_VALUE_WORDS = 6
 """A longer "value" is a clause the pattern over-captured ("that I will think about it later"), not a fact's value."""
 
@@ -563,6 +566,8 @@ def _predicates(rest: str, subject: str, *, topics: frozenset[str] = frozenset()
         if attribute == "name" and rest.startswith("am") and (re.search(r"(?:ese|ish|ian|can|ch|ic|ean)$", value)
                                                                or value.casefold() in _STATES):
             continue  # "I am French": a nationality, not a name; "I'm Tired": a state
+        if attribute == "lives_in" and _TEMPORARY.search(raw + rest[found.end():]):
+            continue  # "staying at a hotel in Madrid this week": a stay, no home
         if attribute in ("hometown", "lives_in") and _NOT_PLACES.match(value):
             continue
         if attribute == "job" and (value.casefold() in _NON_JOBS or value.casefold().split(" of ")[0] in _NON_JOBS or
@@ -641,6 +646,25 @@ _INVERTED_WHAT = re.compile(r"^(?P<v>[^,;]{1,40}?)\s+(?:is|are)\s+(?:(?:really|d
                             r"the (?:one )?thing|what|the kind of thing)\s+(?:that\s+)?I\s+(?:(?:really|truly|just|"
                             r"absolutely|genuinely|do|totally|honestly)\s+)*(?P<verb>love|like|enjoy|adore|hate|dislike|"
                             r"cannot stand|detest|loathe)(?:\s+(?:the\s+)?most|\s+about\s+\w+|\s+doing)?$", re.I)
+
+
+# Between commas after one's relative, what is said of them in passing ("My sister, who lives in Rome, is a chef") or
+# their name said first ("Tom, my roommate, works nights"): the main clause reads on, and the aside is a clause too.
+_ASIDE = re.compile(r"^(?P<subj>(?:my|our)\s+" + _REL_ADJ + r"?(?:" + _REL + r"))\s*,\s*(?:who|whom)\s+(?P<aside>[^,;]{1,60}?)"
+                    r"\s*,\s*(?P<main>[^,;].*)$", re.I)
+_NAME_FIRST = re.compile(r"^(?P<name>(?-i:[A-Z][a-z]+)),\s+(?P<subj>(?:my|our)\s+" + _REL_ADJ + r"?(?:" + _REL + r")),\s+"
+                         r"(?P<main>.+)$", re.I)
+
+
+def _unparenthesised(body: str) -> str:
+    """``body`` with an aside about one's relative made a clause of its own (see ``_ASIDE``)."""
+    found = _ASIDE.match(body)
+    if found:
+        return f"{found.group('subj')} {found.group('main')}; {found.group('subj')} {found.group('aside')}"
+    found = _NAME_FIRST.match(body)
+    if found and found.group("name").lower() not in ("yes", "no", "well", "oh", "so", "and", "but", "also", "anyway"):
+        return f"{found.group('subj')} {found.group('name')} {found.group('main')}"
+    return body
 
 
 def _uninverted(body: str) -> str:
@@ -734,7 +758,7 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             sentence = sentence[: tag.start()]
         elif sentence.rstrip().endswith("?"):
             continue
-        body = _uninverted(_TAIL.sub("", sentence.rstrip(" .!;")))
+        body = _unparenthesised(_uninverted(_TAIL.sub("", sentence.rstrip(" .!;"))))
         greeting = re.match(r"^(?:hi|hey|hello|hiya|yo|howdy)\b[\s,!.]*(?:there[\s,!.]*)?(?:I am|im) (?P<name>[A-Za-z][\w'-]*)$", body, re.I)
         if greeting:  # "hey im alex": a greeting then a lone word is a name, whatever its case
             out.append(Statement("user", "name", greeting.group("name")))
@@ -843,10 +867,13 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
     matched = False
     subject: str | None = None
     for clause in _CLAUSE_SPLIT.split(body):
+        now = re.match(r"^(?:and\s+|but\s+)?(?:now|these days|nowadays)\b", clause.strip(), re.I) is not None
         clause = _SPEAKER_PREFIX.sub("", clause.strip())
         if not clause:
             continue
         who, rest, names = _subject(clause)
+        if now and re.match(r"^(?:am|is|are)\s+(?:in|at)\s+\S+", rest) and not re.search(r"\bnow$", rest):
+            rest += " now"  # "…, now I'm at Oracle" is "I'm at Oracle now" (a change, read as _BE_NOW reads it)
         found += names
         matched = matched or bool(names)
         relative = (last_relative(found, [], None) or introduced) if introduced else last_relative(found, out, last_key)

@@ -883,6 +883,32 @@ def test_chinese_i_meant_corrects_the_last_attribute() -> None:
     assert _read("不好意思，我是说浦西。", _USER_LIVES) == [("user", "lives_in", "浦西", "correct", True)]
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I used to work at IBM, now I'm at Oracle.", [("user", "works_at", "IBM", "end", True),
+                                                   ("user", "works_at", "Oracle", "set", True)]),
+    ("我以前在IBM工作，现在在甲骨文。", [("user", "works_at", "IBM", "end", True), ("user", "works_at", "甲骨文", "set", True)]),
+    ("My sister, who lives in Rome, is a chef.", [("sister", "job", "chef", "set", True),
+                                                  ("sister", "lives_in", "Rome", "set", True)]),
+    ("Tom, my roommate, works at Tesco.", [("roommate", "name", "Tom", "set", True),
+                                          ("roommate", "works_at", "Tesco", "set", True)]),
+    ("我室友小汤晚上在面包店上夜班。", [("roommate", "name", "小汤", "set", True), ("roommate", "works_at", "面包店", "set", True)]),
+    ("我喜欢巴黎，但我住在里昂。", [("user", "likes", "巴黎", "add", True), ("user", "lives_in", "里昂", "set", True)]),
+    ("我新养了一只小狗！它叫肉肉。", [("dog", "name", "肉肉", "set", True)]),
+])
+def test_now_after_a_past_an_aside_about_a_relative_a_joining_word_and_it_for_a_new_pet(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I'm staying at a hotel in Madrid this week.", []), ("我这周住在马德里的一家酒店。", []), ("我讨厌别人迟到。", []),
+    ("刚搬到成都，还在适应。", [("user", "lives_in", "成都", "set", True)]),  # (还在适应 is a state, no place)
+])
+def test_a_stay_a_clause_as_a_value_and_a_bare_state_are_no_fact(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
 def test_the_facts18_rules_read_long_adversarial_messages_in_linear_time() -> None:
     # Every rule of this round on inputs that repeat what it looks for; the clause scope of a plan once searched the
     # whole text before each comma (quadratic). A separate process, so a regression fails at the timeout.
@@ -895,6 +921,9 @@ def test_the_facts18_rules_read_long_adversarial_messages_in_linear_time() -> No
             "'After ' + 'the war ' * 40000 + 'I moved to Leeds', '我住在北京' + '，好' * 100000, '我' + '今年3' * 60000, "
             "'在柏林' + '待了五年' * 40000 + '回到了慕尼黑', '我住在北京' + '跟' * 200000 + 'x', "
             "'My birthday is ' + 'next week, ' * 40000 + 'May 9th', 'I am a ' + '34-year-old ' * 40000, "
-            "'我' + '以产品经理' * 40000 + '的身份加入了字节跳动', 'Jazz ' * 40000 + 'is what I love')]")
+            "'我' + '以产品经理' * 40000 + '的身份加入了字节跳动', 'Jazz ' * 40000 + 'is what I love', "
+            "'My sister, who ' + 'x ' * 40000 + ', is a chef', 'Tom, my roommate, ' + 'works ' * 40000, "
+            "'我以前在IBM工作，现在在' + '在' * 100000, 'I am staying at ' + 'a hotel ' * 40000, "
+            "'我新养了一只小狗！' + '它叫' * 60000)]")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
