@@ -10,7 +10,7 @@ import re
 
 from agentmem_nb.retrieval.dates import MONTHS as _MONTHS  # one month table (facts sit above retrieval)
 
-__all__ = ["normalise_date", "chinese_number", "english_number", "normalise_number", "day_only", "NUMBER_WORDS"]
+__all__ = ["normalise_date", "chinese_number", "english_number", "normalise_number", "day_only", "NUMBER_WORDS", "ORDINAL_WORDS"]
 
 _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
              "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14,
@@ -60,8 +60,16 @@ NUMBER_WORDS = (r"(?:(?:" + "|".join(_TENS) + r")(?:[\s-](?:" + "|".join(w for w
 """An English number from zero to ninety-nine in words, as a pattern ("six", "thirty-five", "forty two")."""
 
 
+ORDINAL_WORDS = "(?:" + "|".join(sorted(_ORDINALS, key=len, reverse=True)) + ")"
+"""An English ordinal in words, first to twentieth and thirtieth, as a pattern."""
+
+
 def english_number(text: str) -> int | None:
-    """``"thirty-five"`` → 35, ``"six"`` → 6, ``"12"`` → 12; ``None`` if it is no number below a hundred."""
+    """``"thirty-five"`` → 35, ``"six"`` → 6, ``"12"`` → 12, ``"fifth"`` / ``"5th"`` → 5; ``None`` if it is no
+    number below a hundred."""
+    if text.strip().lower() in _ORDINALS:
+        return _ORDINALS[text.strip().lower()]
+    text = re.sub(r"(?<=\d)(?:st|nd|rd|th)$", "", text.strip(), flags=re.I)
     words = text.strip().lower().replace("-", " ").split()
     if len(words) == 1 and words[0].isdigit():
         return int(words[0])

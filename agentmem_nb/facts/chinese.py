@@ -70,7 +70,8 @@ _LEADING = re.compile(r"^(?:(?:上|这|下)?(?:周|星期|礼拜)[一二三四�
                       # a time before the subject: "业余时间我…", "大学毕业后我…", "周末我…"
                       r"[^，,。我你他她它]{0,6}?(?:后|时间|期间|时|周末|晚上|早上|春天|夏天|秋天|冬天)(?=我)|"
                       r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=我)|从[^，,。我]{1,8}?(?:开始|起)|就)+[，,、\s]*")
-_ADVERBS = re.compile(r"^(?:以[^，,。以]{1,10}?的?身份|晚上|早上|白天|每天|天天|[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:天|周|星期|月|年)(?:前|以前|之前)|超级|实在|真心|简直|完全|根本|十分|相当|极其|尤其|格外|始终|老是|常年|长期|长年|"
+_ADVERBS = re.compile(r"^(?:以[^，,。以]{1,10}?的?身份|晚上|早上|白天|每天|天天|(?:上|这)?(?:周|星期|礼拜)[一二三四五六日天](?:起)?|"
+                      r"开始(?=去|在|到|当|做|住|搬|喜欢|爱|学)|(?:转行|改行)(?=当|做|成)|[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:天|周|星期|月|年)(?:前|以前|之前)|超级|实在|真心|简直|完全|根本|十分|相当|极其|尤其|格外|始终|老是|常年|长期|长年|"
                       r"一点儿?(?:都|也)|从来|压根儿?|丝毫|[^，,。以之]{1,6}?(?:以后|之后|后)(?=搬|去|来|在|住|开始|就)|这段时间|这阵子|(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=入职|搬|去|来|开始|加入|跳槽|离|"
                       r"辞职|在|就|被|又)|也|都|还|一直|现在|目前|已经|刚|刚刚|真的|真|非常|特别|很|超|挺|比较|就|又|才|本来|终于|"
                       r"最近|其实|确实|当然|同时|主要|平时|一般|经常|总是|特|蛮|还是|依然|仍然|照样|今年|去年|"
@@ -113,6 +114,8 @@ _RULES: list[tuple[str, FactOp, str]] = [
                       r"(?P<v>[^，,。]+?(?:语|话|文))$"),
     # "今年三十了": an age without 岁 is still an age when it is the whole clause
     ("age", "set", r"^(?P<v>\d{1,3}|[一二两三四五六七八九十]{1,3})(?:周岁|岁)?了$"),
+    # an age just celebrated: "刚过完五岁生日", "过了40岁生日"
+    ("age", "set", r"^(?:刚)?(?:过完了?|过了|庆祝了?|庆祝完)(?P<v>\d{1,3}|[一二两三四五六七八九十]{1,3})(?:周)?岁(?:的)?生日"),
     # an age said as what one is: "作为一个34岁的人", "是个三十岁的程序员"
     ("age", "set", r"^(?:作为|身为|是)(?:一个|一名|一位|个|名)?(?P<v>\d{1,3}|[一二两三四五六七八九十]{1,3})(?:周)?岁的"),
     ("age", "set", r"^(?:的)?年龄是(?P<v>\d{1,3}|[一二两三四五六七八九十百]{1,4})"),
@@ -312,12 +315,20 @@ def _predicates(rest: str, subject: str) -> list[Statement]:
     return []
 
 
+# Activities said by their verb alone ("不跑了", "不游泳了"): a habit, liked or kept; a bare verb names its activity.
+_ACTIVITY = r"(?:跑步|跑|游泳|健身|滑雪|画画|跳舞|唱歌|钓鱼|爬山|骑车|做饭|熬夜|抽烟|喝酒|打游戏|打球)"
+_ACTIVITY_NAMES = {"跑": "跑步"}
+
+
 def _ended_without_predicate(rest: str, subject: str) -> list[Statement]:
     """What an end with no predicate of its own ends: "不在腾讯了" the employer or the place of that name,
     "再也不吃麻辣烫了" a like of the food (or of eating it)."""
     where = re.match(r"^在(?P<v>[^，,。]+?)(?:了|啦)?$", rest)
     if where and _ok(value := _clean(where.group("v"), "works_at")):
         return [Statement(subject, a, value, "end") for a in ("works_at", "lives_in")]
+    activity = re.fullmatch(r"(?P<a>" + _ACTIVITY + r")(?:了|啦)?", rest)
+    if activity:  # "现在不跑了": the activity, as a like that ended (跑 is 跑步)
+        return [Statement(subject, "likes", _ACTIVITY_NAMES.get(activity.group("a"), activity.group("a")), "end")]
     habit = re.match(r"^(?P<verb>吃|喝|抽|玩|看|听|追|打)(?P<v>[^，,。]+?)(?:了|啦)?$", rest)
     if habit and _ok(thing := _clean(habit.group("v"), "likes")):
         return [Statement(subject, "likes", v, "end") for v in (thing, habit.group("verb") + thing)]
@@ -508,7 +519,9 @@ def _fronted(clause: str) -> str:
         return clause  # "但我很喜欢": a joining word before 我, no object
     rest = _ADVERBS.sub("", found.group("rest"))
     verb = _TASTE_VERB.fullmatch(rest) or _TASTE_VERB.fullmatch(re.sub(r"(?:了|啦|的|呀|啊)+$", "", rest))
-    return f"{found.group('who')}{verb.group(0)}{found.group('v')}" if verb else clause
+    ended = "了" if verb and verb.group(0).startswith("不") and re.search(r"了$|已经|早就|再也", found.group("rest")) else ""
+    # ("豆腐我已经不爱吃了": 了 after a negated taste says it ended, kept for the clause's reading)
+    return f"{found.group('who')}{verb.group(0)}{found.group('v')}{ended}" if verb else clause
 
 
 def _sentence_statements(body: str, relative: str | None = None) -> list[Statement] | None:
@@ -544,14 +557,15 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
             rest = _PAST.sub("", _END.sub("", rest, count=1))
             rest = _ADVERBS.sub("", rest)
         # "不住在那了", "不吃肉了": 了 closes a change, so a value ends (a habit stopped is no dislike)
-        negated_then = re.match(r"^(?:不|没)(?=住|在|喜欢|爱|是|做|当|吃|喝|抽)(?P<rest>.+?)了$", rest)
+        negated_then = re.match(r"^(?:不|没)(?=住|在|喜欢|爱|是|做|当|吃|喝|抽|" + _ACTIVITY + r")(?P<rest>.+?)了$", rest)
         if negated_then and not ending:
             ending, rest = True, negated_then.group("rest") if not rest.startswith("不喜欢") else rest
         statements = _predicates(rest, who)
         elliptic = (re.match(r"^在(?P<v>[^，,。在]{1,12}?)(?:了|呢|啦)?$", rest) if not statements and not ending
                     and re.search(r"(?:现在|目前|如今|后来|眼下)(?:则|就|又|已经)?在", as_said) else None)
-        before = next((s for s in reversed(found) if s.key.subject == who
-                       and s.key.attribute in ("works_at", "lives_in")), None) if elliptic else None
+        kinds = {s.key.attribute for s in found if s.key.subject == who and s.key.attribute in ("works_at", "lives_in")}
+        before = next((s for s in reversed(found) if s.key.subject == who and s.key.attribute in kinds), None) if (
+            elliptic and len(kinds) == 1) else None  # ("离开了X" ends either: which one goes on is unsaid)
         if elliptic and before is not None and _ok(value := _clean(elliptic.group("v"), before.key.attribute)):
             # "我以前在IBM工作，现在在甲骨文": a bare 在X marked as now continues the clause before (where one
             # works or lives); unmarked it is as often a state ("还在适应")

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 
 from agentmem_nb.facts._marks import PLURAL_RELATIONS, last_relative, marked
-from agentmem_nb.facts._values import NUMBER_WORDS, day_only, english_number, normalise_date
+from agentmem_nb.facts._values import NUMBER_WORDS, ORDINAL_WORDS, day_only, english_number, normalise_date
 from agentmem_nb.store.facts import ACCUMULATING, FactKey, FactOp, Statement
 
 __all__ = ["extract_english", "RELATIONS_EN"]
@@ -56,6 +56,7 @@ _CONTRACTIONS = [
     (r"\bit's\b", "it is"), (r"\bthat's\b", "that is"), (r"\bhe's\b", "he is"), (r"\bshe's\b", "she is"),
     (r"\bthey're\b", "they are"), (r"\bhaven't\b", "have not"), (r"\bhasn't\b", "has not"), (r"\bgonna\b", "going to"),
     (r"\bwanna\b", "want to"), (r"\bi\b", "I"),
+    (r"(?<=\w)'s(?=\s+(?:not|really not|no longer)\b)", " is"),  # "Tofu's not my thing": before not, 's is "is"
 ]
 _CONTRACTION_RES = [(re.compile(p, re.I), r) for p, r in _CONTRACTIONS]
 
@@ -121,7 +122,11 @@ _ADVERBS = re.compile(r"^(?:(?:really|totally|absolutely|just|also|still|current
 _CLAUSE_SPLIT = re.compile(
     r"\s*;\s*|,?\s+(?:but|while|whereas|although|though)\s+|,?\s+and\s+(?=(?:I|we|my|he|she|now|also|then|currently|"
     r"since|recently|live|lives|work|works|moved|move|like|likes|love|loves|hate|hates|am|is|have|has|just|"
-    r"do|does|no longer|enjoy|enjoys|dislike|dislikes|prefer|prefers|joined|got)\b)|,\s+(?=(?:I|my|we|he|she|his|her|now|but|these days|currently|today|since then)\b)")
+    r"do|does|no longer|enjoy|enjoys|dislike|dislikes|prefer|prefers|joined|got)\b)|,\s+(?=(?:I|my|we|he|she|his|her|now|but|these days|currently|today|since then)\b)|"
+    # a second verb of the same subject ("handed in my notice and started at KPMG") or a consequence ("…, so I'm now a
+    # lawyer"): a clause of its own
+    r",?\s+and\s+(?=(?:started|began|became|left|quit|took|went|switched|settled|relocated|retired|retrained|graduated)\b)|"
+    r",?\s+so\s+(?=(?:I|we|my|now)\b)")
 _BOUNDARY = re.compile(
     r"\s*(?:[,;!?()\[\]]|(?<!\bSt)(?<!\bMr)(?<!\bDr)(?<!\bMs)(?<!\bMrs)(?<!\bJr)\.|\s-\s|\s—\s|\bbecause\b|\bsince\b|\bbut\b|\bso\b|\bwhen\b|\bwhere\b|\bwhich\b|\bwho\b|"
     r"\bthat\b|\bfor (?:about |almost |nearly |over )?(?:\d+|a|an|two|three|four|five|six|ten|many|several|"
@@ -298,6 +303,9 @@ _RULES: list[tuple[str, FactOp, str]] = [
     # an age said as what one is ("I'm a 34-year-old nurse", "as a 34 year old, …"): the number before year-old
     ("age", "set", r"^(?:(?:am|is|are)|as)\s+an?\s+(?P<v>\d{1,3}|" + NUMBER_WORDS + r")[\s-]+(?:years?|yrs?)[\s-]+old\b"),
     ("age", "set", r"^age is\s+(?P<v>\d{1,3})\b"),
+    # "just had his fifth birthday", "celebrated my 40th birthday": the age now
+    ("age", "set", r"^(?:just\s+)?(?:had|celebrated|has had|have had|has celebrated|have celebrated)\s+(?:his|her|my|their|our)\s+"
+                   r"(?P<v>\d{1,3}(?:st|nd|rd|th)|" + ORDINAL_WORDS + r")\s+birthday\b"),
     ("lives_in", "end", r"^(?:have\s+|has\s+)?mov(?:ed|e|es)\s+(?:out of|away from)\s+(?P<v>.+)"),
     # "moved from Boston to Denver": the origin was true until the move (attribute "from_to": both, in order)
     ("from_to", "set", r"^(?:have\s+|has\s+)?(?:just\s+|recently\s+|finally\s+)?(?:mov(?:ed|e|es)|relocated|"
@@ -617,6 +625,20 @@ def _predicates(rest: str, subject: str, *, topics: frozenset[str] = frozenset()
     return []
 
 
+# Verbs that are an activity said alone ("I don't run anymore", "she doesn't smoke anymore"): a habit, liked or kept.
+_ACTIVITIES = frozenset("""run jog swim smoke drink drive cook bake paint draw sing dance knit sew fish hunt ski skate surf
+    climb hike cycle bike box golf game read write travel garden meditate vape gamble""".split())
+
+
+def _gerund(verb: str) -> str:
+    """The -ing form of an activity verb: run → running, dance → dancing, swim → swimming, read → reading."""
+    if verb.endswith("e") and not verb.endswith("ee"):
+        return verb[:-1] + "ing"
+    if re.fullmatch(r"[a-z]*[^aeiou][aeiou][bdgmnpt]", verb) and len(verb) <= 4:
+        return verb + verb[-1] + "ing"
+    return verb + "ing"
+
+
 def _as_end(statements: list[Statement]) -> list[Statement]:
     out = []
     for each in statements:
@@ -639,7 +661,7 @@ _INVERTED_WHERE = re.compile(r"^(?P<v>[^,;]{1,40}?)\s+is\s+where\s+(?P<who>I|we|
 
 
 _INVERTED_TASTE = re.compile(r"^(?P<v>[^,;]{1,40}?)\s+(?:is|are)\s+(?P<neg>not\s+)?(?:really\s+|totally\s+|just\s+)?"
-                             r"my\s+(?:thing|jam|cup of tea|kind of thing)$", re.I)
+                             r"my\s+(?:thing|jam|cup of tea|kind of thing)(?P<over>\s+(?:any ?more|any longer))?$", re.I)
 
 
 _INVERTED_WHAT = re.compile(r"^(?P<v>[^,;]{1,40}?)\s+(?:is|are)\s+(?:(?:really|definitely|just)\s+)?(?:something|one thing|"
@@ -677,6 +699,8 @@ def _uninverted(body: str) -> str:
         return f"I {found.group('verb')} {found.group('v')}"  # "Jazz is what I love", "Mushrooms are something I hate"
     found = _INVERTED_TASTE.match(body)
     if found and not re.match(r"^(?:it|that|this|what|which|who)$", found.group("v"), re.I):
+        if found.group("over"):  # "Tofu's not my thing anymore": a like that ended
+            return f"I no longer like {found.group('v')}" if found.group("neg") else body
         return f"I {'dislike' if found.group('neg') else 'like'} {found.group('v')}"
     found = re.match(r"^(?P<n>(?-i:[A-Z])[a-z]+)\s+is\s+my\s+(?P<rel>" + _REL + r")\b(?P<rest>.*)$", body, re.I)
     if found and found.group("n").lower() not in ("this", "that", "he", "she", "it"):  # "Anna is my wife, she's a vet"
@@ -918,6 +942,10 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
             if not statements and named:  # "no longer with Google", "not in Paris anymore": the employer/place ended
                 attribute = "lives_in" if named.group("prep").lower() == "in" else "works_at"
                 statements = [Statement(who, attribute, named.group("v"), "end")]
+            alone = re.fullmatch(r"(?:do|does|did)\s+not\s+(?P<verb>[a-z]{3,})", _END_MARKERS.sub("", rest).strip(), re.I)
+            if not statements and alone and alone.group("verb").lower() in _ACTIVITIES:
+                # "I don't run anymore": the activity, as a like that ended ("running")
+                statements = [Statement(who, "likes", _gerund(alone.group("verb").lower()), "end")]
         if ending:
             statements = _as_end(statements)
         if statements:

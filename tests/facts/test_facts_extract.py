@@ -909,6 +909,41 @@ def test_a_stay_a_clause_as_a_value_and_a_bare_state_are_no_fact(
     assert _read(text) == expected
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I handed in my notice and started at KPMG on Monday.", [("user", "works_at", "KPMG", "set", True)]),
+    ("I passed the bar, so I'm now a lawyer.", [("user", "job", "lawyer", "set", True)]),
+    ("我上周递了辞呈，周一开始去毕马威上班了。", [("user", "works_at", "毕马威", "set", True)]),
+    ("我哥后来转行当了护士。", [("brother", "job", "护士", "set", True)]),
+])
+def test_a_second_verb_or_a_consequence_is_a_clause_and_a_change_of_trade_names_the_job(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Tofu's not really my thing anymore.", [("user", "likes", "Tofu", "end", True)]),
+    ("My knees gave out so I don't run anymore.", [("user", "likes", "running", "end", True)]),
+    ("I don't swim anymore.", [("user", "likes", "swimming", "end", True)]),
+    ("膝盖坏了，所以现在不跑了。", [("user", "likes", "跑步", "end", True)]),
+    ("现在豆腐我已经不爱吃了。", [("user", "likes", "豆腐", "end", True)]),
+])
+def test_an_activity_or_a_taste_that_stopped_ends_the_like(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "age"), [("My son just had his fifth birthday.", "5"),
+                                           ("I celebrated my 40th birthday yesterday.", "40"),
+                                           ("我儿子刚过完五岁生日。", "5")])
+def test_a_birthday_just_had_gives_the_age(text: str, age: str) -> None:
+    assert [(a, v) for _, a, v, _, _ in _read(text)] == [("age", age)]
+
+
+def test_after_leaving_a_name_that_is_an_employer_or_a_home_a_bare_now_there_is_unsure_so_nothing() -> None:
+    assert _read("我已经离开Costa了，现在在Pret。") == [("user", "works_at", "Costa", "end", True),
+                                                   ("user", "lives_in", "Costa", "end", True)]
+
+
 def test_the_facts18_rules_read_long_adversarial_messages_in_linear_time() -> None:
     # Every rule of this round on inputs that repeat what it looks for; the clause scope of a plan once searched the
     # whole text before each comma (quadratic). A separate process, so a regression fails at the timeout.
@@ -924,6 +959,7 @@ def test_the_facts18_rules_read_long_adversarial_messages_in_linear_time() -> No
             "'我' + '以产品经理' * 40000 + '的身份加入了字节跳动', 'Jazz ' * 40000 + 'is what I love', "
             "'My sister, who ' + 'x ' * 40000 + ', is a chef', 'Tom, my roommate, ' + 'works ' * 40000, "
             "'我以前在IBM工作，现在在' + '在' * 100000, 'I am staying at ' + 'a hotel ' * 40000, "
-            "'我新养了一只小狗！' + '它叫' * 60000)]")
+            "'我新养了一只小狗！' + '它叫' * 60000, 'I do not ' + 'run ' * 40000 + 'anymore', "
+            "'豆腐我' + '已经' * 60000 + '不爱吃了', '我' + '周一开始' * 40000 + '去毕马威上班了')]")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
