@@ -481,6 +481,9 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         introduced = None
         if found is None and (new := _INTRODUCED.match(_LEADING.sub("", body))):
             introduced = RELATIONS_ZH[new.group("rel")]  # "我新养了一只小狗。它叫肉肉。": 它 is the dog
+        elif found is None and (spoken := _subject(_LEADING.sub("", _CLAUSES.split(body)[0]))[0]) not in (
+                None, "user", "other"):
+            introduced = spoken  # "我老婆以前教高中数学。现在她…": one's relative spoken about, with no fact read
         if re.match(r"^我(?:们)?(?:家)?(?:还|也)?(?:养了?|养着|有)", body):  # "我养了一条比格犬叫旺财，还有一只猫叫咪咪"
             pets = [Statement("cat" if pet.group("kind").endswith("猫") else "dog", "name", pet.group("name"))
                     for pet in _PET_NAMED.finditer(body)]

@@ -323,6 +323,11 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         r"(?:in|at|near|on)\s+(?P<v>.+)"),
     ("lives_in", "set", r"^(?:(?:am|is|are)\s+)?based out of\s+(?P<v>.+)"),
     ("lives_in", "set", r"^(?:have|has)\s+been\s+in\s+(?P<v>[^,.;!?]+?)\s+(?=(?:for|since)\s)"),
+    # "I've been at Deloitte since 2019": a named organisation one has been at for years or since a date
+    ("works_at", "set", r"^(?:have|has)\s+been\s+(?:working\s+)?at\s+(?P<v>(?-i:[A-Z])[^,.;!?]*?)\s+(?=(?:since\s+"
+                        r"(?:(?:19|20)\d\d|january|february|march|april|may|june|july|august|september|october|"
+                        r"november|december|last\s+(?:year|month|spring|summer|autumn|fall|winter))|for\s+(?:\w+\s+)?"
+                        r"(?:years?|months?|decades?))\b)"),
     # "We just bought a place in Jersey City", "I've been renting in Brooklyn": a home of one's own there
     ("lives_in", "set", r"^(?:have\s+|has\s+)?(?:just\s+|finally\s+)?(?:(?:bought|rented|found|moved into|got)\s+(?:an?|our|my|the)|(?:have|has)\s+(?:my|our)\s+own)\s+"
                         r"(?:(?:new|first|own|little|small|nice)\s+)?(?:place|house|home|flat|apartment|condo|townhouse)"
@@ -951,4 +956,8 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
         if statements:
             matched = True
             found += statements
+        elif who != "user" and not found and not _REPORTED.search(rest):
+            # "My wife used to teach maths. Now she's a data analyst": one's relative spoken about with no fact read
+            # is still whom a later he/she names (not when what follows is someone's words: "My friend said …")
+            introduced = who
     return (found if matched else None), (None if matched else introduced)

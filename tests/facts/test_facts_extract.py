@@ -944,6 +944,29 @@ def test_after_leaving_a_name_that_is_an_employer_or_a_home_a_bare_now_there_is_
                                                    ("user", "lives_in", "Costa", "end", True)]
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    ("My wife used to teach high school maths. Now she's a data analyst at a bank.",
+     [("wife", "job", "data analyst", "set", True)]),
+    ("我老婆以前教高中数学。现在她在银行做数据分析师。", [("wife", "works_at", "银行", "set", True),
+                                                ("wife", "job", "数据分析师", "set", True)]),
+    # someone's words introduce nobody: what follows stays theirs
+    ("My friend said she lives in Berlin. She works at Google.", []),
+    ("我同事说她住在朝阳区。她在腾讯工作。", []),
+])
+def test_a_relative_spoken_about_with_no_fact_is_whom_a_later_pronoun_names(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I've been at Deloitte since 2019.", [("user", "works_at", "Deloitte", "set", True)]),
+    ("I've been at Heathrow for three hours.", []),
+])
+def test_been_at_a_name_for_years_is_an_employer_for_hours_a_place(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
 def test_the_facts18_rules_read_long_adversarial_messages_in_linear_time() -> None:
     # Every rule of this round on inputs that repeat what it looks for; the clause scope of a plan once searched the
     # whole text before each comma (quadratic). A separate process, so a regression fails at the timeout.
