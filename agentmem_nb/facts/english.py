@@ -162,7 +162,11 @@ _JOB = (r"(?P<v>(?:[a-z-]+\s+){0,3}(?:(?!(?:for|or|nor|per|after|under|over|ever
         r"journalist|photographer|farmer|librarian|cashier|chemist|physicist|economist|translator|"
         r"interpreter|editor|producer|dancer|singer|painter|baker|butcher|tailor|driver|pilot|principal|dean|"
         r"paralegal|technician|executive|president|agent|janitor|realtor|receptionist|hairdresser|"
-        r"stylist|barber|cleaner|courier|trucker|caregiver|housekeeper|bartender|chief|head))\b")
+        r"stylist|barber|cleaner|courier|trucker|caregiver|housekeeper|bartender|chief|head|lifeguard|vicar|dj|"
+        r"masseuse|rabbi|imam|captain|detective|medic|apprentice|trainee|cabbie|chauffeur|stewardess|barman|barmaid|"
+        r"doula|actuary|foreman|entrepreneur|poet|diplomat|notary|marine|physio|sous chef|nanny|au pair))\b")
+# ("I'm a genius", "my dad is a legend": a noun after "a" is a job only when it is one — the word list above and its
+# endings; an open "is a <any words>" rule read every such description as a job, and no case file needed it.)
 # Words for a state, not a name, that chat may capitalise ("I'm Tired", "I'm Back"): "I am X" is no name for them.
 _STATES = frozenset("""tired sorry back home ready good fine okay ok done here there hungry thirsty busy new late early
     sure alive happy sad free single married divorced retired bored excited glad sick ill well better worse lost
@@ -180,7 +184,13 @@ _NON_JOBS = {"vegetarian", "vegan", "christian", "american", "italian", "indian"
              "parent", "wife", "husband", "guy", "girl", "boy", "man", "woman", "kid", "leo", "virgo", "foodie", "lover", "fan of", "morning person", "night person", "twin",
              # kin and faith end like a job ("-er", "-ist") and are none: "became a grandmother", "I'm a Buddhist"
              "grandmother", "grandfather", "godmother", "godfather", "stepmother", "stepfather", "brother", "sister",
-             "daughter", "widower", "buddhist", "atheist", "muslim", "hindu", "catholic", "protestant"}
+             "daughter", "widower", "buddhist", "atheist", "muslim", "hindu", "catholic", "protestant",
+             # character words that end like a job ("-er", "-ist", "-ic"): "I'm a dreamer", "an optimist"
+             "dreamer", "loner", "worrier", "perfectionist", "optimist", "pessimist", "realist", "idealist",
+             "romantic", "believer", "learner", "newcomer", "foreigner", "stranger", "leader", "follower",
+             "overthinker", "people pleaser", "go-getter", "procrastinator", "minimalist", "pescatarian",
+             "hypochondriac", "insomniac", "fanatic", "homebody", "late bloomer", "quick learner", "slow learner",
+             "heavy sleeper", "light sleeper", "picky eater", "messy eater", "social butterfly"}
 _HABITUAL = re.compile(r"(?:drinker|eater|lover|sleeper|riser|talker|walker|smoker|reader|watcher|goer|fanatic|"
                        r"enthusiast|addict|junkie|nerd|geek|buff|person|owner|user|player|fan)$", re.I)
 _NATIONALITY_HINT = re.compile(r"(?:an|ese|ish|i|ic)$")
@@ -371,7 +381,6 @@ _RULES: list[tuple[str, FactOp, str]] = [
                    r"(?P<v>.+)"),
     ("job", "set", r"^(?:job|profession|occupation) is\s+(?:being\s+)?(?:an?\s+)?(?P<v>.+)"),
     ("job", "set", r"^(?:am|is|are|have been|has been)\s+(?:now\s+)?(?:an?\s+)" + _JOB),
-    ("job", "set", r"^(?:am|is|are)\s+(?:now\s+)?an?\s+(?P<v>(?:[a-z-]+\s+){0,3}[a-z-]+)$"),
     ("dislikes", "add", r"^(?:do not|does not|did not|(?:have\s+|has\s+)?never) (?:really\s+)?(?:like|love|enjoy|"
                         r"care for|fancy|eat|drink|liked|loved|enjoyed|cared for)\s+(?P<v>.+)"),
     ("dislikes", "add", r"^(?:dislike|dislikes|hate|hates|detest|detests|loathe|loathes|despise|despises|"
@@ -520,8 +529,9 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
         if kin.group("poss") == "'s" and _IS_AFTER_S.match(rest):
             rest = "is " + rest
         return RELATIONS_EN[kin.group("rel").lower()], rest, names
-    if re.match(r"^(?:call me\s+(?=(?-i:[A-Z]))|(?:you can call me|people call me|everyone calls me|friends call me)\b)",
-                clause, re.I):  # (a bare "call me" is a request unless a name follows: "Call me tomorrow")
+    if re.match(r"^(?:call me\s+(?=(?-i:[A-Z]))|you can call me\b)", clause, re.I):
+        # (a bare "call me" is a request unless a name follows: "Call me tomorrow"; "everyone calls me lazy" is no
+        # name either: the callers' form, _CALLED_BY, wants a capital)
         return "user", "go by " + re.sub(r"^.*?call(?:s)? me\s+", "", clause, flags=re.I), names
     if _OTHER_SUBJECT.match(clause) and not (clause[:1].isupper() and _predicates(clause, "user")):
         return "other", "", names  # (a capitalised predicate opening the message is the speaker's: "Moved to …")

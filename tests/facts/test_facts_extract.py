@@ -967,6 +967,18 @@ def test_been_at_a_name_for_years_is_an_employer_for_hours_a_place(
     assert _read(text) == expected
 
 
+@pytest.mark.parametrize("text", ["My sister is a genius.", "My dad is a legend.", "I'm a dreamer.", "I'm an optimist.",
+                                  "Everyone calls me lazy."])
+def test_a_description_is_no_job_and_an_adjective_no_name(text: str) -> None:
+    assert _read(text) == []
+
+
+@pytest.mark.parametrize(("text", "job"), [("I'm a lifeguard.", "lifeguard"), ("My brother is a sous chef.", "sous chef"),
+                                           ("I'm a vet.", "vet"), ("I'm a nurse practitioner.", "nurse practitioner")])
+def test_a_job_by_its_word_is_still_read(text: str, job: str) -> None:
+    assert [(a, v) for _, a, v, _, _ in _read(text)] == [("job", job)]
+
+
 def test_the_facts18_rules_read_long_adversarial_messages_in_linear_time() -> None:
     # Every rule of this round on inputs that repeat what it looks for; the clause scope of a plan once searched the
     # whole text before each comma (quadratic). A separate process, so a regression fails at the timeout.
