@@ -85,7 +85,8 @@ _TAIL = re.compile(r"(?:就行|就好|就可以|就成|了|啦|呢|啊|呀|哦|�
                    r"工作|上班|生活|居住|住|去了|来了|过|着|一带|附近|这边|那边|呀){1,6}$")
 _NOT_JOBS = frozenset({"新手", "高手", "老手", "对手", "好手", "能手", "菜鸟", "新人", "选手", "吃货", "路痴", "宅男", "宅女"})
 _PRONOUN_VALUES = {"它", "他", "她", "这", "那", "这个", "那个", "你", "我", "他们", "东西", "什么", "一切", "这些",
-                   "那些", "这里", "那里", "哪里", "都", "家", "家里", "这儿", "那儿", "屋里", "宿舍"}
+                   "那些", "这里", "那里", "哪里", "都", "家", "家里", "这儿", "那儿", "屋里", "宿舍", "一个人", "某人",
+                   "别人", "人家"}
 _JOB_SUFFIX = (r"(?:师|士|员|生|家|手|工|者|官|(?<![家成延增生兄学])长|医生|护士|律师|演员|歌手|记者|翻译|会计|销售|老师|教授|学生|经理|老板|"
                r"主管|总监|司机|厨师|模特|警察|军人|农民|工人|博士|硕士|研究生|本科生|主播|博主|自由职业者|公务员|"
                r"创业者|店主|保安|快递员|外卖员|程序员|工程师|设计师|产品经理|运营|编辑|导演|作家|画家|摄影师|博士后|博后|"
@@ -103,7 +104,12 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("hometown", "set", r"^(?:是)?(?:在)?(?P<v>[^，,。]{1,8}?)(?:土生土长|长大)的?$"),
     ("hometown", "set", r"^(?:来自|出生于|出生在|生在)(?P<v>.+)"),
     ("hometown", "set", r"^(?:是)?在(?P<v>[^，,。]{1,10}?)(?:出生|出世)的?$"),
-    ("hometown", "set", r"^(?:算是|算|是)(?P<v>[^，,。]{1,6}?)人$"),
+    # "我是湖南人": a place before 人 — not a kind of person ("好人", "一个很懒的人", "成年人", "外地人", "北方人")
+    ("hometown", "set", r"^(?:算是|算|是)(?P<v>(?!个|一|位|名|很|非常|特别|挺|超|最|比较|好|坏|小|年轻|成年|外地|本地|外国|"
+                        r"外省|中国|城里|乡下|农村|普通|有钱|穷|老实|好心|聪明|文化|局外|局内|内行|外行|自己|家里|男|女|中年|"
+                        r"老年|北方|南方|明白|急性|慢性|夜|懒|宅|打工|读书|单身|过来|自由|可怜|幸运|正常|同龄|年长|病|残|盲|聋|"
+                        r"文明|大(?!连|同|理|庆|兴|冶)|老(?!挝)|新(?!疆|乡|余|竹))"
+                        r"[^，,。的]{2,6}?)人$"),
     ("hometown", "set", r"^(?:是)?从(?P<v>[^搬]+?)来的$"),  # not "从X搬过来的": moved from X
     ("age", "set", r"^(?:今年|已经|都|快|刚满|满|刚|快要)?(?P<v>\d{1,3}|[一二两三四五六七八九十百]{1,4})(?:周)?岁"),
     ("speaks", "add", r"^(?:的)?母语是(?P<v>[^，,。]+?(?:语|话|文))$"),
@@ -145,7 +151,8 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("job", "set", r"^(?:的)?(?:职业|工作|本职工作)是(?P<v>.+)"),
     ("job", "set", r"^(?:是|当上了?|当|做|成了|成为了?|当了|升为|升职为|升职成了?|晋升为|升任|担任|转行做了?|改行当了?)(?:一名|一个|一位|个|名|位)?"
                    r"(?:[^，,。的]{1,10}的)?(?:一名|一个|一位|个|名|位)?(?P<v>[^，,。的]{0,8}?" + _JOB_SUFFIX + r")(?:了|啦)?$"),
-    ("job", "set", r"^(?:是)?(?:做|干|搞)(?P<v>[^，,。]{1,8}?)的$"),
+    # "我是做设计的": a trade of two characters or more ("做梦的", "搞笑的" are no trade)
+    ("job", "set", r"^(?:是)?(?:做|干|搞)(?P<v>[^，,。]{2,8}?)的$"),
     ("job", "set", r"^从事(?P<v>[^，,。]{1,10}?)(?:工作|行业)?$"),
     ("allergic_to", "add", r"^对(?P<v>[^，,。]+?)(?:有点儿?|有些|非常|特别|很|严重|轻微|比较|超级|极度)?过敏"),
     ("dislikes", "add", r"^(?:不喜欢|不太喜欢|不怎么喜欢|讨厌|很讨厌|不爱吃|不爱喝|不爱看|不爱玩|不爱听|不爱|受不了|"
@@ -192,6 +199,7 @@ def _clean(raw: str, attribute: str) -> str:
         value = re.sub(r"^(?:铁杆|忠实|资深|狂热|死忠|超级|骨灰级)(?=\S)", "", value)
     if attribute in ("likes", "dislikes"):
         value = re.sub(r"^(?:吃|喝|看|玩|听|去|做|打|弹|唱|跳)(?=\S{2,})", lambda m: m.group(0), value)
+        value = re.sub(r"^上了?(?=\S)", "", value)  # "喜欢上了X", "爱上了X": X
     return value.strip()
 
 
@@ -200,6 +208,8 @@ def _values(value: str) -> list[str]:
 
 
 def _ok(value: str) -> bool:
+    if re.match(r"^(?:的|得|地|着|过)", value):  # "住的地方离公司很远": a clause went on past the verb, no value
+        return False
     # (a value that opens with someone is a clause the pattern over-captured: "讨厌别人迟到" dislikes no 别人迟到)
     return (bool(value) and value not in _PRONOUN_VALUES and len(value) <= 20 and not re.search(r"我|你", value)
             and not re.match(r"^(?:别人|人家|大家|有人|他|她|它)\S", value)
@@ -287,8 +297,8 @@ def _predicates(rest: str, subject: str) -> list[Statement]:
             continue  # "住在马德里的一家酒店": a stay, no home
         if attribute == "hometown" and re.search(r"(?:医院|家里|路上|车上|飞机上|火车上)$", value):
             continue  # "我出生在医院": where, not which town
-        if attribute == "job" and value in _NOT_JOBS:
-            continue
+        if attribute == "job" and (value in _NOT_JOBS or re.match(r"^(?:好|坏|乖|差|笨)(?=\S{2})", value)):
+            continue  # ("老师眼里的好学生": a praise, no trade)
         if attribute == "birthday" and not re.search(r"\d", value):
             continue  # "生日刚过": the birthday spoken of, no date said
         if attribute == "from_to":  # "从杭州搬到了成都": the origin was true until the move

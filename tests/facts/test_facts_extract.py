@@ -979,6 +979,18 @@ def test_a_job_by_its_word_is_still_read(text: str, job: str) -> None:
     assert [(a, v) for _, a, v, _, _ in _read(text)] == [("job", job)]
 
 
+@pytest.mark.parametrize("text", ["我是好人。", "我是一个很懒的人。", "我是成年人。", "我是外地人。", "我是做梦的。", "我是搞笑的。",
+                                  "我喜欢上了一个人。", "我爱上了她。", "我住的地方离公司很远。", "我是老师眼里的好学生。"])
+def test_chinese_a_kind_of_person_a_one_character_trade_a_person_loved_and_a_clause_are_no_fact(text: str) -> None:
+    assert _read(text) == []
+
+
+@pytest.mark.parametrize(("text", "expected"), [("我是大连人。", ("hometown", "大连")), ("我是湖南长沙人。", ("hometown", "湖南长沙")),
+                                                ("我是做设计的。", ("job", "设计")), ("我爱上了滑雪。", ("likes", "滑雪"))])
+def test_chinese_a_place_before_ren_a_trade_and_a_new_love_are_still_read(text: str, expected: tuple[str, str]) -> None:
+    assert [(a, v) for _, a, v, _, _ in _read(text)] == [expected]
+
+
 def test_the_facts18_rules_read_long_adversarial_messages_in_linear_time() -> None:
     # Every rule of this round on inputs that repeat what it looks for; the clause scope of a plan once searched the
     # whole text before each comma (quadratic). A separate process, so a regression fails at the timeout.
