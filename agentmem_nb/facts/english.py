@@ -271,13 +271,23 @@ def _split_values(value: str) -> list[str]:
 # A stay, not a home: a lodging for travellers, or a stay of days ("this week", "for the weekend", "tonight").
 _TEMPORARY = re.compile(r"\b(?:hotels?|hostels?|motels?|airbnb|resort|guesthouse|b&b|this (?:week|weekend)|tonight|"
                         r"for (?:a|the|two|three|a few|a couple of) (?:few\s+)?(?:days?|nights?|week|weekend))\b", re.I)
+# A place or employer said as a common noun, not named (no capital): "a startup", "the countryside", "night", "fear
+# of spiders", "the moment". A lowercase single name ("i live in berlin", chat style) is still a name.
+_UNNAMED = re.compile(r"^(?!.*[A-Z0-9])(?:(?:a|an|the|some|my|our|his|her|their|this|that)\s|.*\bof\b|"
+                      r"(?:night|nights|days|home|hope|peace|fear|denial|luxury|style|comfort|moment|present|past|future|"
+                      r"shifts|weekends|bed|school|university|uni|college|work|office|love|debt|poverty|harmony|"
+                      r"silence|sin|style|heaven|hell|paradise)$)")
 _MAX_VALUE_WORDS = 6
 """A longer "value" is a clause the pattern over-captured ("that I will think about it later"), not a fact's value."""
 
 
 def _value_ok(value: str) -> bool:
     # (a value that opens with a subject is a clause the pattern over-captured: "like I would ever live in Florida")
-    return bool(value) and value.casefold() not in _PRONOUNS and not re.match(r"(?:I|(?i:we|you|he|she|they))\b", value) and len(value) <= 60 and _word_count(value) <= _MAX_VALUE_WORDS
+    # (and one that opens with "it", "how", "that" … is one too: "love it here", "like how you explained it")
+    return (bool(value) and value.casefold() not in _PRONOUNS
+            and not re.match(r"(?:I|(?i:we|you|he|she|they|it|that|this|how|what|when|where|why|who|whether|if))\b",
+                             value)
+            and len(value) <= 60 and _word_count(value) <= _MAX_VALUE_WORDS)
 
 
 def _word_count(text: str) -> int:
@@ -591,6 +601,12 @@ def _predicates(rest: str, subject: str, *, topics: frozenset[str] = frozenset()
             continue  # "I am French": a nationality, not a name; "I'm Tired": a state
         if attribute == "lives_in" and _TEMPORARY.search(raw + rest[found.end():]):
             continue  # "staying at a hotel in Madrid this week": a stay, no home
+        if attribute == "name" and re.match(r"(?:on|in|at|of|for|to|from|with|not|a|an|the|so|too|very|really|quite|hard|"
+                                            r"easy|long|short|weird|funny|unusual|common|rare|pronounced|mentioned|"
+                                            r"written|listed|printed|misspelled)\b", value):
+            continue  # "My name is on the list", "my name is hard to spell": said of the name, no name
+        if attribute in ("hometown", "lives_in", "works_at") and op != "end" and _UNNAMED.match(value):
+            continue  # a place or an employer is a name: "in the countryside", "at night", "in fear of spiders" are none
         if attribute in ("hometown", "lives_in") and _NOT_PLACES.match(value):
             continue
         if attribute == "job" and (value.casefold() in _NON_JOBS or value.casefold().split(" of ")[0] in _NON_JOBS or

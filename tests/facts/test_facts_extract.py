@@ -991,6 +991,21 @@ def test_chinese_a_place_before_ren_a_trade_and_a_new_love_are_still_read(text: 
     assert [(a, v) for _, a, v, _, _ in _read(text)] == [expected]
 
 
+@pytest.mark.parametrize("text", ["I love it here.", "I like how you explained it.", "I work at night.", "I work at home.",
+                                  "I live in fear of spiders.", "I live in the moment.", "I grew up in the countryside.",
+                                  "I was born in a hospital.", "My name is on the list.", "My name is hard to spell."])
+def test_a_clause_a_common_noun_for_a_place_and_words_about_a_name_are_no_value(text: str) -> None:
+    assert _read(text) == []
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("i live in berlin", ("lives_in", "berlin")), ("I work at the BBC.", ("works_at", "BBC")),
+    ("I live in the Bay Area.", ("lives_in", "the Bay Area")), ("my name is alex", ("name", "alex")),
+])
+def test_a_named_place_and_a_lowercase_chat_name_are_still_read(text: str, expected: tuple[str, str]) -> None:
+    assert [(a, v) for _, a, v, _, _ in _read(text)] == [expected]
+
+
 def test_the_facts18_rules_read_long_adversarial_messages_in_linear_time() -> None:
     # Every rule of this round on inputs that repeat what it looks for; the clause scope of a plan once searched the
     # whole text before each comma (quadratic). A separate process, so a regression fails at the timeout.
