@@ -849,6 +849,10 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             if body == before:
                 break
         body = _LEADING_PHRASE.sub("", body, count=1)
+        not_then = re.match(r"^not\s+(?!(?:sure|really|quite|exactly|at all|yet|now|today|much|a lot|bad|so)\b)[^,;]{1,40},\s*"
+                            r"(?:but\s+|it\s+is\s+|rather\s+)?(?P<new>\S.*)$", body, re.I)
+        if not_then:  # "Not Ford, Toyota": the old value, then the right one
+            correction, body = True, not_then.group("new")
         if not body or _QUESTION_START.match(body):
             continue
         certain = True

@@ -1006,6 +1006,21 @@ def test_a_named_place_and_a_lowercase_chat_name_are_still_read(text: str, expec
     assert [(a, v) for _, a, v, _, _ in _read(text)] == [expected]
 
 
+def test_not_the_old_value_then_the_new_one_corrects_the_last_attribute() -> None:
+    assert _read("Not Ford, Toyota.", FactKey("user", "works_at")) == [("user", "works_at", "Toyota", "correct", True)]
+    assert _read("Not sure, maybe Boston.") == []
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("他六月就51了。", []), ("我老公到年底就五十岁了。", []),
+    ("我3月就搬到上海了。", [("user", "lives_in", "上海", "set", True)]),
+    ("我们家的狗旺财12岁了。", [("dog", "name", "旺财", "set", True), ("dog", "age", "12", "set", True)]),
+])
+def test_chinese_an_age_by_a_later_month_is_to_come_and_a_name_before_an_age(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text, FactKey("husband", "age") if text.startswith("他") else None) == expected
+
+
 def test_the_facts18_rules_read_long_adversarial_messages_in_linear_time() -> None:
     # Every rule of this round on inputs that repeat what it looks for; the clause scope of a plan once searched the
     # whole text before each comma (quadratic). A separate process, so a regression fails at the timeout.
