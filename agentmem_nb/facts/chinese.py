@@ -4,7 +4,9 @@ The same rules as :mod:`agentmem_nb.facts.english`, for a language that drops su
 clause (split at ，。；！ and at 但是/而且/不过) takes the subject it names — 我, 我(的)妹妹, or someone else's (他, 她,
 a name: no fact) — or, naming none, the subject of the clause before it ("我住在北京，在谷歌工作"). The predicate is
 anchored right after the subject and a few adverbs (也, 现在, 已经 …). Questions (？, 吗, 什么, 哪 …), hypotheticals and
-plans (如果, 打算, 想要, 明年 …) and reported speech (他说, 听说 …) give nothing; quoted text is removed first. Hedges
+plans (如果, 打算, 想要, 明年 …) and reported speech (他说, 听说 …) give nothing; quoted text is removed first. A plan,
+a guess or someone's words in a *later* clause drop that clause and those after it, not the speaker's clauses before
+("我在腾讯工作，可能明年会换" states 腾讯); a condition (如果, 的话) anywhere still frames the whole sentence. Hedges
 (好像, 可能, 我觉得 …) keep the fact unsure; 不再/已经不/再也不/以前 and a negated predicate closed by 了 end a value;
 其实/不对/说错了 make a correction, and a bare "其实是上海" corrects the last attribute spoken about.
 """

@@ -4,8 +4,11 @@ A sentence gives a fact only when its grammar says the speaker asserts something
 "we") or about one of their own people ("my sister", "my boss's"): the subject is read first, then a predicate
 anchored right after it. That anchoring is what keeps precision: "my friend said she lives in Berlin" has a subject
 ("friend") followed by "said", not by a predicate, so nothing is extracted; "he lives in Berlin" has no subject of
-ours. Sentences are skipped whole when they are questions, hypotheticals or plans (a modal or "if" before the
-predicate), or reported speech; quoted text is removed first. Hedges ("I think", "probably") keep the fact but
+ours. Sentences are skipped whole when they are questions, conditions ("if" anywhere), hypotheticals or plans (a
+modal before the predicate), or reported speech; quoted text is removed first. A plan or a guess that opens a *later*
+clause governs only that clause and what follows ("I live in Leeds but I'm moving to Paris" states Leeds). What stands
+between the parts of a statement (adverbs in -ly, a phrase of time before the subject, whom one moved with) is
+skipped, and what may be a value is checked instead (a place is named; a clause is no value). Hedges ("I think", "probably") keep the fact but
 mark it unsure; "no longer", "anymore", "used to" turn it into an end; "actually", "sorry, I meant", "…, not X"
 make it a correction, and a bare "Actually, it's Lyon" corrects the last attribute spoken about.
 """
