@@ -35,12 +35,12 @@ RELATIONS_ZH = {
     "外婆": "grandmother", "姥姥": "grandmother", "叔叔": "uncle", "舅舅": "uncle", "伯伯": "uncle", "阿姨": "aunt",
     "姑姑": "aunt", "小姨": "aunt", "邻居": "neighbour", "孩子": "child", "宝宝": "baby", "未婚夫": "fiance",
     "未婚妻": "fiancee", "狗": "dog", "小狗": "dog", "猫": "cat", "小猫": "cat", "猫咪": "cat", "父母": "parents",
-    "爸妈": "parents", "导师": "mentor", "老师": "teacher",
+    "爸妈": "parents", "导师": "mentor", "老师": "teacher", "对象": "partner", "伴侣": "partner",
 }
 _REL = "|".join(sorted((re.escape(r) for r in RELATIONS_ZH), key=len, reverse=True))
 # Which one of several, before a relation: 大哥, 二姐, 小儿子, 亲妹妹, 大女儿 — the same relation (the longer words in the
 # table, 小姨 and 小猫, still match whole first).
-_KIN_ORDER = r"(?:(?:大|二|三|四|小|亲|老|最小的|最大的)(?=" + "|".join(sorted((re.escape(r) for r in RELATIONS_ZH), key=len,
+_KIN_ORDER = r"(?:(?:大|二|三|四|小|亲|老|最小的|最大的|双胞胎|同父异母的|同母异父的)(?=" + "|".join(sorted((re.escape(r) for r in RELATIONS_ZH), key=len,
                                                                                 reverse=True)) + r"))?"
 _QUOTED = re.compile(r"“[^”]*”|「[^」]*」|\"[^\"]*\"|『[^』]*』")
 _SENTENCES = re.compile(r"[。！!？?；;\n…]+")
@@ -58,7 +58,7 @@ _FIGURATIVE = re.compile(r"简直|堪称|基本上就是|就像|像个|像是个
                          r"逗你玩")
 _SAY = re.compile(r"说|讲|告诉|提到|声称|表示")
 _SAY_COMPOUND = re.compile(r"说(?:错|实话|真的|来|起来|白了|过|一下|明)|(?:老实|话|比如|就是|总的来|怎么|小|传|解|演|"
-                           r"游|劝|虽|再|且|听|据|来|地|格|会|能|只会|我是|我想|我就是)说")
+                           r"游|劝|虽|再|且|听|据|来|地|格|会|能|只会|我是|我想|我就是)说|(?:说|讲)得")
 _HEDGE = re.compile(r"好像|可能|大概|也许|或许|应该|我觉得|我感觉|我记得|估计|似乎|不太确定|不确定|不太记得|貌似|"
                     r"记不清|吧$|严格(?:来|地)?(?:说|讲)|技术上(?:来说|讲)?|理论上|名义上")
 _CORRECTION = re.compile(r"^(?:其实|实际上|事实上|准确地说|确切地说|准确来说|更正一下|更正|纠正一下|纠正|不对|不是的|"
@@ -75,7 +75,7 @@ _LEADING = re.compile(r"^(?:(?:上|这|下)?(?:周|星期|礼拜)[一二三四�
                       # a time before the subject: "业余时间我…", "大学毕业后我…", "周末我…"
                       r"[^，,。我你他她它]{0,6}?(?:后|时间|期间|时|周末|晚上|早上|春天|夏天|秋天|冬天)(?=我)|"
                       r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=我)|从[^，,。我]{1,8}?(?:开始|起)|就)+[，,、\s]*")
-_ADVERBS = re.compile(r"^(?:以[^，,。以]{1,10}?的?身份|晚上|早上|白天|每天|天天|(?:上|这)?(?:周|星期|礼拜)[一二三四五六日天](?:起)?|"
+_ADVERBS = re.compile(r"^(?:以[^，,。以]{1,10}?的?身份|(?:可|却|但)?(?:偏偏|竟然|居然|反而)|晚上|早上|白天|每天|天天|(?:上|这)?(?:周|星期|礼拜)[一二三四五六日天](?:起)?|"
                       r"开始(?=去|在|到|当|做|住|搬|喜欢|爱|学)|(?:转行|改行)(?=当|做|成)|[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:天|周|星期|月|年)(?:前|以前|之前)|超级|实在|真心|简直|完全|根本|十分|相当|极其|尤其|格外|始终|老是|常年|长期|长年|"
                       r"一点儿?(?:都|也)|从来|压根儿?|丝毫|[^，,。以之]{1,6}?(?:以后|之后|后)(?=搬|去|来|在|住|开始|就)|这段时间|这阵子|(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=入职|搬|去|来|开始|加入|跳槽|离|"
                       r"辞职|在|就|被|又)|也|都|还|一直|现在|目前|已经|刚|刚刚|真的|真|非常|特别|很|超|挺|比较|就|又|才|本来|终于|"
@@ -110,7 +110,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("hometown", "set", r"^(?:来自|出生于|出生在|生在)(?P<v>.+)"),
     ("hometown", "set", r"^(?:是)?在(?P<v>[^，,。]{1,10}?)(?:出生|出世)的?$"),
     # "我是湖南人": a place before 人 — not a kind of person ("好人", "一个很懒的人", "成年人", "外地人", "北方人")
-    ("hometown", "set", r"^(?:算是|算|是)(?P<v>(?!个|一|位|名|很|非常|特别|挺|超|最|比较|好|坏|小|年轻|成年|外地|本地|外国|"
+    ("hometown", "set", r"^(?:算是|算|是)(?:土生土长的|地道的|正宗的|纯正的)?(?P<v>(?!个|一|位|名|很|非常|特别|挺|超|最|比较|好|坏|小|年轻|成年|外地|本地|外国|"
                         r"外省|中国|城里|乡下|农村|普通|有钱|穷|老实|好心|聪明|文化|局外|局内|内行|外行|自己|家里|男|女|中年|"
                         r"老年|北方|南方|明白|急性|慢性|夜|懒|宅|打工|读书|单身|过来|自由|可怜|幸运|正常|同龄|年长|病|残|盲|聋|"
                         r"文明|大(?!连|同|理|庆|兴|冶)|老(?!挝)|新(?!疆|乡|余|竹))"
@@ -166,12 +166,17 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("likes", "end", r"^把(?P<v>[^，,。]+?)(?:给)?(?:戒掉了?|戒了)"),
     ("dislikes", "add", r"^(?:最)?(?:不喜欢|讨厌)的\S{0,4}?是(?P<v>.+)"),
     ("likes", "add", r"^(?:最)?喜欢的\S{0,6}?是(?P<v>.+)"),
+    # "最常喝的是冰拿铁": what one has most often is a like
+    ("likes", "add", r"^(?:平时)?(?:最)?(?:常|爱)(?:喝|吃|听|看|玩|去)的\S{0,4}?是(?P<v>.+)"),
+    # "我日语说得很流利": a language spoken well
+    ("speaks", "add", r"^(?P<v>[^，,。]{1,6}?(?:语|话|文))(?:说|讲)得(?:很|非常|挺|特别|还算|比较)?(?:流利|好|地道|不错)"),
     ("likes", "add", r"^(?:的)?爱好是(?P<v>.+)"),
     ("likes", "end", r"^(?:戒掉了?|戒了|戒)(?P<v>[^，,。]+)"),
     ("likes", "add", r"^(?:爱死了?|喜欢死了?|喜欢|爱吃|爱喝|爱看|爱玩|爱听|爱|热爱|迷上了?|爱上了?|钟爱|偏爱|钟情于|痴迷于?|沉迷于?|"
                      r"喜爱|酷爱|特爱|超爱|好喜欢|超喜欢|很喜欢|挺喜欢|最爱|最喜欢|爱好)(?P<v>.+)"),
     ("likes", "add", r"^对(?P<v>[^，,。]+?)(?:很|特别|非常|超级|挺|比较)?(?:感兴趣|着迷|上瘾|有兴趣)"),
-    ("likes", "add", r"^是(?:个|一个)?(?P<v>[^，,。]{1,8}?)(?:迷|粉|粉丝|爱好者|控)$"),
+    ("likes", "add", r"^是(?:个|一个)?(?P<v>[^，,。的]{1,8}?)(?:的(?:铁杆|忠实|资深|狂热|死忠|超级)?(?:球|歌|影|书|剧)?)?"
+                     r"(?:迷|粉|粉丝|爱好者|控)$"),
 ]
 _PREDICATES = [(attribute, op, re.compile(pattern)) for attribute, op, pattern in _RULES]
 
@@ -257,7 +262,7 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
         if found.group("poss"):
             return relation, rest, names
         # An appositive name: "我妹妹小美住在上海" — a few characters before a predicate word.
-        apposition = re.match(r"^(?P<name>[\u4e00-\u9fff]{1,3}?|[A-Z][a-zA-Z]+)(?=(?:也|现在|目前|已经|一直|还)?"
+        apposition = re.match(r"^(?P<name>[\u4e00-\u9fff]{1,4}?|[A-Z][a-zA-Z]+)(?=(?:也|现在|目前|已经|一直|还)?"
                               r"(?:住|在|喜欢|爱|是|叫|搬|今年|讨厌|不喜欢|的生日|生日|从事|当|做|对|"
                               r"(?:今|明|昨)(?:天|晚)|(?:这|上|下)?(?:周末|个月|星期)|正在|要来|要去|会来|来我|刚|结婚|"
                               r"晚上|早上|白天|平时|每天|(?:\d{1,3}|[一二两三四五六七八九十]{1,3})(?:周)?岁|"
@@ -471,13 +476,14 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
             body = f"我{named_first.group('rel')}叫{named_first.group('n')}{named_first.group('rest')}"
         body = re.sub(r"的(?P<a>一个|一座)?(?P<k>小村子|村子|小镇|小城|县城|村庄)[，,]\s*(?:名字)?叫(?P<n>[^，,。]{2,6})",
                       r"的一个叫\g<n>的\g<k>", body)  # "…的一个小村子，叫石门坎": the name
-        inverted = re.match(r"^(?P<v>[^，,。是]{1,12})是(?P<who>我(?:的)?(?:" + _REL + r")?)(?P<pred>(?:最|最不|不)?(?:喜欢|爱|讨厌)的"
-                            r"[^，,。]{0,4}|(?:从小)?(?:长大|出生)的(?:地方|城市)|(?:现在)?住的地方|的?老家)$", body)
+        inverted = re.match(r"^(?P<v>[^，,。是]{1,12}?)(?:就)?是(?P<who>我(?:的)?(?:" + _REL + r")?)(?P<pred>(?:最|最不|不)?(?:喜欢|爱|讨厌)的"
+                            r"[^，,。]{0,4}|(?:从小)?(?:长大|出生)的(?:地方|城市)|(?:现在)?住的地方|的?老家|的?家)$", body)
         if inverted:  # the value first: said again in the order the predicates read
             pred = inverted.group("pred")
             verb = ("讨厌" if re.search(r"讨厌|不喜欢|不爱", pred) else "喜欢" if re.search(r"喜欢|爱", pred)
-                    else "住在" if "住" in pred else "的老家是")
-            body = f"{inverted.group('who')}{verb}{inverted.group('v')}"
+                    else "住在" if "住" in pred or pred.lstrip("的") == "家" else "的老家是")  # (X是我的家: I live in X)
+            who = re.sub(r"的$", "", inverted.group("who"))  # ("是我的家": 我, then the verb)
+            body = f"{who}{verb}{inverted.group('v')}"
         # "我今年39": a number said as this year's is an age, with or without 岁
         body = re.sub(r"今年(?P<n>\d{1,3}|[一二两三四五六七八九十]{1,3})(?![\d一二两三四五六七八九十岁年月号日个块次只天度分%])",
                       r"今年\g<n>岁", body)

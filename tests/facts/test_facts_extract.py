@@ -1021,6 +1021,31 @@ def test_chinese_an_age_by_a_later_month_is_to_come_and_a_name_before_an_age(
     assert _read(text, FactKey("husband", "age") if text.startswith("他") else None) == expected
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I call Vancouver home these days.", ("user", "lives_in", "Vancouver")),
+    ("Home is Melbourne for now.", ("user", "lives_in", "Melbourne")),
+    ("I'm a Chicago native.", ("user", "hometown", "Chicago")),
+    ("Born and bred in Liverpool, me.", ("user", "hometown", "Liverpool")),
+    ("My go-to drink is an iced latte.", ("user", "likes", "an iced latte")),
+    ("I can't get enough of K-dramas.", ("user", "likes", "K-dramas")),
+    ("I have a nut allergy.", ("user", "allergic_to", "nut")),
+    ("I hate the cold, which is funny since I live in Oslo.", ("user", "lives_in", "Oslo")),
+    ("温哥华是我的家。", ("user", "lives_in", "温哥华")), ("上海是我的老家。", ("user", "hometown", "上海")),
+    ("我是土生土长的芝加哥人。", ("user", "hometown", "芝加哥")), ("我平时最常喝的是冰拿铁。", ("user", "likes", "冰拿铁")),
+    ("我日语说得很流利。", ("user", "speaks", "日语")), ("我双胞胎哥哥阿历克斯住在丹佛。", ("brother", "lives_in", "丹佛")),
+    ("我是阿森纳的铁杆球迷。", ("user", "likes", "阿森纳")), ("我对象小山是急救员。", ("partner", "job", "急救员")),
+    ("我很怕冷，可偏偏住在奥斯陆。", ("user", "lives_in", "奥斯陆")),
+])
+def test_more_ways_to_say_home_origin_taste_language_and_kin(text: str, expected: tuple[str, str, str]) -> None:
+    assert expected in [(s, a, v) for s, a, v, _, _ in _read(text)]
+
+
+@pytest.mark.parametrize("text", ["I've lived in six countries.", "I'm lactose intolerant.", "I have a bit allergy.",
+                                  "他说得对。", "这里是我的家。"])
+def test_a_count_of_places_an_intolerance_and_said_well_are_no_fact(text: str) -> None:
+    assert _read(text) == []
+
+
 def test_the_facts18_rules_read_long_adversarial_messages_in_linear_time() -> None:
     # Every rule of this round on inputs that repeat what it looks for; the clause scope of a plan once searched the
     # whole text before each comma (quadratic). A separate process, so a regression fails at the timeout.
