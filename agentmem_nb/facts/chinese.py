@@ -271,7 +271,7 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
             apposition = None  # "我爸退休后搬到了海南": a time clause, not a name
         if apposition and not re.match(r"^(?:也|现在|目前|已经|一直|还|最|很|就|都|不|又|刚|住|在|喜|爱|是|叫|搬|今|去|"
                                        r"明|前|上|昨|对|从|做|当|的|没|特|超|真|挺|比|曾|以|过|和|跟|这|下|周|要|会|正|"
-                                       r"每|晚|早|来|快|马)", rest):
+                                       r"每|晚|早|来|快|马|后来|转行|改行|平时|经常|偶尔|终于|总是)", rest):
             names.append(Statement(relation, "name", apposition.group("name")))
             rest = rest[apposition.end():]
         return relation, rest, names
