@@ -159,10 +159,10 @@ _RULES: list[tuple[str, FactOp, str]] = [
     # "我是做设计的": a trade of two characters or more ("做梦的", "搞笑的" are no trade)
     ("job", "set", r"^(?:是)?(?:做|干|搞)(?P<v>[^，,。]{2,8}?)的$"),
     ("job", "set", r"^从事(?P<v>[^，,。]{1,10}?)(?:工作|行业)?$"),
-    ("allergic_to", "add", r"^对(?P<v>[^，,。]+?)(?:有点儿?|有些|非常|特别|很|严重|轻微|比较|超级|极度)?过敏"),
+    ("allergic_to", "add", r"^对(?P<v>[^，,。]+?)(?:都|也)?(?:有点儿?|有些|非常|特别|很|严重|轻微|比较|超级|极度)?过敏"),
     ("dislikes", "add", r"^(?:不喜欢|不太喜欢|不怎么喜欢|讨厌|很讨厌|不爱吃|不爱喝|不爱看|不爱玩|不爱听|不爱|受不了|"
                         r"忍受不了|不能忍受|反感|厌恶|烦|最讨厌|恨|不太感冒|不感冒|无感|不吃|不喝|吃不了|喝不了|讨厌吃|讨厌喝)(?P<v>.+)"),
-    ("dislikes", "add", r"^对(?P<v>[^，,。]+?)(?:不感兴趣|没兴趣|没有兴趣|没什么兴趣|不太?感冒|无感)"),
+    ("dislikes", "add", r"^对(?P<v>[^，,。]+?)(?:都|也)?(?:不(?:太|怎么|是很|大)?感兴趣|没兴趣|没有兴趣|没什么兴趣|不太?感冒|无感)"),
     ("likes", "end", r"^把(?P<v>[^，,。]+?)(?:给)?(?:戒掉了?|戒了)"),
     ("dislikes", "add", r"^(?:最)?(?:不喜欢|讨厌)的\S{0,4}?是(?P<v>.+)"),
     ("likes", "add", r"^(?:最)?喜欢的\S{0,6}?是(?P<v>.+)"),
@@ -271,7 +271,8 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
             apposition = None  # "我爸退休后搬到了海南": a time clause, not a name
         if apposition and not re.match(r"^(?:也|现在|目前|已经|一直|还|最|很|就|都|不|又|刚|住|在|喜|爱|是|叫|搬|今|去|"
                                        r"明|前|上|昨|对|从|做|当|的|没|特|超|真|挺|比|曾|以|过|和|跟|这|下|周|要|会|正|"
-                                       r"每|晚|早|来|快|马|后来|转行|改行|平时|经常|偶尔|终于|总是)", rest):
+                                       r"每|晚|早|来|快|马|后来|转行|改行|平时|经常|偶尔|终于|总是|老家|名字|生日|工作|公司|"
+                                       r"职业|年龄|爱好|家)", rest):
             names.append(Statement(relation, "name", apposition.group("name")))
             rest = rest[apposition.end():]
         return relation, rest, names
@@ -590,6 +591,9 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
         kinds = {s.key.attribute for s in found if s.key.subject == who and s.key.attribute in ("works_at", "lives_in")}
         before = next((s for s in reversed(found) if s.key.subject == who and s.key.attribute in kinds), None) if (
             elliptic and len(kinds) == 1) else None  # ("离开了X" ends either: which one goes on is unsaid)
+        if elliptic and not kinds and re.search(r"换(?:了)?(?:个|份)?工作|跳槽|入职|辞职|上班|工作", body):
+            # "我换工作了，现在在Spotify": no employer said before, but the sentence is about work
+            before = Statement(who, "works_at", "", "set")
         if elliptic and before is not None and _ok(value := _clean(elliptic.group("v"), before.key.attribute)):
             # "我以前在IBM工作，现在在甲骨文": a bare 在X marked as now continues the clause before (where one
             # works or lives); unmarked it is as often a state ("还在适应")

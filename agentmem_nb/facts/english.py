@@ -154,7 +154,8 @@ _BOUNDARY = re.compile(
     r"\blast night\b|\bthe other day\b|\b(?:my|our) (?:whole|entire) (?:life|lives)\b|\ball (?:my|our) (?:life|lives)\b|\band (?:he|she|they|it|you|then|also|so)\b|$)", re.I)
 _PRONOUNS = {"it", "that", "this", "them", "him", "her", "you", "those", "these", "one", "so", "there", "here",
              "everything", "anything", "something", "nothing", "yourself", "myself", "himself", "herself", "things", "stuff", "us", "me", "myself", "what",
-             "too", "much", "a lot", "lots", "very much", "the idea", "the most", "that one", "all", "both"}
+             "too", "much", "a lot", "lots", "very much", "the idea", "the most", "that one", "all", "both",
+             "the stuff", "that stuff", "this stuff", "the thing", "that thing", "this thing", "those things"}
 _JOB = (r"(?P<v>(?:[a-z-]+\s+){0,3}(?:(?!(?:for|or|nor|per|after|under|over|ever|never|either|neither|other|rather|"
         r"whether|together|her|their|our|your|later|sooner|further|longer|major|minor|prior|floor|door|error|"
         r"interior|exterior|superior|inferior|junior|senior|poster|winter|summer|center|centre|corner|number|"
@@ -313,6 +314,8 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("name", "set", r"^(?:name is|name's|am called|is called|are called|go by|goes by|am named|is named|"
                     r"was named|was called)\s+(?P<v>.+)"),
     ("name", "set", r"^(?:name)\s*:\s*(?P<v>.+)"),
+    # "Our dog is a golden retriever named Max": what it is, then its name
+    ("name", "set", r"^(?:is|are)\s+an?\s+(?:[\w-]+\s+){0,3}?(?:named|called)\s+(?P<v>(?-i:[A-Z])[\w'-]+)$"),
     ("name", "set", r"^(?-i:am\s+(?P<v>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?))(?=\s*(?:,|$))"),
     ("birthday", "set", r"^(?:birthday|bday|birth date|date of birth|birthdate)\s+(?:is|falls on|is on)\s+"
                         r"(?:on\s+)?(?P<v>.+)"),
@@ -635,6 +638,10 @@ def _predicates(rest: str, subject: str, *, topics: frozenset[str] = frozenset()
             continue
         if attribute == "birthday" and not re.fullmatch(r"(?:\d{4}-)?\d\d-\d\d", value) and day_only(value) is None:
             continue  # no date this reads ("03/04/1992": which is the month?), no birthday rather than a wrong one
+        former = re.match(r"^(?:former|ex-|one-time)\s*(?P<job>\S.*)$", value) if attribute == "job" else None
+        if former and op == "set":  # "a former teacher": the job was, and is no longer ("a retired engineer" stays the
+            # job, as english.facts expects)
+            value, op = former.group("job"), "end"
         if attribute == "age" and (number := english_number(value)) is not None:  # "turned six": 6
             value = str(number)
         employer = re.search(r"(?:^|\s)(?:at|for|with)\s+(?P<v>[A-Z].*)", raw + rest[found.end():])
@@ -645,7 +652,12 @@ def _predicates(rest: str, subject: str, *, topics: frozenset[str] = frozenset()
         if attribute == "habit":  # the activity and its object: "eating meat" ends a like of either
             thing = re.sub(r"^[a-z]+ing\s+", "", value)
             return [Statement(subject, "likes", v, "end") for v in dict.fromkeys((value, thing)) if _value_ok(v)]
-        field = re.search(r"\s+at\s+(?P<v>(?-i:[A-Z]).*)$", value) if attribute == "works_in" else None
+        field = re.search(r",?\s+at\s+(?P<v>(?-i:[A-Z]).*)$", value) if attribute == "works_in" else None
+        beyond = re.match(r"^\s*,\s*at\s+(?P<v>(?-i:[A-Z])[^,.;!?]*)", raw[len(value):]) if (
+            attribute == "works_in" and raw.startswith(value) and field is None) else None
+        if beyond:  # "I work in finance, at Barclays": the field, then the employer after the comma
+            return [Statement(subject, "works_in", value, op),
+                    Statement(subject, "works_at", _clean_value(beyond.group("v"), "works_at"), op)]
         if field:  # "in marketing at Unilever": the field, and the employer
             return [Statement(subject, "works_in", value[: field.start()], op),
                     Statement(subject, "works_at", field.group("v"), op)]
@@ -945,10 +957,20 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
     subject: str | None = None
     for clause in _CLAUSE_SPLIT.split(body):
         now = re.match(r"^(?:and\s+|but\s+)?(?:now|these days|nowadays)\b", clause.strip(), re.I) is not None
+        bare = re.fullmatch(r"(?:and\s+|but\s+)?(?:now|these days|nowadays),?\s+(?:in\s+|at\s+)?"
+                            r"(?P<v>(?-i:[A-Z])[\w.'&-]*(?:\s+(?-i:[A-Z])[\w.'&-]*){0,3})", clause.strip(), re.I)
+        before = next((s for s in reversed(found) if s.key.attribute in ("lives_in", "works_at")), None)
+        if bare and before is not None:  # "I used to live in Rome, then Milan, and now Turin": the same attribute, now
+            found.append(Statement(before.key.subject, before.key.attribute, bare.group("v"), "set"))
+            matched = True
+            continue
         clause = _SPEAKER_PREFIX.sub("", clause.strip())
         if not clause:
             continue
         who, rest, names = _subject(clause)
+        now = now or re.match(r"^(?:am|is|are)\s+now\s+(?:in|at)\s", rest) is not None
+        if now:
+            rest = re.sub(r"^(?P<be>am|is|are)\s+now\s+", r"\g<be> ", rest)
         if now and re.match(r"^(?:am|is|are)\s+(?:in|at)\s+\S+", rest) and not re.search(r"\bnow$", rest):
             rest += " now"  # "…, now I'm at Oracle" is "I'm at Oracle now" (a change, read as _BE_NOW reads it)
         found += names

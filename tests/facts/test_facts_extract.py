@@ -1046,6 +1046,25 @@ def test_a_count_of_places_an_intolerance_and_said_well_are_no_fact(text: str) -
     assert _read(text) == []
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I used to live in Rome, then Milan, and now Turin.", [("user", "lives_in", "Rome", "end", True),
+                                                            ("user", "lives_in", "Turin", "set", True)]),
+    ("I've switched jobs, I'm now at Spotify.", [("user", "works_at", "Spotify", "set", True)]),
+    ("我换工作了，现在在Spotify。", [("user", "works_at", "Spotify", "set", True)]),
+    ("I work in finance, at Barclays.", [("user", "works_in", "finance", "set", True),
+                                         ("user", "works_at", "Barclays", "set", True)]),
+    ("Our dog is a golden retriever named Max.", [("dog", "name", "Max", "set", True)]),
+    ("I'm a former teacher.", [("user", "job", "teacher", "end", True)]),
+    ("Coffee? Can't stand the stuff.", []),
+    ("我老公老家是利马的。", [("husband", "hometown", "利马", "set", True)]),
+    ("我对运动不太感兴趣。", [("user", "dislikes", "运动", "add", True)]),
+    ("我对猫和狗都过敏。", [("user", "allergic_to", "猫", "add", True), ("user", "allergic_to", "狗", "add", True)]),
+])
+def test_now_after_a_list_of_places_a_field_then_its_employer_a_kind_then_a_name_and_more(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
 def test_the_facts18_rules_read_long_adversarial_messages_in_linear_time() -> None:
     # Every rule of this round on inputs that repeat what it looks for; the clause scope of a plan once searched the
     # whole text before each comma (quadratic). A separate process, so a regression fails at the timeout.
