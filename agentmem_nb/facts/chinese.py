@@ -36,6 +36,10 @@ RELATIONS_ZH = {
     "姑姑": "aunt", "小姨": "aunt", "邻居": "neighbour", "孩子": "child", "宝宝": "baby", "未婚夫": "fiance",
     "未婚妻": "fiancee", "狗": "dog", "小狗": "dog", "猫": "cat", "小猫": "cat", "猫咪": "cat", "父母": "parents",
     "爸妈": "parents", "导师": "mentor", "老师": "teacher", "对象": "partner", "伴侣": "partner",
+    "嫂子": "sister_in_law", "弟妹": "sister_in_law", "弟媳": "sister_in_law", "姐夫": "brother_in_law",
+    "妹夫": "brother_in_law", "岳父": "father_in_law", "公公": "father_in_law", "岳母": "mother_in_law",
+    "婆婆": "mother_in_law", "女婿": "son_in_law", "儿媳": "daughter_in_law", "儿媳妇": "daughter_in_law",
+    "侄子": "nephew", "侄女": "niece", "外甥": "nephew", "外甥女": "niece", "孙子": "grandson", "孙女": "granddaughter",
 }
 _REL = "|".join(sorted((re.escape(r) for r in RELATIONS_ZH), key=len, reverse=True))
 # Which one of several, before a relation: 大哥, 二姐, 小儿子, 亲妹妹, 大女儿 — the same relation (the longer words in the
@@ -71,7 +75,7 @@ _LEADING = re.compile(r"^(?:(?:上|这|下)?(?:周|星期|礼拜)[一二三四�
                       r"今年|去年|前年|上个月|上周|前段时间|前阵子|刚刚|刚才|顺便说一下|顺便说|顺便|话说|跟你说|"
                       r"告诉你|说实话|老实说|其实吧|总之|反正|所以|从小|小时候|这几年|近几年|这些年|平时|一直以来|"
                       r"自从\S{1,6}以后|自从\S{1,6}|\d{4}年(?:以后|之后|以来|起|开始)?|年初|年底|年中|月初|月底|"
-                      r"[^，,。我]{1,10}?(?:以后|之后|以来|的时候)(?=我)|(?:但|可|而|却)(?=我)|"
+                      r"[^，,。我]{1,10}?(?:以后|之后|以来|的时候)(?=我)|(?:但|可|而|却)(?=我)|比起[^，,。我]{1,8}(?=我)|"
                       # a time before the subject: "业余时间我…", "大学毕业后我…", "周末我…"
                       r"[^，,。我你他她它]{0,6}?(?:后|时间|期间|时|周末|晚上|早上|春天|夏天|秋天|冬天)(?=我)|"
                       r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=我)|从[^，,。我]{1,8}?(?:开始|起)|就)+[，,、\s]*")
@@ -259,10 +263,14 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
     if found:
         relation = RELATIONS_ZH[found.group("rel")]
         rest = found.group("rest")
+        # "我哥和我嫂子住在科克", "我妈跟她男朋友都住在上海": what they do together is said of the relative too
+        rest = re.sub(r"^(?:和|跟|与)(?:我|他|她)?(?:的)?(?:" + _REL + r"|[\u4e00-\u9fff]{1,4}?)(?=都|也|一起|住|在|搬|定居|生活)",
+                      "", rest) if not found.group("poss") else rest
         if found.group("poss"):
             return relation, rest, names
         # An appositive name: "我妹妹小美住在上海" — a few characters before a predicate word.
-        apposition = re.match(r"^(?P<name>[\u4e00-\u9fff]{1,4}?|[A-Z][a-zA-Z]+)(?=(?:也|现在|目前|已经|一直|还)?"
+        apposition = re.match(r"^(?P<name>[\u4e00-\u9fff]{1,4}?|[A-Z][a-zA-Z]+)(?=(?:也|现在|目前|已经|一直|还|很|非常|特别|超|最|挺|"
+                              r"真|都|又|就|不)?"
                               r"(?:住|在|喜欢|爱|是|叫|搬|今年|讨厌|不喜欢|的生日|生日|从事|当|做|对|"
                               r"(?:今|明|昨)(?:天|晚)|(?:这|上|下)?(?:周末|个月|星期)|正在|要来|要去|会来|来我|刚|结婚|"
                               r"晚上|早上|白天|平时|每天|(?:\d{1,3}|[一二两三四五六七八九十]{1,3})(?:周)?岁|"
@@ -589,8 +597,12 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
         elliptic = (re.match(r"^在(?P<v>[^，,。在]{1,12}?)(?:了|呢|啦)?$", rest) if not statements and not ending
                     and re.search(r"(?:现在|目前|如今|后来|眼下)(?:则|就|又|已经)?在", as_said) else None)
         kinds = {s.key.attribute for s in found if s.key.subject == who and s.key.attribute in ("works_at", "lives_in")}
+        if elliptic and not kinds and any(s.key.subject == who and s.key.attribute == "job" for s in found):
+            kinds = {"works_at"}  # "我是软件工程师，目前在Shopify": where one does that job
         before = next((s for s in reversed(found) if s.key.subject == who and s.key.attribute in kinds), None) if (
-            elliptic and len(kinds) == 1) else None  # ("离开了X" ends either: which one goes on is unsaid)
+            elliptic and len(kinds) == 1) else None
+        if before is None and elliptic and kinds == {"works_at"}:
+            before = Statement(who, "works_at", "", "set")  # ("离开了X" ends either: which one goes on is unsaid)
         if elliptic and not kinds and re.search(r"换(?:了)?(?:个|份)?工作|跳槽|入职|辞职|上班|工作", body):
             # "我换工作了，现在在Spotify": no employer said before, but the sentence is about work
             before = Statement(who, "works_at", "", "set")

@@ -1065,6 +1065,26 @@ def test_now_after_a_list_of_places_a_field_then_its_employer_a_kind_then_a_name
     assert _read(text) == expected
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I've recently taken up pottery.", ("user", "likes", "pottery")),
+    ("Rugby's my absolute favourite sport.", ("user", "likes", "Rugby")),
+    ("I'm a software engineer, currently at Shopify.", ("user", "works_at", "Shopify")),
+    ("My brother and his wife live in Cork.", ("brother", "lives_in", "Cork")),
+    ("我嫂子是都柏林的药剂师。", ("sister_in_law", "job", "药剂师")),
+    ("比起咖啡我更喜欢茶。", ("user", "likes", "茶")),
+    ("我是软件工程师，目前在Shopify。", ("user", "works_at", "Shopify")),
+    ("我哥和我嫂子住在科克。", ("brother", "lives_in", "科克")),
+    ("我的猫露娜很讨厌去看兽医。", ("cat", "name", "露娜")),
+])
+def test_a_pastime_taken_up_an_employer_after_a_job_a_relative_and_company_and_in_laws(
+        text: str, expected: tuple[str, str, str]) -> None:
+    assert expected in [(s, a, v) for s, a, v, _, _ in _read(text)]
+
+
+def test_taking_up_a_job_offer_is_no_pastime() -> None:
+    assert ("user", "likes") not in [(s, a) for s, a, _, _, _ in _read("I took up the job offer.")]
+
+
 def test_the_facts18_rules_read_long_adversarial_messages_in_linear_time() -> None:
     # Every rule of this round on inputs that repeat what it looks for; the clause scope of a plan once searched the
     # whole text before each comma (quadratic). A separate process, so a regression fails at the timeout.
