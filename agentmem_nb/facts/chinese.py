@@ -75,11 +75,11 @@ _LEADING = re.compile(r"^(?:(?:上|这|下)?(?:周|星期|礼拜)[一二三四�
                       r"今年|去年|前年|上个月|上周|前段时间|前阵子|刚刚|刚才|顺便说一下|顺便说|顺便|话说|跟你说|"
                       r"告诉你|说实话|老实说|其实吧|总之|反正|所以|从小|小时候|这几年|近几年|这些年|平时|一直以来|"
                       r"自从\S{1,6}以后|自从\S{1,6}|\d{4}年(?:以后|之后|以来|起|开始)?|年初|年底|年中|月初|月底|"
-                      r"[^，,。我]{1,10}?(?:以后|之后|以来|的时候)(?=我)|(?:但|可|而|却)(?=我)|比起[^，,。我]{1,8}(?=我)|"
+                      r"[^，,。我]{1,10}?(?:以后|之后|以来|的时候)(?=我)|(?:但|可|而|却)(?=我)|比起[^，,。我]{1,8}(?=我)|(?:后来|结果)?发现(?:其实|原来)?(?=是|我|对)|"
                       # a time before the subject: "业余时间我…", "大学毕业后我…", "周末我…"
                       r"[^，,。我你他她它]{0,6}?(?:后|时间|期间|时|周末|晚上|早上|春天|夏天|秋天|冬天)(?=我)|"
                       r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=我)|从[^，,。我]{1,8}?(?:开始|起)|就)+[，,、\s]*")
-_ADVERBS = re.compile(r"^(?:以[^，,。以]{1,10}?的?身份|(?:可|却|但)?(?:偏偏|竟然|居然|反而)|晚上|早上|白天|每天|天天|(?:上|这)?(?:周|星期|礼拜)[一二三四五六日天](?:起)?|"
+_ADVERBS = re.compile(r"^(?:以[^，,。以]{1,10}?的?身份|是(?=对[^，,。]{1,10}过敏)|(?:可|却|但)?(?:偏偏|竟然|居然|反而)|晚上|早上|白天|每天|天天|(?:上|这)?(?:周|星期|礼拜)[一二三四五六日天](?:起)?|"
                       r"开始(?=去|在|到|当|做|住|搬|喜欢|爱|学)|(?:转行|改行)(?=当|做|成)|[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:天|周|星期|月|年)(?:前|以前|之前)|超级|实在|真心|简直|完全|根本|十分|相当|极其|尤其|格外|始终|老是|常年|长期|长年|"
                       r"一点儿?(?:都|也)|从来|压根儿?|丝毫|[^，,。以之]{1,6}?(?:以后|之后|后)(?=搬|去|来|在|住|开始|就)|这段时间|这阵子|(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=入职|搬|去|来|开始|加入|跳槽|离|"
                       r"辞职|在|就|被|又)|也|都|还|一直|现在|目前|已经|刚|刚刚|真的|真|非常|特别|很|超|挺|比较|就|又|才|本来|终于|"
@@ -176,6 +176,8 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("speaks", "add", r"^(?P<v>[^，,。]{1,6}?(?:语|话|文))(?:说|讲)得(?:很|非常|挺|特别|还算|比较)?(?:流利|好|地道|不错)"),
     ("likes", "add", r"^(?:的)?爱好是(?P<v>.+)"),
     ("likes", "end", r"^(?:戒掉了?|戒了|戒)(?P<v>[^，,。]+)"),
+    # "现在改喝茶了": the habit now
+    ("likes", "add", r"^(?:改|换成|改成)(?:喝|吃|抽|玩|听|看)(?P<v>[^，,。]+)"),
     ("likes", "add", r"^(?:爱死了?|喜欢死了?|喜欢|爱吃|爱喝|爱看|爱玩|爱听|爱|热爱|迷上了?|爱上了?|钟爱|偏爱|钟情于|痴迷于?|沉迷于?|"
                      r"喜爱|酷爱|特爱|超爱|好喜欢|超喜欢|很喜欢|挺喜欢|最爱|最喜欢|爱好)(?P<v>.+)"),
     ("likes", "add", r"^对(?P<v>[^，,。]+?)(?:很|特别|非常|超级|挺|比较)?(?:感兴趣|着迷|上瘾|有兴趣)"),
@@ -474,8 +476,9 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
             out.append(Statement("user", "name", greeting.group("name")))  # "嗨，我是小静": an introduction
             continue
         not_old = re.search(r"[，,]?\s*(?:而)?不是(?P<old>[^，,。]+)$", body)
+        old_value = ""
         if not_old and not_old.start() > 0:
-            correction, body = True, body[: not_old.start()]
+            correction, body, old_value = True, body[: not_old.start()], not_old.group("old")
         if re.match(r"^(?:不是|并不是)(?P<old>[^，,]+)[，,](?:而)?是(?P<new>.+)$", body):
             correction = True
             body = re.sub(r"^(?:不是|并不是)[^，,]+[，,](?:而)?", "", body)
@@ -526,7 +529,10 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
                 if value:
                     out.append(Statement(last.subject, last.attribute, value, "correct", certain))
             continue
-        out.extend(marked(found, correction=correction, certain=certain))
+        ends = [Statement(s.subject, s.attribute, old, "end") for s in found if old_value and s.op == "add"
+                and s.key.attribute in ACCUMULATING and _ok(old := _clean(old_value, s.attribute)) and old != s.value]
+        # ("其实是对灰尘过敏，不是猫": a list keeps its other values, so the one named as wrong ends)
+        out.extend(marked(found + ends, correction=correction, certain=certain))
     return out
 
 

@@ -88,6 +88,7 @@ _SPEAKER_PREFIX = re.compile(r"^(?:as I (?:said|mentioned|told you)|like I said|
                              r"I (?:should|must|have to|need to|would|gotta) (?:say|admit|mention)(?: that)?|"
                              r"I (?:can|could) (?:say|tell you)(?: that)?|I (?:said|mentioned)(?: that)?|"
                              r"just so you know|for the record|fyi|fun fact|by the way|btw|to be honest|tbh|"
+                             r"(?:it\s+)?turns out(?:\s+that)?|as it turns out|"
                              r"honestly|anyway|anyhow|well|so|oh|ah|um|uh|hmm|yeah|yes|yep|ok|okay|alright|hi|hello|"
                              r"hey|ya|yah|yup|welp|ugh|omg|also|plus|and|but|or|in my (?:free|spare|down) time|on (?:the )?weekends|"
                              r"at (?:the )?weekends|in the (?:evenings?|mornings?)|after work|outside (?:of )?work|"
@@ -340,12 +341,15 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("age", "set", r"^age is\s+(?P<v>\d{1,3})\b"),
     # "just had his fifth birthday", "celebrated my 40th birthday": the age now
     ("age", "set", r"^(?:just\s+)?(?:had|celebrated|has had|have had|has celebrated|have celebrated)\s+(?:his|her|my|their|our)\s+"
-                   r"(?P<v>\d{1,3}(?:st|nd|rd|th)|" + ORDINAL_WORDS + r")\s+birthday\b"),
+                   r"(?:(?P<v>\d{1,3}(?:st|nd|rd|th)|" + ORDINAL_WORDS + r")\s+birthday\b|(?P<w>\d{1,3}(?:st|nd|rd|th))(?=\s|$))"),
     ("lives_in", "end", r"^(?:have\s+|has\s+)?mov(?:ed|e|es)\s+(?:out of|away from)\s+(?P<v>.+)"),
     # "moved from Boston to Denver": the origin was true until the move (attribute "from_to": both, in order)
     ("from_to", "set", r"^(?:have\s+|has\s+)?(?:just\s+|recently\s+|finally\s+)?(?:mov(?:ed|e|es)|relocated|"
                        r"relocate|relocates)\s+(?:(?:back|here|over|out|away|down|up|all the way|across)\s+){0,2}from\s+(?P<old>[^,.;!?]+?)\s+to\s+"
                        r"(?P<v>.+)"),
+    # "She left to start her own company", "I quit and went travelling": the employer spoken of ends
+    ("works_at", "end", r"^(?:(?:have|has)\s+)?(?:just\s+)?(?:left|quit|resigned)\s+(?:to\s+(?:start|set up|found|go|join|"
+                        r"become|travel|focus|look|care|be)\b|and\s+(?:started|went|joined|set up|became)\b)(?P<v>)"),
     ("left", "end", r"^(?:have\s+|has\s+)?(?:just\s+)?left\s+(?:my\s+(?:job|position|role)\s+(?:at|with)\s+)?"
                     r"(?P<v>[A-Z].+)"),
     ("lives_in", "set", r"^(?:have\s+|has\s+)?(?:just\s+|recently\s+|finally\s+|now\s+)?(?:mov(?:ed|e|es)|relocated|"
@@ -392,7 +396,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         r"part time|from home|nights|days|weekends|evenings|shifts|night shifts|early shifts))?\s+(?:at|for)\s+(?P<v>.+)"),
     ("works_at", "set", r"^(?:have\s+|has\s+)?(?:just\s+)?(?:joined|started (?:working )?at|got a job (?:at|with)|"
                         r"got hired (?:at|by)|was hired (?:at|by)|am employed (?:at|by)|is employed (?:at|by)|"
-                        r"switched to|moved to (?:a job at|working at)|took a job at|accepted a job at|"
+                        r"switched to(?=\s+(?-i:[A-Z0-9]))|moved to (?:a job at|working at)|took a job at|accepted a job at|"
                         r"(?:started|got|landed|took|accepted|found) an? (?:new )?(?:job|position|role) (?:at|with)|"
                         r"am interning at|intern at)\s+(?P<v>.+)"),
     ("works_at", "set", r"^(?:job|employer|company) is\s+(?:at\s+)?(?P<v>(?-i:[A-Z]).+)"),
@@ -429,6 +433,9 @@ _RULES: list[tuple[str, FactOp, str]] = [
                      r"a sucker for|hooked on|addicted to)\s+(?P<v>.+)"),
     ("likes", "add", r"^(?:got|have gotten|have become|became) (?:really\s+)?into\s+(?P<v>.+)"),
     ("likes", "add", r"^(?:cannot|can't|could not) get enough of\s+(?P<v>.+)"),
+    # "I've switched to tea": a habit now (a name after it is an employer: "switched to Google")
+    ("likes", "add", r"^(?:(?:have|has)\s+)?(?:switched|changed|moved)\s+(?:over\s+)?to\s+(?P<v>(?-i:[a-z])(?!(?:a|an|the|my|"
+                     r"working|work|remote|part-time|full-time|night|day|nights|days)\b)[^,.;!?]*)"),
     # "I've recently taken up pottery": a new pastime
     ("likes", "add", r"^(?:(?:have|has)\s+)?(?:taken|took)\s+up\s+(?P<v>(?!(?:a|an|the|my|his|her|their|our)\s+"
                      r"(?:job|position|role|post|offer)\b).+)"),
@@ -904,10 +911,11 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
         if _HYPOTHETICAL.search(body) or _FIGURATIVE.search(body):
             continue
         not_old = _NOT_SUFFIX.search(body)
+        old_value = ""
         if not_old and not re.search(r"\b(?:do|does|did|am|is|are|was|were|have|has|can|could|would|will)$",
                                      body[: not_old.start()].rstrip(), re.I):
             correction = True
-            body = body[: not_old.start()]
+            body, old_value = body[: not_old.start()], not_old.group("old")
         pair = _PAIR.match(body)
         if pair:  # "My son and I are both allergic to peanuts": said of the speaker, and of the relative too
             body = "I " + re.sub(r"^(?:(?P<be>are|were)\s+)?(?:both\s+|all\s+)?",
@@ -932,8 +940,19 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             continue
         if _REPORTED.search(body) and not found:
             continue
-        out.extend(marked(found, correction=correction, certain=certain))
+        out.extend(marked(found + _not_the_old(found, old_value), correction=correction, certain=certain))
     return out
+
+
+def _not_the_old(found: list[Statement], old: str) -> list[Statement]:
+    """For a value added with ", not X" ("it was dust, not cats"): X ends — a list keeps its other values, so a
+    correction of one item must say which one it replaces."""
+    ends = []
+    for each in found:
+        value = _clean_value(old, each.attribute) if old and each.key.attribute in ACCUMULATING and each.op == "add" else ""
+        if value and _value_ok(value) and value.casefold() != each.value.casefold():
+            ends.append(Statement(each.subject, each.attribute, value, "end"))
+    return ends
 
 
 def _last_key(out: list[Statement], last_key: FactKey | None) -> FactKey | None:

@@ -1085,6 +1085,22 @@ def test_taking_up_a_job_offer_is_no_pastime() -> None:
     assert ("user", "likes") not in [(s, a) for s, a, _, _, _ in _read("I took up the job offer.")]
 
 
+@pytest.mark.parametrize(("text", "last", "expected"), [
+    ("Had my 30th last weekend!", None, [("user", "age", "30", "set", True)]),
+    ("I've switched to tea these days.", None, [("user", "likes", "tea", "add", True)]),
+    ("现在改喝茶了。", None, [("user", "likes", "茶", "add", True)]),
+    ("She left to start her own company.", FactKey("sister", "works_at"), [("sister", "works_at", "", "end", True)]),
+    ("I'm allergic to dust, not cats.", None, [("user", "allergic_to", "dust", "add", True),
+                                               ("user", "allergic_to", "cats", "end", True)]),
+    ("后来发现其实是对灰尘过敏，不是猫。", None, [("user", "allergic_to", "灰尘", "add", True),
+                                           ("user", "allergic_to", "猫", "end", True)]),
+    ("I switched to Google last year.", None, [("user", "works_at", "Google", "set", True)]),
+])
+def test_a_change_of_habit_an_ordinal_birthday_leaving_to_do_something_and_not_x_in_a_list(
+        text: str, last: FactKey | None, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text, last) == expected
+
+
 def test_the_facts18_rules_read_long_adversarial_messages_in_linear_time() -> None:
     # Every rule of this round on inputs that repeat what it looks for; the clause scope of a plan once searched the
     # whole text before each comma (quadratic). A separate process, so a regression fails at the timeout.
