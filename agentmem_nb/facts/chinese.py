@@ -494,8 +494,8 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
             pred = inverted.group("pred")
             verb = ("讨厌" if re.search(r"讨厌|不喜欢|不爱", pred) else "喜欢" if re.search(r"喜欢|爱", pred)
                     else "住在" if "住" in pred or pred.lstrip("的") == "家" else "的老家是")  # (X是我的家: I live in X)
-            who = re.sub(r"的$", "", inverted.group("who"))  # ("是我的家": 我, then the verb)
-            body = f"{who}{verb}{inverted.group('v')}"
+            speaker = re.sub(r"的$", "", inverted.group("who"))  # ("是我的家": 我, then the verb)
+            body = f"{speaker}{verb}{inverted.group('v')}"
         # "我今年39": a number said as this year's is an age, with or without 岁
         body = re.sub(r"今年(?P<n>\d{1,3}|[一二两三四五六七八九十]{1,3})(?![\d一二两三四五六七八九十岁年月号日个块次只天度分%])",
                       r"今年\g<n>岁", body)
