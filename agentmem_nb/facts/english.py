@@ -89,6 +89,7 @@ _SPEAKER_PREFIX = re.compile(r"^(?:as I (?:said|mentioned|told you)|like I said|
                              r"I (?:can|could) (?:say|tell you)(?: that)?|I (?:said|mentioned)(?: that)?|"
                              r"just so you know|for the record|fyi|fun fact|by the way|btw|to be honest|tbh|"
                              r"(?:it\s+)?turns out(?:\s+that)?|as it turns out|"
+                             r"I am (?:pretty |quite |fairly |absolutely |completely |100% )?(?:sure|certain)(?:\s+that)?|"
                              r"honestly|anyway|anyhow|well|so|oh|ah|um|uh|hmm|yeah|yes|yep|ok|okay|alright|hi|hello|"
                              r"hey|ya|yah|yup|welp|ugh|omg|also|plus|and|but|or|in my (?:free|spare|down) time|on (?:the )?weekends|"
                              r"at (?:the )?weekends|in the (?:evenings?|mornings?)|after work|outside (?:of )?work|"
@@ -407,7 +408,8 @@ _RULES: list[tuple[str, FactOp, str]] = [
     # intolerant" expects no fact)
     ("allergic_to", "add", r"^(?:have|has|have got|has got)\s+(?:an?\s+)?(?:(?:severe|mild|bad|serious|slight)\s+)?"
                            r"(?P<v>(?!(?:an?|bit|little|lot|slight|food)\b)[a-z-]+(?:\s+[a-z-]+)?)\s+allergy$"),
-    ("job", "set", r"^(?:work|works|am working|is working|have been working|has been working|(?:am|is|are) employed|"
+    ("job", "set", r"^(?:work|works|am working|is working|have been working|has been working|have worked|has worked|"
+                   r"(?:am|is|are) employed|"
                    r"(?:was|were|got|have been|has been) (?:hired|taken on|employed)|(?:got|have|landed|took|accepted|found) "
                    r"an?\s+(?:new\s+)?(?:job|position|role)|started (?:out )?(?:working )?)\s+as\s+(?:an?\s+)?(?P<v>.+)"),
     # a change of state names the new job: "became a principal", "got promoted to senior engineer"
@@ -504,6 +506,29 @@ _PET_NAMED = re.compile(r"\b(?:an?|one|our|my)\s+(?:[\w-]+\s+){0,2}?(?:(?P<dog>"
 _HAVE_PETS = re.compile(r"^(?:I|we)\s+(?:also\s+|just\s+)?(?:have|has|have got|got|own|adopted|rescued|keep)\b", re.I)
 _INTRO_ROLE = re.compile(r"^I am (?P<name>(?-i:[A-Z])[a-z]+)\s*,\s*(?:an?\s+)(?P<job>[a-zA-Z-]+(?:\s+[a-zA-Z-]+){0,2}?)"
                          r"(?:\s+(?:based|living)\s+in\s+(?P<place>(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*)*))?$", re.I)
+# "I'm Tom, 41, a dad of two living in Hull": a name, then pieces in apposition, each read on its own.
+_INTRO_LIST = re.compile(r"^I am (?P<name>(?-i:[A-Z])[a-z]+)\s*,\s*(?P<rest>[^;]{1,120})$", re.I)
+
+
+def _intro_pieces(rest: str) -> list[Statement]:
+    """What the pieces of an introduction say: an age ("41"), a job ("a nurse"), where one lives ("living in Hull")."""
+    out: list[Statement] = []
+    for piece in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", rest.strip(" .!")):
+        age = re.fullmatch(r"(?P<v>\d{1,3})(?:\s*(?:years old|yrs old|y/?o))?", piece, re.I)
+        if age:
+            out.append(Statement("user", "age", age.group("v")))
+            continue
+        place = re.search(r"\b(?:living|based|who lives|residing)\s+in\s+(?P<v>(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*)*)",
+                          piece, re.I)
+        if place:
+            out.append(Statement("user", "lives_in", place.group("v")))
+            piece = piece[: place.start()].strip()
+        job = re.fullmatch(r"an?\s+" + _JOB, piece, re.I)
+        if job and job.group("v").casefold() not in _NON_JOBS:
+            out.append(Statement("user", "job", job.group("v")))
+    return out
+
+
 # A new name given to the one spoken about: "we renamed her Salt", "renamed him to Max".
 _RENAMED = re.compile(r"\b(?:renamed|re-named)\s+(?:him|her|it|them)\s+(?:to\s+)?(?P<v>(?-i:[A-Z])[\w'-]+)", re.I)
 # "I drink green tea every morning, I love it", "I used to hate sushi but now I love it": "it" is the thing of the
@@ -869,6 +894,11 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             out.append(Statement("user", "job", intro.group("job")))
             if intro.group("place"):
                 out.append(Statement("user", "lives_in", intro.group("place")))
+            continue
+        listed = _INTRO_LIST.match(re.sub(r"^[\w' ]{1,25}:\s+", "", body))  # (after a heading: "Quick intro: …")
+        if listed and listed.group("name").casefold() not in _STATES and (pieces := _intro_pieces(listed.group("rest"))):
+            # "I'm Tom, 41, a dad of two living in Hull": a name, then what the pieces after it say
+            out += [Statement("user", "name", listed.group("name"))] + pieces
             continue
         renamed = _RENAMED.search(body)
         if renamed and (who := last_relative([], out, last_key)) is not None:  # "We renamed her Salt"

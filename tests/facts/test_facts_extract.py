@@ -1101,6 +1101,26 @@ def test_a_change_of_habit_an_ordinal_birthday_leaving_to_do_something_and_not_x
     assert _read(text, last) == expected
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Quick intro: I'm Tom, 41, a dad of two living in Hull.", [("user", "name", "Tom", "set", True),
+                                                                 ("user", "age", "41", "set", True),
+                                                                 ("user", "lives_in", "Hull", "set", True)]),
+    ("I've worked as a paramedic for twelve years.", [("user", "job", "paramedic", "set", True)]),
+    ("I'm pretty sure my birthday is the same as yours, 4 July.", [("user", "birthday", "07-04", "set", True)]),
+    ("我当急救员已经十二年了。", [("user", "job", "急救员", "set", True)]),
+    ("我们去年春天在利斯买了房子。", [("user", "lives_in", "利斯", "set", True)]),
+    ("我同事小丹特别迷F1。", [("colleague", "name", "小丹", "set", True), ("colleague", "likes", "F1", "add", True)]),
+])
+def test_an_introduction_in_pieces_a_job_for_years_a_season_and_a_fan(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize("text", ["我迷路了。", "I'm Tired, sorry, long day."])
+def test_being_lost_or_tired_is_no_taste_and_no_introduction(text: str) -> None:
+    assert _read(text) == []
+
+
 def test_the_facts18_rules_read_long_adversarial_messages_in_linear_time() -> None:
     # Every rule of this round on inputs that repeat what it looks for; the clause scope of a plan once searched the
     # whole text before each comma (quadratic). A separate process, so a regression fails at the timeout.
@@ -1114,6 +1134,7 @@ def test_the_facts18_rules_read_long_adversarial_messages_in_linear_time() -> No
             "'在柏林' + '待了五年' * 40000 + '回到了慕尼黑', '我住在北京' + '跟' * 200000 + 'x', "
             "'My birthday is ' + 'next week, ' * 40000 + 'May 9th', 'I am a ' + '34-year-old ' * 40000, "
             "'我' + '以产品经理' * 40000 + '的身份加入了字节跳动', 'Jazz ' * 40000 + 'is what I love', "
+            "\"I'm Tom, \" + '41, ' * 40000, '我当急救员' + '已经' * 40000, "
             "'My sister, who ' + 'x ' * 40000 + ', is a chef', 'Tom, my roommate, ' + 'works ' * 40000, "
             "'我以前在IBM工作，现在在' + '在' * 100000, 'I am staying at ' + 'a hotel ' * 40000, "
             "'我新养了一只小狗！' + '它叫' * 60000, 'I do not ' + 'run ' * 40000 + 'anymore', "
