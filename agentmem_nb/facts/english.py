@@ -540,7 +540,8 @@ _THING_THEN_IT = re.compile(
     r"dislike)\s+(?P<it>it|them)$", re.I)
 _TIME_WORDS = re.compile(r"\s+(?:every|each|most|on|at|in|almost|nearly|daily|all the time|a lot|regularly|twice|"
                          r"once)\b", re.I)
-_PAIR = re.compile(r"^(?:my|our)\s+" + _REL_ADJ + r"?(?P<rel>" + _REL + r")\s+and\s+I\s+(?P<rest>.+)$", re.I)
+_PAIR = re.compile(r"^(?:(?:my|our)\s+" + _REL_ADJ + r"?(?P<rel>" + _REL + r")\s+and\s+I|(?:me|I)\s+and\s+(?:my|our)\s+"
+                   + _REL_ADJ + r"?(?P<rel2>" + _REL + r"))\s+(?P<rest>.+)$", re.I)  # "Me and my sister both love …" too
 _OTHER_SUBJECT = re.compile(r"^(?:he|she|they|it|you|your|his|her|their|its|someone|somebody|everyone|people|"
                             r"nobody|this|that|there|the|a|an|our \w+|[A-Z][a-z]+(?:'s)?)\b")
 
@@ -953,7 +954,7 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
                                  pair.group("rest"), flags=re.I)
         found, introduced = _statements_of(body, out, last_key, introduced, topics=topics)
         if pair and found:
-            relation = RELATIONS_EN[pair.group("rel").lower()]
+            relation = RELATIONS_EN[(pair.group("rel") or pair.group("rel2")).lower()]
             found = found + [Statement(relation, s.attribute, s.value, s.op, s.certain) for s in found
                              if s.key.subject == "user"]
         if _HAVE_PETS.match(sentence) and not _REPORTED.search(sentence):  # "We have two pets: a beagle named Rocky …"

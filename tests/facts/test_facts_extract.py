@@ -1121,6 +1121,17 @@ def test_being_lost_or_tired_is_no_taste_and_no_introduction(text: str) -> None:
     assert _read(text) == []
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Me and my sister both love horses.", [("user", "likes", "horses", "add", True),
+                                            ("sister", "likes", "horses", "add", True)]),
+    ("跟我哥不一样，我讨厌足球。", [("user", "dislikes", "足球", "add", True)]),
+    ("我跟猫一样懒。", []),  # (a likeness is still a figure of speech)
+])
+def test_me_and_my_relative_and_unlike_someone_are_statements(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
 def test_the_facts18_rules_read_long_adversarial_messages_in_linear_time() -> None:
     # Every rule of this round on inputs that repeat what it looks for; the clause scope of a plan once searched the
     # whole text before each comma (quadratic). A separate process, so a regression fails at the timeout.
