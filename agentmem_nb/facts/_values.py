@@ -10,7 +10,7 @@ import re
 
 from agentmem_nb.retrieval.dates import MONTHS as _MONTHS  # one month table (facts sit above retrieval)
 
-__all__ = ["normalise_date", "chinese_number", "normalise_number", "day_only"]
+__all__ = ["normalise_date", "chinese_number", "english_number", "normalise_number", "day_only", "NUMBER_WORDS", "ORDINAL_WORDS"]
 
 _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
              "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14,
@@ -26,6 +26,7 @@ _EN_DATES = [
     re.compile(r"\b" + _MONTH + r"\s+(?:the\s+)?" + _DAY + r"\b(?:,?\s+" + _YEAR + r")?", re.I),
     re.compile(r"\b(?:the\s+)?" + _DAY + r"\s+(?:of\s+)?" + _MONTH + r"\b(?:,?\s+" + _YEAR + r")?", re.I),
 ]
+_NUMERIC_DATE = re.compile(r"\b(?P<a>[0-3]?\d)[/.](?P<b>[0-3]?\d)[/.](?P<year>(?:19|20)\d\d)\b")
 _CN_DATE = re.compile(r"(?:(?P<year>(?:19|20)\d\d|[一二九零〇]{4})\s*年\s*)?(?P<m>\d{1,2}|[" + _CN_NUM + r"]{1,3})\s*月"
                       r"\s*(?P<d>\d{1,2}|[" + _CN_NUM + r"]{1,3})\s*[日号號]?")
 
@@ -51,6 +52,34 @@ def chinese_number(text: str) -> int | None:
     return total + current
 
 
+_UNITS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+                                     "fourteen fifteen sixteen seventeen eighteen nineteen".split())}
+_TENS = {w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), start=2)}
+NUMBER_WORDS = (r"(?:(?:" + "|".join(_TENS) + r")(?:[\s-](?:" + "|".join(w for w in _UNITS if _UNITS[w] and _UNITS[w] < 10)
+                + r"))?|" + "|".join(sorted(_UNITS, key=len, reverse=True)) + r")")
+"""An English number from zero to ninety-nine in words, as a pattern ("six", "thirty-five", "forty two")."""
+
+
+ORDINAL_WORDS = "(?:" + "|".join(sorted(_ORDINALS, key=len, reverse=True)) + ")"
+"""An English ordinal in words, first to twentieth and thirtieth, as a pattern."""
+
+
+def english_number(text: str) -> int | None:
+    """``"thirty-five"`` → 35, ``"six"`` → 6, ``"12"`` → 12, ``"fifth"`` / ``"5th"`` → 5; ``None`` if it is no
+    number below a hundred."""
+    if text.strip().lower() in _ORDINALS:
+        return _ORDINALS[text.strip().lower()]
+    text = re.sub(r"(?<=\d)(?:st|nd|rd|th)$", "", text.strip(), flags=re.I)
+    words = text.strip().lower().replace("-", " ").split()
+    if len(words) == 1 and words[0].isdigit():
+        return int(words[0])
+    if len(words) == 1 and words[0] in _UNITS:
+        return _UNITS[words[0]]
+    if words and words[0] in _TENS and (len(words) == 1 or (len(words) == 2 and 0 < _UNITS.get(words[1], 0) < 10)):
+        return _TENS[words[0]] + (_UNITS[words[1]] if len(words) == 2 else 0)
+    return None
+
+
 def normalise_number(text: str) -> str:
     """A number as digits (``"三十"`` → ``"30"``); other text unchanged."""
     value = chinese_number(text.strip())
@@ -66,6 +95,13 @@ def _format(year: int | None, month: int, day: int) -> str | None:
 def normalise_date(text: str) -> str:
     """The date named in ``text`` as ``MM-DD`` (or ``YYYY-MM-DD`` when a year is given); ``text`` itself (trimmed)
     when it names no date this module reads."""
+    numeric = _NUMERIC_DATE.search(text)
+    if numeric:  # "14/03/1992" or "3/14/1992": the day is the number above 12; both at most 12 say no one date
+        first, second = int(numeric.group("a")), int(numeric.group("b"))
+        month, day = (second, first) if first > 12 else (first, second) if second > 12 else (0, 0)
+        formatted = _format(int(numeric.group("year")), month, day) if month else None
+        if formatted:
+            return formatted
     for pattern in _EN_DATES:
         found = pattern.search(text)
         if found is None:

@@ -4,7 +4,9 @@ The same rules as :mod:`agentmem_nb.facts.english`, for a language that drops su
 clause (split at ，。；！ and at 但是/而且/不过) takes the subject it names — 我, 我(的)妹妹, or someone else's (他, 她,
 a name: no fact) — or, naming none, the subject of the clause before it ("我住在北京，在谷歌工作"). The predicate is
 anchored right after the subject and a few adverbs (也, 现在, 已经 …). Questions (？, 吗, 什么, 哪 …), hypotheticals and
-plans (如果, 打算, 想要, 明年 …) and reported speech (他说, 听说 …) give nothing; quoted text is removed first. Hedges
+plans (如果, 打算, 想要, 明年 …) and reported speech (他说, 听说 …) give nothing; quoted text is removed first. A plan,
+a guess or someone's words in a *later* clause drop that clause and those after it, not the speaker's clauses before
+("我在腾讯工作，可能明年会换" states 腾讯); a condition (如果, 的话) anywhere still frames the whole sentence. Hedges
 (好像, 可能, 我觉得 …) keep the fact unsure; 不再/已经不/再也不/以前 and a negated predicate closed by 了 end a value;
 其实/不对/说错了 make a correction, and a bare "其实是上海" corrects the last attribute spoken about.
 """
@@ -33,9 +35,17 @@ RELATIONS_ZH = {
     "外婆": "grandmother", "姥姥": "grandmother", "叔叔": "uncle", "舅舅": "uncle", "伯伯": "uncle", "阿姨": "aunt",
     "姑姑": "aunt", "小姨": "aunt", "邻居": "neighbour", "孩子": "child", "宝宝": "baby", "未婚夫": "fiance",
     "未婚妻": "fiancee", "狗": "dog", "小狗": "dog", "猫": "cat", "小猫": "cat", "猫咪": "cat", "父母": "parents",
-    "爸妈": "parents", "导师": "mentor", "老师": "teacher",
+    "爸妈": "parents", "导师": "mentor", "老师": "teacher", "对象": "partner", "伴侣": "partner",
+    "嫂子": "sister_in_law", "弟妹": "sister_in_law", "弟媳": "sister_in_law", "姐夫": "brother_in_law",
+    "妹夫": "brother_in_law", "岳父": "father_in_law", "公公": "father_in_law", "岳母": "mother_in_law",
+    "婆婆": "mother_in_law", "女婿": "son_in_law", "儿媳": "daughter_in_law", "儿媳妇": "daughter_in_law",
+    "侄子": "nephew", "侄女": "niece", "外甥": "nephew", "外甥女": "niece", "孙子": "grandson", "孙女": "granddaughter",
 }
 _REL = "|".join(sorted((re.escape(r) for r in RELATIONS_ZH), key=len, reverse=True))
+# Which one of several, before a relation: 大哥, 二姐, 小儿子, 亲妹妹, 大女儿 — the same relation (the longer words in the
+# table, 小姨 and 小猫, still match whole first).
+_KIN_ORDER = r"(?:(?:大|二|三|四|小|亲|老|最小的|最大的|双胞胎|同父异母的|同母异父的)(?=" + "|".join(sorted((re.escape(r) for r in RELATIONS_ZH), key=len,
+                                                                                reverse=True)) + r"))?"
 _QUOTED = re.compile(r"“[^”]*”|「[^」]*」|\"[^\"]*\"|『[^』]*』")
 _SENTENCES = re.compile(r"[。！!？?；;\n…]+")
 _CLAUSES = re.compile(r"[，,：:]|但是|不过|可是|而且|并且|然后|所以|因为")
@@ -43,18 +53,21 @@ _QUESTION = re.compile(r"[？?]|吗$|吗[呀啊]?$|呢$|(?<!没)(?<!没有)什�
                        r"(?<!不)对不对$|是否|几岁|几月|几号|吗")
 _HYPOTHETICAL = re.compile(r"如果|要是|假如|假设|万一|的话|打算|计划|准备|想要|想去|想搬|想换|想在|想当|想做|想学|考虑|"
                            r"希望|梦想|将来|(?:^|[，,]|我|我们|咱们)以后|未来|明年|下个月|下月|下周|下星期|下半年|可能会|也许会|或许会|会搬|要搬|"
-                           r"要去|将要|将会|即将|快要|想象|假装|但愿|要是能|不如|建议|应该去|该去|会不会|说不定会")
+                           r"要去|将要|将会|即将|快要|想象|假装|但愿|要是能|不如|建议|应该去|该去|会不会|说不定会|"
+                           # "他六月就51了", "到年底就三十了": an age that comes at a later time
+                           r"(?:(?:\d{1,2}|[一二三四五六七八九十]{1,3})月(?:份)?(?:底|初)?|到(?:年底|月底))就(?:满|要)?"
+                           r"(?:\d{1,3}|[一二两三四五六七八九十]{1,3})(?:周)?岁?(?:了|啦)?(?:[，,。！!]|$)")
 # A figure of speech ("我简直就是专业睡觉选手", "堪称吃货", "跟猫一样"): what it says is no fact.
-_FIGURATIVE = re.compile(r"简直|堪称|基本上就是|就像|像个|像是个|活像|跟[^，,。]{1,6}一样|称得上|开玩笑|开个玩笑|逗你的|"
+_FIGURATIVE = re.compile(r"简直|堪称|基本上就是|就像|像个|像是个|活像|跟[^，,。]{1,6}(?<!不)一样|称得上|开玩笑|开个玩笑|逗你的|"
                          r"逗你玩")
 _SAY = re.compile(r"说|讲|告诉|提到|声称|表示")
 _SAY_COMPOUND = re.compile(r"说(?:错|实话|真的|来|起来|白了|过|一下|明)|(?:老实|话|比如|就是|总的来|怎么|小|传|解|演|"
-                           r"游|劝|虽|再|且|听|据|来|地|格|会|能|只会)说")
+                           r"游|劝|虽|再|且|听|据|来|地|格|会|能|只会|我是|我想|我就是)说|(?:说|讲)得")
 _HEDGE = re.compile(r"好像|可能|大概|也许|或许|应该|我觉得|我感觉|我记得|估计|似乎|不太确定|不确定|不太记得|貌似|"
-                    r"记不清|吧$")
+                    r"记不清|吧$|严格(?:来|地)?(?:说|讲)|技术上(?:来说|讲)?|理论上|名义上")
 _CORRECTION = re.compile(r"^(?:其实|实际上|事实上|准确地说|确切地说|准确来说|更正一下|更正|纠正一下|纠正|不对|不是的|"
                          r"说错了|我说错了|搞错了|我搞错了|哦不|噢不|不好意思|抱歉|对不起|等等|等一下|错了|口误|"
-                         r"我记错了|记错了|改一下|应该说|(?:我)?(?:打|写|拼|输)错(?:字)?了|(?:我)?(?:之前|刚才|刚刚|前面|上次)(?:说|记|搞|弄|写)错了)[，,：:、\s]*")
+                         r"我记错了|记错了|改一下|应该说|我是说|我的意思是|我想说的是|我指的是|(?:我)?(?:打|写|拼|输)错(?:字)?了|(?:我)?(?:之前|刚才|刚刚|前面|上次)(?:说|记|搞|弄|写)错了)[，,：:、\s]*")
 _LEADING = re.compile(r"^(?:(?:上|这|下)?(?:周|星期|礼拜)[一二三四五六日天](?=我)|(?:好|坏)消息是|好在|幸好|还好|"
                       r"(?:幸运|不幸|可惜|遗憾|巧)的是|可惜|不巧|哎呀|哎哟|哎|唉|呃|天哪|天啊|哇|"
                       r"[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:天|周|星期|月|年)(?:前|以前|之前)|"
@@ -62,9 +75,12 @@ _LEADING = re.compile(r"^(?:(?:上|这|下)?(?:周|星期|礼拜)[一二三四�
                       r"今年|去年|前年|上个月|上周|前段时间|前阵子|刚刚|刚才|顺便说一下|顺便说|顺便|话说|跟你说|"
                       r"告诉你|说实话|老实说|其实吧|总之|反正|所以|从小|小时候|这几年|近几年|这些年|平时|一直以来|"
                       r"自从\S{1,6}以后|自从\S{1,6}|\d{4}年(?:以后|之后|以来|起|开始)?|年初|年底|年中|月初|月底|"
-                      r"[^，,。我]{1,10}?(?:以后|之后|以来|的时候)(?=我)|"
+                      r"[^，,。我]{1,10}?(?:以后|之后|以来|的时候)(?=我)|(?:但|可|而|却)(?=我)|比起[^，,。我]{1,8}(?=我)|(?:后来|结果)?发现(?:其实|原来)?(?=是|我|对)|"
+                      # a time before the subject: "业余时间我…", "大学毕业后我…", "周末我…"
+                      r"[^，,。我你他她它]{0,6}?(?:后|时间|期间|时|周末|晚上|早上|春天|夏天|秋天|冬天)(?=我)|"
                       r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=我)|从[^，,。我]{1,8}?(?:开始|起)|就)+[，,、\s]*")
-_ADVERBS = re.compile(r"^(?:[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:天|周|星期|月|年)(?:前|以前|之前)|超级|实在|真心|简直|完全|根本|十分|相当|极其|尤其|格外|始终|老是|常年|长期|长年|"
+_ADVERBS = re.compile(r"^(?:以[^，,。以]{1,10}?的?身份|(?:去年|今年|前年)?(?:春天|夏天|秋天|冬天)|是(?=对[^，,。]{1,10}过敏)|(?:可|却|但)?(?:偏偏|竟然|居然|反而)|晚上|早上|白天|每天|天天|(?:上|这)?(?:周|星期|礼拜)[一二三四五六日天](?:起)?|"
+                      r"开始(?=去|在|到|当|做|住|搬|喜欢|爱|学)|(?:转行|改行)(?=当|做|成)|[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:天|周|星期|月|年)(?:前|以前|之前)|超级|实在|真心|简直|完全|根本|十分|相当|极其|尤其|格外|始终|老是|常年|长期|长年|"
                       r"一点儿?(?:都|也)|从来|压根儿?|丝毫|[^，,。以之]{1,6}?(?:以后|之后|后)(?=搬|去|来|在|住|开始|就)|这段时间|这阵子|(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=入职|搬|去|来|开始|加入|跳槽|离|"
                       r"辞职|在|就|被|又)|也|都|还|一直|现在|目前|已经|刚|刚刚|真的|真|非常|特别|很|超|挺|比较|就|又|才|本来|终于|"
                       r"最近|其实|确实|当然|同时|主要|平时|一般|经常|总是|特|蛮|还是|依然|仍然|照样|今年|去年|"
@@ -78,7 +94,8 @@ _TAIL = re.compile(r"(?:就行|就好|就可以|就成|了|啦|呢|啊|呀|哦|�
                    r"工作|上班|生活|居住|住|去了|来了|过|着|一带|附近|这边|那边|呀){1,6}$")
 _NOT_JOBS = frozenset({"新手", "高手", "老手", "对手", "好手", "能手", "菜鸟", "新人", "选手", "吃货", "路痴", "宅男", "宅女"})
 _PRONOUN_VALUES = {"它", "他", "她", "这", "那", "这个", "那个", "你", "我", "他们", "东西", "什么", "一切", "这些",
-                   "那些", "这里", "那里", "哪里", "都", "家", "家里", "这儿", "那儿", "屋里", "宿舍"}
+                   "那些", "这里", "那里", "哪里", "都", "家", "家里", "这儿", "那儿", "屋里", "宿舍", "一个人", "某人",
+                   "别人", "人家"}
 _JOB_SUFFIX = (r"(?:师|士|员|生|家|手|工|者|官|(?<![家成延增生兄学])长|医生|护士|律师|演员|歌手|记者|翻译|会计|销售|老师|教授|学生|经理|老板|"
                r"主管|总监|司机|厨师|模特|警察|军人|农民|工人|博士|硕士|研究生|本科生|主播|博主|自由职业者|公务员|"
                r"创业者|店主|保安|快递员|外卖员|程序员|工程师|设计师|产品经理|运营|编辑|导演|作家|画家|摄影师|博士后|博后|"
@@ -96,7 +113,12 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("hometown", "set", r"^(?:是)?(?:在)?(?P<v>[^，,。]{1,8}?)(?:土生土长|长大)的?$"),
     ("hometown", "set", r"^(?:来自|出生于|出生在|生在)(?P<v>.+)"),
     ("hometown", "set", r"^(?:是)?在(?P<v>[^，,。]{1,10}?)(?:出生|出世)的?$"),
-    ("hometown", "set", r"^(?:算是|算|是)(?P<v>[^，,。]{1,6}?)人$"),
+    # "我是湖南人": a place before 人 — not a kind of person ("好人", "一个很懒的人", "成年人", "外地人", "北方人")
+    ("hometown", "set", r"^(?:算是|算|是)(?:土生土长的|地道的|正宗的|纯正的)?(?P<v>(?!个|一|位|名|很|非常|特别|挺|超|最|比较|好|坏|小|年轻|成年|外地|本地|外国|"
+                        r"外省|中国|城里|乡下|农村|普通|有钱|穷|老实|好心|聪明|文化|局外|局内|内行|外行|自己|家里|男|女|中年|"
+                        r"老年|北方|南方|明白|急性|慢性|夜|懒|宅|打工|读书|单身|过来|自由|可怜|幸运|正常|同龄|年长|病|残|盲|聋|"
+                        r"文明|大(?!连|同|理|庆|兴|冶)|老(?!挝)|新(?!疆|乡|余|竹))"
+                        r"[^，,。的]{2,6}?)人$"),
     ("hometown", "set", r"^(?:是)?从(?P<v>[^搬]+?)来的$"),  # not "从X搬过来的": moved from X
     ("age", "set", r"^(?:今年|已经|都|快|刚满|满|刚|快要)?(?P<v>\d{1,3}|[一二两三四五六七八九十百]{1,4})(?:周)?岁"),
     ("speaks", "add", r"^(?:的)?母语是(?P<v>[^，,。]+?(?:语|话|文))$"),
@@ -107,6 +129,10 @@ _RULES: list[tuple[str, FactOp, str]] = [
                       r"(?P<v>[^，,。]+?(?:语|话|文))$"),
     # "今年三十了": an age without 岁 is still an age when it is the whole clause
     ("age", "set", r"^(?P<v>\d{1,3}|[一二两三四五六七八九十]{1,3})(?:周岁|岁)?了$"),
+    # an age just celebrated: "刚过完五岁生日", "过了40岁生日"
+    ("age", "set", r"^(?:刚)?(?:过完了?|过了|庆祝了?|庆祝完)(?P<v>\d{1,3}|[一二两三四五六七八九十]{1,3})(?:周)?岁(?:的)?生日"),
+    # an age said as what one is: "作为一个34岁的人", "是个三十岁的程序员"
+    ("age", "set", r"^(?:作为|身为|是)(?:一个|一名|一位|个|名)?(?P<v>\d{1,3}|[一二两三四五六七八九十]{1,3})(?:周)?岁的"),
     ("age", "set", r"^(?:的)?年龄是(?P<v>\d{1,3}|[一二两三四五六七八九十百]{1,4})"),
     ("from_to", "set", r"^(?:刚|已经|终于)?从(?P<old>[^，,。到去来]{1,12}?)(?:搬|迁|移居|移民)(?:家)?(?:到|去|来)了?(?P<v>[^，,。]+)"),
     ("lives_in", "set", r"^(?:搬到了?|搬去了?|搬家到了?|搬回了?|搬来了?|搬进了?|迁到了?|移居到?|移民到?|定居到?)(?P<v>.+)"),
@@ -126,25 +152,39 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("left", "end", r"^(?:离开了?|离开)(?P<v>[^，,。]+)"),
     ("works_at", "set", r"^(?:就职于|任职于|供职于|受雇于|入职了?|跳槽到了?|跳槽去了?|加盟了?|加入了?|进了)(?P<v>.+)"),
     ("works_at", "set", r"^(?:去了?|到了?)(?P<v>[^，,。]+?)(?:工作|上班)"),
+    # "给腾讯打工", "远程给一家叫路米的公司干活", "换到了阿里巴巴工作": whom one works for, where one moved to work
+    # ("给一家多伦多的公司工作" names no employer: an unnamed one is none)
+    ("works_at", "set", r"^(?:在家|远程|全职|兼职){0,2}(?:给|替)(?!别人|自己|人家|大家|家里|家人|老板)(?!(?:一|某)(?:家|个|所|间)(?![^，,。]*叫))(?P<v>[^，,。]+?)(?:远程|全职|兼职)?(?:打工|干活|工作|上班|做事|办公)"),
+    ("works_at", "set", r"^(?:换到了?|换去了?|转到了?|调到了?)(?P<v>[^，,。]+?)(?:工作|上班)"),
     ("works_at", "set", r"^(?:的)?(?:公司|单位|东家)是(?P<v>.+)"),
     ("job", "set", r"^(?:的)?(?:职业|工作|本职工作)是(?P<v>.+)"),
     ("job", "set", r"^(?:是|当上了?|当|做|成了|成为了?|当了|升为|升职为|升职成了?|晋升为|升任|担任|转行做了?|改行当了?)(?:一名|一个|一位|个|名|位)?"
-                   r"(?:[^，,。的]{1,10}的)?(?:一名|一个|一位|个|名|位)?(?P<v>[^，,。的]{0,8}?" + _JOB_SUFFIX + r")(?:了|啦)?$"),
-    ("job", "set", r"^(?:是)?(?:做|干|搞)(?P<v>[^，,。]{1,8}?)的$"),
+                   r"(?:[^，,。的]{1,10}的)?(?:一名|一个|一位|个|名|位)?(?P<v>[^，,。的]{0,8}?" + _JOB_SUFFIX + r")(?:了|啦)?"
+                   # ("当急救员已经十二年了": for years, still)
+                   r"(?:(?:已经|都)?(?:[一二三四五六七八九十两几\d]{1,3}|好几)(?:个)?(?:年|月)(?:多)?了?)?$"),
+    # "我是做设计的": a trade of two characters or more ("做梦的", "搞笑的" are no trade)
+    ("job", "set", r"^(?:是)?(?:做|干|搞)(?P<v>[^，,。]{2,8}?)的$"),
     ("job", "set", r"^从事(?P<v>[^，,。]{1,10}?)(?:工作|行业)?$"),
-    ("allergic_to", "add", r"^对(?P<v>[^，,。]+?)(?:有点儿?|有些|非常|特别|很|严重|轻微|比较|超级|极度)?过敏"),
+    ("allergic_to", "add", r"^对(?P<v>[^，,。]+?)(?:都|也)?(?:有点儿?|有些|非常|特别|很|严重|轻微|比较|超级|极度)?过敏"),
     ("dislikes", "add", r"^(?:不喜欢|不太喜欢|不怎么喜欢|讨厌|很讨厌|不爱吃|不爱喝|不爱看|不爱玩|不爱听|不爱|受不了|"
                         r"忍受不了|不能忍受|反感|厌恶|烦|最讨厌|恨|不太感冒|不感冒|无感|不吃|不喝|吃不了|喝不了|讨厌吃|讨厌喝)(?P<v>.+)"),
-    ("dislikes", "add", r"^对(?P<v>[^，,。]+?)(?:不感兴趣|没兴趣|没有兴趣|没什么兴趣|不太?感冒|无感)"),
+    ("dislikes", "add", r"^对(?P<v>[^，,。]+?)(?:都|也)?(?:不(?:太|怎么|是很|大)?感兴趣|没兴趣|没有兴趣|没什么兴趣|不太?感冒|无感)"),
     ("likes", "end", r"^把(?P<v>[^，,。]+?)(?:给)?(?:戒掉了?|戒了)"),
     ("dislikes", "add", r"^(?:最)?(?:不喜欢|讨厌)的\S{0,4}?是(?P<v>.+)"),
     ("likes", "add", r"^(?:最)?喜欢的\S{0,6}?是(?P<v>.+)"),
+    # "最常喝的是冰拿铁": what one has most often is a like
+    ("likes", "add", r"^(?:平时)?(?:最)?(?:常|爱)(?:喝|吃|听|看|玩|去)的\S{0,4}?是(?P<v>.+)"),
+    # "我日语说得很流利": a language spoken well
+    ("speaks", "add", r"^(?P<v>[^，,。]{1,6}?(?:语|话|文))(?:说|讲)得(?:很|非常|挺|特别|还算|比较)?(?:流利|好|地道|不错)"),
     ("likes", "add", r"^(?:的)?爱好是(?P<v>.+)"),
     ("likes", "end", r"^(?:戒掉了?|戒了|戒)(?P<v>[^，,。]+)"),
-    ("likes", "add", r"^(?:爱死了?|喜欢死了?|喜欢|爱吃|爱喝|爱看|爱玩|爱听|爱|热爱|迷上了?|爱上了?|钟爱|偏爱|钟情于|痴迷于?|沉迷于?|"
+    # "现在改喝茶了": the habit now
+    ("likes", "add", r"^(?:改|换成|改成)(?:喝|吃|抽|玩|听|看)(?P<v>[^，,。]+)"),
+    ("likes", "add", r"^(?:爱死了?|喜欢死了?|喜欢|迷(?!路|信|糊|惑|茫|失|住|人|你|恋)|爱吃|爱喝|爱看|爱玩|爱听|爱|热爱|迷上了?|爱上了?|钟爱|偏爱|钟情于|痴迷于?|沉迷于?|"
                      r"喜爱|酷爱|特爱|超爱|好喜欢|超喜欢|很喜欢|挺喜欢|最爱|最喜欢|爱好)(?P<v>.+)"),
     ("likes", "add", r"^对(?P<v>[^，,。]+?)(?:很|特别|非常|超级|挺|比较)?(?:感兴趣|着迷|上瘾|有兴趣)"),
-    ("likes", "add", r"^是(?:个|一个)?(?P<v>[^，,。]{1,8}?)(?:迷|粉|粉丝|爱好者|控)$"),
+    ("likes", "add", r"^是(?:个|一个)?(?P<v>[^，,。的]{1,8}?)(?:的(?:铁杆|忠实|资深|狂热|死忠|超级)?(?:球|歌|影|书|剧)?)?"
+                     r"(?:迷|粉|粉丝|爱好者|控)$"),
 ]
 _PREDICATES = [(attribute, op, re.compile(pattern)) for attribute, op, pattern in _RULES]
 
@@ -166,6 +206,8 @@ def _clean(raw: str, attribute: str) -> str:
         # (whom one is with is bounded: an open "陪\S*$" was tried at every 陪 of a long run, 20,000 took seconds)
         value = re.sub(r"(?<=\S{2})(?:读书|读大学|读研究生|读研|读博|读|上学|上大学|念书|留学|工作|上班|打工|发展|养老|"
                        r"学习|进修|陪\S{0,8}|照顾\S{0,8})$", "", value)
+        # … and before whom one lives there with: "青岛跟我们一起住", "成都和男朋友一起" (bounded, as above)
+        value = re.sub(r"(?<=\S{2})(?:跟|和|与|同)\S{1,8}?一起\S{0,3}$", "", value)
     if attribute == "birthday":
         value = normalise_date(value)
     if attribute == "age":
@@ -175,6 +217,7 @@ def _clean(raw: str, attribute: str) -> str:
         value = re.sub(r"^(?:铁杆|忠实|资深|狂热|死忠|超级|骨灰级)(?=\S)", "", value)
     if attribute in ("likes", "dislikes"):
         value = re.sub(r"^(?:吃|喝|看|玩|听|去|做|打|弹|唱|跳)(?=\S{2,})", lambda m: m.group(0), value)
+        value = re.sub(r"^上了?(?=\S)", "", value)  # "喜欢上了X", "爱上了X": X
     return value.strip()
 
 
@@ -183,7 +226,11 @@ def _values(value: str) -> list[str]:
 
 
 def _ok(value: str) -> bool:
+    if re.match(r"^(?:的|得|地|着|过)", value):  # "住的地方离公司很远": a clause went on past the verb, no value
+        return False
+    # (a value that opens with someone is a clause the pattern over-captured: "讨厌别人迟到" dislikes no 别人迟到)
     return (bool(value) and value not in _PRONOUN_VALUES and len(value) <= 20 and not re.search(r"我|你", value)
+            and not re.match(r"^(?:别人|人家|大家|有人|他|她|它)\S", value)
             and not re.match(r"^(?:这|那)(?:个|首|部|件|种|本|家|只|位|些|里|儿)", value))  # "这首歌": what, unsaid
 
 
@@ -197,6 +244,14 @@ _CALLED = re.compile(r"^(?:(?:你们?|您)(?:可以|就|也可以)|(?:大家|朋
                      r"(?P<tail>就行|就好|就可以|就成|就是了|好了|吧)?(?:啦|呀|哈|嘛|了|吧)*$")
 
 
+# One's relative or pet named with nothing said of them yet ("我们家养了一只猫", "我新养了一只小狗"): the clause, or
+# the sentence, after it speaks of them ("…，叫咪咪", "它叫肉肉").
+_INTRODUCED = re.compile(r"^我(?:们)?(?:家)?(?:(?:刚|最近|也|还|新)?(?:有|养了?|养着|领养了?|收养了?|捡了?|买了?|添了?|"
+                         r"新添了?|生了?|接回了?|迎来了?))(?:一|两|三)?(?:个|位|只|条)?" + _KIN_ORDER + r"(?P<rel>" + _REL
+                         + r")$")
+_ANIMALS = frozenset({"dog", "cat"})
+
+
 def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
     names: list[Statement] = []
     has = re.match(r"^我(?:们)?(?:家)?有(?:一|两|三)?(?:个|位|只|条)?(?P<rel>" + _REL + r")(?:，|,)?(?:叫|名叫|叫做|名字叫)"
@@ -205,29 +260,35 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
         names.append(Statement(RELATIONS_ZH[has.group("rel")], "name", has.group("name")))
         rest = clause[has.end():]
         return RELATIONS_ZH[has.group("rel")], rest, names
-    introduced = re.match(r"^我(?:们)?(?:家)?(?:有|养了?|养着)(?:一|两|三)?(?:个|位|只|条)?(?P<rel>" + _REL + r")$", clause)
+    introduced = _INTRODUCED.match(clause)
     if introduced:  # "我们家养了一只猫，叫咪咪": the clause after it speaks of the cat
         return RELATIONS_ZH[introduced.group("rel")], "", names
-    found = re.match(r"^(?:我(?:们)?(?:家)?(?:的)?)(?P<rel>" + _REL + r")(?P<poss>的)?(?P<rest>.*)$", clause)
+    found = re.match(r"^(?:我(?:们)?(?:家)?(?:的)?)" + _KIN_ORDER + r"(?P<rel>" + _REL + r")(?P<poss>的)?(?P<rest>.*)$", clause)
     if found:
         relation = RELATIONS_ZH[found.group("rel")]
         rest = found.group("rest")
+        # "我哥和我嫂子住在科克", "我妈跟她男朋友都住在上海": what they do together is said of the relative too
+        rest = re.sub(r"^(?:和|跟|与)(?:我|他|她)?(?:的)?(?:" + _REL + r"|[\u4e00-\u9fff]{1,4}?)(?=都|也|一起|住|在|搬|定居|生活)",
+                      "", rest) if not found.group("poss") else rest
         if found.group("poss"):
             return relation, rest, names
         # An appositive name: "我妹妹小美住在上海" — a few characters before a predicate word.
-        apposition = re.match(r"^(?P<name>[\u4e00-\u9fff]{1,3}?|[A-Z][a-zA-Z]+)(?=(?:也|现在|目前|已经|一直|还)?"
-                              r"(?:住|在|喜欢|爱|是|叫|搬|今年|讨厌|不喜欢|的生日|生日|从事|当|做|对|"
+        apposition = re.match(r"^(?P<name>[\u4e00-\u9fff]{1,4}?|[A-Z][a-zA-Z]+)(?=(?:也|现在|目前|已经|一直|还|很|非常|特别|超|最|挺|"
+                              r"真|都|又|就|不)?"
+                              r"(?:住|在|喜欢|爱|迷|是|叫|搬|今年|讨厌|不喜欢|的生日|生日|从事|当|做|对|"
                               r"(?:今|明|昨)(?:天|晚)|(?:这|上|下)?(?:周末|个月|星期)|正在|要来|要去|会来|来我|刚|结婚|"
+                              r"晚上|早上|白天|平时|每天|(?:\d{1,3}|[一二两三四五六七八九十]{1,3})(?:周)?岁|"
                               r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?|明年|今年|去年))", rest)
         if apposition and re.search(r"(?:后|前|时|里|中|上|下|都|也|就|又|刚|才)$", apposition.group("name")):
             apposition = None  # "我爸退休后搬到了海南": a time clause, not a name
         if apposition and not re.match(r"^(?:也|现在|目前|已经|一直|还|最|很|就|都|不|又|刚|住|在|喜|爱|是|叫|搬|今|去|"
                                        r"明|前|上|昨|对|从|做|当|的|没|特|超|真|挺|比|曾|以|过|和|跟|这|下|周|要|会|正|"
-                                       r"每|晚|早|来|快|马)", rest):
+                                       r"每|晚|早|来|快|马|后来|转行|改行|平时|经常|偶尔|终于|总是|老家|名字|生日|工作|公司|"
+                                       r"职业|年龄|爱好|家)", rest):
             names.append(Statement(relation, "name", apposition.group("name")))
             rest = rest[apposition.end():]
         return relation, rest, names
-    both = re.match(r"^我(?:和|跟|与)(?:[^，,。]{1,6}?(?=都|也|一起)|(?:我)?(?:的)?(?:" + _REL + r")(?=住|在|搬|喜欢|讨厌))"
+    both = re.match(r"^我(?:和|跟|与)(?:[^，,。]{1,6}?(?=都|也|一起)|(?:我)?(?:的)?(?:" + _REL + r")(?=住|在|搬|定居|生活|喜欢|讨厌|爱|一起|都|也))"
                     r"(?P<rest>.*)$", clause)
     if both:  # "我和我老公都讨厌冷天": what both say is the speaker's too
         return "user", both.group("rest"), names
@@ -255,10 +316,12 @@ def _predicates(rest: str, subject: str) -> list[Statement]:
         value = _clean(raw, attribute)
         if attribute == "name" and op != "correct" and re.search(r"^(?:不|没|了)|[他她的]|(?:了|过)$", raw.rstrip("。！!，, ")):
             continue  # "我叫不出他的名字", "我叫外卖了": 叫 as a verb of calling or ordering, not a name
+        if attribute == "lives_in" and re.search(r"酒店|宾馆|旅馆|民宿|青旅|客栈|招待所", value):
+            continue  # "住在马德里的一家酒店": a stay, no home
         if attribute == "hometown" and re.search(r"(?:医院|家里|路上|车上|飞机上|火车上)$", value):
             continue  # "我出生在医院": where, not which town
-        if attribute == "job" and value in _NOT_JOBS:
-            continue
+        if attribute == "job" and (value in _NOT_JOBS or re.match(r"^(?:好|坏|乖|差|笨)(?=\S{2})", value)):
+            continue  # ("老师眼里的好学生": a praise, no trade)
         if attribute == "birthday" and not re.search(r"\d", value):
             continue  # "生日刚过": the birthday spoken of, no date said
         if attribute == "from_to":  # "从杭州搬到了成都": the origin was true until the move
@@ -285,12 +348,20 @@ def _predicates(rest: str, subject: str) -> list[Statement]:
     return []
 
 
+# Activities said by their verb alone ("不跑了", "不游泳了"): a habit, liked or kept; a bare verb names its activity.
+_ACTIVITY = r"(?:跑步|跑|游泳|健身|滑雪|画画|跳舞|唱歌|钓鱼|爬山|骑车|做饭|熬夜|抽烟|喝酒|打游戏|打球)"
+_ACTIVITY_NAMES = {"跑": "跑步"}
+
+
 def _ended_without_predicate(rest: str, subject: str) -> list[Statement]:
     """What an end with no predicate of its own ends: "不在腾讯了" the employer or the place of that name,
     "再也不吃麻辣烫了" a like of the food (or of eating it)."""
     where = re.match(r"^在(?P<v>[^，,。]+?)(?:了|啦)?$", rest)
     if where and _ok(value := _clean(where.group("v"), "works_at")):
         return [Statement(subject, a, value, "end") for a in ("works_at", "lives_in")]
+    activity = re.fullmatch(r"(?P<a>" + _ACTIVITY + r")(?:了|啦)?", rest)
+    if activity:  # "现在不跑了": the activity, as a like that ended (跑 is 跑步)
+        return [Statement(subject, "likes", _ACTIVITY_NAMES.get(activity.group("a"), activity.group("a")), "end")]
     habit = re.match(r"^(?P<verb>吃|喝|抽|玩|看|听|追|打)(?P<v>[^，,。]+?)(?:了|啦)?$", rest)
     if habit and _ok(thing := _clean(habit.group("v"), "likes")):
         return [Statement(subject, "likes", v, "end") for v in (thing, habit.group("verb") + thing)]
@@ -317,6 +388,10 @@ def _bare_value(body: str, attribute: str) -> str:
     return value if _ok(value) else ""
 
 
+# A say-clause that attributes what came before it ("…，他说的", "…，我妈告诉我的"): the whole sentence is theirs.
+_ATTRIBUTION = re.compile(r"(?:说|讲|告诉我|提到)(?:的|过)?(?:啦|呀|啊)?$")
+
+
 def _reported(sentence: str) -> bool:
     """Whether someone other than the speaker says it: a say-verb whose speaker (the characters before it, less
     "跟我"/"对你") is not 我; compounds such as 说实话, 说错了, 比如说 are no saying."""
@@ -334,11 +409,35 @@ def _reported(sentence: str) -> bool:
     return False
 
 
+# A condition frames the whole sentence wherever it is said ("我就搬去上海，如果…"); a plan or a guess only its clause.
+_CONDITIONAL = re.compile(r"如果|要是|假如|假设|万一|的话|要是能|但愿|想象|假装")
+# A guess that opens a clause and governs what follows it in that clause ("我觉得这里挺好的"); one closing a clause
+# ("…吧，我不太确定") looks back, and stays the sentence's.
+_FORWARD_HEDGE = re.compile(r"^(?:我觉得|我感觉|估计|好像|可能|大概|也许|或许|似乎|貌似)")
+
+
+def _before_later_clause(clauses: list[str]) -> list[str]:
+    """``clauses`` less a later clause that only plans or guesses, and those after it: "我在腾讯工作，可能明年会换"
+    states 腾讯; "我住在成都，我觉得这里挺好的" states 成都 for sure. (As :func:`english._before_later_clause`.)"""
+    for at, clause in enumerate(clauses):
+        if _HYPOTHETICAL.search(clauses[at - 1] if at else clause) or _HEDGE.search(clauses[at - 1] if at else clause):
+            return clauses  # a plan or a guess in the first clauses: the sentence is one ("我也不确定，可能…")
+        if at == 0:
+            continue
+        if _CONDITIONAL.search(clause):
+            return clauses
+        hedge = _FORWARD_HEDGE.match(clause)
+        if _HYPOTHETICAL.search(clause) or (hedge and clause[hedge.end():].strip()):
+            return clauses[:at]
+    return clauses
+
+
 def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[Statement]:
     """The statements of a Chinese message (see the module docstring); ``last_key`` as in
     :func:`~agentmem_nb.facts.english.extract_english`."""
     out: list[Statement] = []
     greeted = False  # the sentence before was a bare greeting ("你好！我是李娜")
+    introduced: str | None = None  # a relative or pet the sentence before named with nothing said of them
     text = _QUOTED.sub("", text)
     for found_sentence in re.finditer(r"[^。！!？?；;\n…]+[。！!？?；;\n…]*", text):
         sentence = found_sentence.group(0).strip()
@@ -348,6 +447,17 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         if asked and clauses:  # the clause before the question mark is the question; the ones before it may state
             clauses = clauses[:-1]
         clauses = [c for c in clauses if not _QUESTION.search(c)]
+        # What someone else says, from the clause that says it on: the speaker's own clauses before it still state
+        # ("严格来说是佛山，不过大家都说广州"); said first, it frames the whole sentence ("我同事说，她住在朝阳区").
+        said = next((i for i, c in enumerate(clauses) if _reported(c)), None) if _reported("，".join(clauses)) else None
+        if said is not None:
+            clauses = clauses[:said] if said > 0 and not _ATTRIBUTION.search(clauses[said]) else []
+        if re.search(r"生日", sentence) and re.fullmatch(r"(?:\d{4}-)?\d\d-\d\d", normalise_date(sentence)):
+            # a birthday with its date, less when it next comes ("生日是下周二，5月9号"): a date that recurs is no plan
+            joined = re.sub(r"(?:(?:下|这)(?:个)?(?:周|星期|礼拜|月)[一二三四五六日天末]?|快(?:要)?到了)[，,]?", "",
+                            "，".join(clauses))
+            clauses = [c for c in _CLAUSES.split(joined) if c.strip()]
+        clauses = _before_later_clause(clauses)
         sentence = "，".join(clauses)
         if not sentence or _HYPOTHETICAL.search(sentence) or _FIGURATIVE.search(sentence) or _reported(sentence):
             continue
@@ -368,8 +478,9 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
             out.append(Statement("user", "name", greeting.group("name")))  # "嗨，我是小静": an introduction
             continue
         not_old = re.search(r"[，,]?\s*(?:而)?不是(?P<old>[^，,。]+)$", body)
+        old_value = ""
         if not_old and not_old.start() > 0:
-            correction, body = True, body[: not_old.start()]
+            correction, body, old_value = True, body[: not_old.start()], not_old.group("old")
         if re.match(r"^(?:不是|并不是)(?P<old>[^，,]+)[，,](?:而)?是(?P<new>.+)$", body):
             correction = True
             body = re.sub(r"^(?:不是|并不是)[^，,]+[，,](?:而)?", "", body)
@@ -379,13 +490,19 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
             body = f"我{named_first.group('rel')}叫{named_first.group('n')}{named_first.group('rest')}"
         body = re.sub(r"的(?P<a>一个|一座)?(?P<k>小村子|村子|小镇|小城|县城|村庄)[，,]\s*(?:名字)?叫(?P<n>[^，,。]{2,6})",
                       r"的一个叫\g<n>的\g<k>", body)  # "…的一个小村子，叫石门坎": the name
-        inverted = re.match(r"^(?P<v>[^，,。是]{1,12})是(?P<who>我(?:的)?(?:" + _REL + r")?)(?P<pred>(?:最|最不|不)?(?:喜欢|爱|讨厌)的"
-                            r"[^，,。]{0,4}|(?:从小)?(?:长大|出生)的(?:地方|城市)|(?:现在)?住的地方|的?老家)$", body)
+        inverted = re.match(r"^(?P<v>[^，,。是]{1,12}?)(?:就)?是(?P<who>我(?:的)?(?:" + _REL + r")?)(?P<pred>(?:最|最不|不)?(?:喜欢|爱|讨厌)的"
+                            r"[^，,。]{0,4}|(?:从小)?(?:长大|出生)的(?:地方|城市)|(?:现在)?住的地方|的?老家|的?家)$", body)
         if inverted:  # the value first: said again in the order the predicates read
             pred = inverted.group("pred")
             verb = ("讨厌" if re.search(r"讨厌|不喜欢|不爱", pred) else "喜欢" if re.search(r"喜欢|爱", pred)
-                    else "住在" if "住" in pred else "的老家是")
-            body = f"{inverted.group('who')}{verb}{inverted.group('v')}"
+                    else "住在" if "住" in pred or pred.lstrip("的") == "家" else "的老家是")  # (X是我的家: I live in X)
+            speaker = re.sub(r"的$", "", inverted.group("who"))  # ("是我的家": 我, then the verb)
+            body = f"{speaker}{verb}{inverted.group('v')}"
+        # "我今年39": a number said as this year's is an age, with or without 岁
+        body = re.sub(r"今年(?P<n>\d{1,3}|[一二两三四五六七八九十]{1,3})(?![\d一二两三四五六七八九十岁年月号日个块次只天度分%])",
+                      r"今年\g<n>岁", body)
+        if _STAY.search(body):  # "在柏林待了五年后，我又回到了慕尼黑": back where one lived, after years elsewhere (alone,
+            body = re.sub(r"(?:又)?回到了?(?:老家)?(?=[^，,。]{2})", "搬回", body)  # 回到 is coming back from a day out)
         renamed = _RENAMED.search(body)
         if renamed and (who := last_relative([], out, last_key)) is not None:  # "我们给它改名叫盐巴了"
             out.append(Statement(who, "name", renamed.group("v"), "correct"))
@@ -395,7 +512,13 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
             out.append(Statement("user", "name", introduced_as.group("name")))  # "你好！我是李娜，…": an introduction
             body = body[introduced_as.end():].lstrip("，, ")
         greeted = bool(re.fullmatch(r"(?:嗨|你好|您好|大家好|哈喽|哈啰|hi|hello|hey)[呀啊]?", body, re.I))
-        found = _sentence_statements(body, last_relative([], out, last_key))
+        found = _sentence_statements(body, introduced or last_relative([], out, last_key))
+        introduced = None
+        if found is None and (new := _INTRODUCED.match(_LEADING.sub("", body))):
+            introduced = RELATIONS_ZH[new.group("rel")]  # "我新养了一只小狗。它叫肉肉。": 它 is the dog
+        elif found is None and (spoken := _subject(_LEADING.sub("", _CLAUSES.split(body)[0]))[0]) not in (
+                None, "user", "other"):
+            introduced = spoken  # "我老婆以前教高中数学。现在她…": one's relative spoken about, with no fact read
         if re.match(r"^我(?:们)?(?:家)?(?:还|也)?(?:养了?|养着|有)", body):  # "我养了一条比格犬叫旺财，还有一只猫叫咪咪"
             pets = [Statement("cat" if pet.group("kind").endswith("猫") else "dog", "name", pet.group("name"))
                     for pet in _PET_NAMED.finditer(body)]
@@ -408,10 +531,16 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
                 if value:
                     out.append(Statement(last.subject, last.attribute, value, "correct", certain))
             continue
-        out.extend(marked(found, correction=correction, certain=certain))
+        ends = [Statement(s.subject, s.attribute, old, "end") for s in found if old_value and s.op == "add"
+                and s.key.attribute in ACCUMULATING and _ok(old := _clean(old_value, s.attribute)) and old != s.value]
+        # ("其实是对灰尘过敏，不是猫": a list keeps its other values, so the one named as wrong ends)
+        out.extend(marked(found + ends, correction=correction, certain=certain))
     return out
 
 
+# A stay of years somewhere: "待了五年", "住了十年后", "三年后".
+_STAY = re.compile(r"(?:待|呆|住|生活|工作)了?[^，,。]{0,3}?(?:[一二三四五六七八九十两几\d]+|半)年|"
+                   r"(?:[一二三四五六七八九十两几\d]+)年(?:后|之后|以后)")
 # A dog or cat of the speaker's, of any breed, with its name: "一条比格犬叫旺财", "一只英短，叫咪咪".
 _PET_NAMED = re.compile(r"(?:只|条|个)(?P<kind>[\u4e00-\u9fff]{0,4}?(?:犬|狗|猫|猫咪))[，,]?(?:叫|名叫|叫做|名字叫)"
                         r"(?P<name>[^，,。的和跟]{1,6})")
@@ -431,15 +560,17 @@ def _fronted(clause: str) -> str:
         return clause  # "但我很喜欢": a joining word before 我, no object
     rest = _ADVERBS.sub("", found.group("rest"))
     verb = _TASTE_VERB.fullmatch(rest) or _TASTE_VERB.fullmatch(re.sub(r"(?:了|啦|的|呀|啊)+$", "", rest))
-    return f"{found.group('who')}{verb.group(0)}{found.group('v')}" if verb else clause
+    ended = "了" if verb and verb.group(0).startswith("不") and re.search(r"了$|已经|早就|再也", found.group("rest")) else ""
+    # ("豆腐我已经不爱吃了": 了 after a negated taste says it ended, kept for the clause's reading)
+    return f"{found.group('who')}{verb.group(0)}{found.group('v')}{ended}" if verb else clause
 
 
 def _sentence_statements(body: str, relative: str | None = None) -> list[Statement] | None:
     found: list[Statement] = []
     matched = False
     subject: str | None = None
-    for clause in _CLAUSES.split(body):
-        clause = _LEADING.sub("", clause.strip())
+    for as_said in _CLAUSES.split(body):
+        clause = _LEADING.sub("", as_said.strip())
         if not clause:
             continue
         clause = _fronted(clause)
@@ -449,7 +580,8 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
         # the relation spoken about last: in a statement, or introduced by the clause before ("我有一个妹妹，她…")
         spoken_of = next((s.key.subject for s in reversed(found) if s.key.subject != "user"),
                          subject if subject not in (None, "user", "other") else relative)
-        pronoun = re.match(r"^(?:他|她)(?!们)(?P<rest>.*)$", clause) if spoken_of not in PLURAL_RELATIONS else re.match(
+        pronoun = re.match(r"^(?:他|她|它)(?!们)(?P<rest>.*)$" if spoken_of in _ANIMALS else r"^(?:他|她)(?!们)(?P<rest>.*)$",
+                           clause) if spoken_of not in PLURAL_RELATIONS else re.match(
             r"^(?:他们|她们|两人|二老|两位老人)(?:俩)?(?P<rest>.*)$", clause)  # "我爸妈…，他们…": the pair
         if pronoun and spoken_of is not None:  # "我姐姐是护士。——不对，她其实是医生": 她 is the sister
             who, rest = spoken_of, _LEADING.sub("", pronoun.group("rest"))
@@ -466,10 +598,26 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
             rest = _PAST.sub("", _END.sub("", rest, count=1))
             rest = _ADVERBS.sub("", rest)
         # "不住在那了", "不吃肉了": 了 closes a change, so a value ends (a habit stopped is no dislike)
-        negated_then = re.match(r"^(?:不|没)(?=住|在|喜欢|爱|是|做|当|吃|喝|抽)(?P<rest>.+?)了$", rest)
+        negated_then = re.match(r"^(?:不|没)(?=住|在|喜欢|爱|是|做|当|吃|喝|抽|" + _ACTIVITY + r")(?P<rest>.+?)了$", rest)
         if negated_then and not ending:
             ending, rest = True, negated_then.group("rest") if not rest.startswith("不喜欢") else rest
         statements = _predicates(rest, who)
+        elliptic = (re.match(r"^在(?P<v>[^，,。在]{1,12}?)(?:了|呢|啦)?$", rest) if not statements and not ending
+                    and re.search(r"(?:现在|目前|如今|后来|眼下)(?:则|就|又|已经)?在", as_said) else None)
+        kinds = {s.key.attribute for s in found if s.key.subject == who and s.key.attribute in ("works_at", "lives_in")}
+        if elliptic and not kinds and any(s.key.subject == who and s.key.attribute == "job" for s in found):
+            kinds = {"works_at"}  # "我是软件工程师，目前在Shopify": where one does that job
+        before = next((s for s in reversed(found) if s.key.subject == who and s.key.attribute in kinds), None) if (
+            elliptic and len(kinds) == 1) else None
+        if before is None and elliptic and kinds == {"works_at"}:
+            before = Statement(who, "works_at", "", "set")  # ("离开了X" ends either: which one goes on is unsaid)
+        if elliptic and not kinds and re.search(r"换(?:了)?(?:个|份)?工作|跳槽|入职|辞职|上班|工作", body):
+            # "我换工作了，现在在Spotify": no employer said before, but the sentence is about work
+            before = Statement(who, "works_at", "", "set")
+        if elliptic and before is not None and _ok(value := _clean(elliptic.group("v"), before.key.attribute)):
+            # "我以前在IBM工作，现在在甲骨文": a bare 在X marked as now continues the clause before (where one
+            # works or lives); unmarked it is as often a state ("还在适应")
+            statements = [Statement(who, before.key.attribute, value, "set")]
         if ending and not statements:
             statements = _predicates(re.sub(r"^(?:不|没)", "", rest), who)
         if ending and not statements:

@@ -732,3 +732,423 @@ def test_being_somewhere_now_is_no_home_or_employer_said_alone(text: str) -> Non
 def test_at_a_name_now_is_an_employer_in_a_conversation_about_work(
         last: FactKey, expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read("I'm at Salesforce now.", last) == expected
+
+
+# ---------------------------------------------------------------- general causes of the blind rounds' misses (facts18)
+# Each family below is a cause found by classifying the first-run misses of heldout13–17 and probes written to vary
+# them; each example was read wrongly (or not at all) before the rule.
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I eventually moved to Denver.", [("user", "lives_in", "Denver", "set", True)]),
+    ("My sister recently moved to Oslo.", [("sister", "lives_in", "Oslo", "set", True)]),
+    ("My mum moved in with us in Leeds.", [("mother", "lives_in", "Leeds", "set", True)]),
+    ("I live with my parents in York.", [("user", "lives_in", "York", "set", True)]),
+    ("My sister moved with her husband to Oslo.", [("sister", "lives_in", "Oslo", "set", True)]),
+    ("My younger brother just moved out to Vancouver.", [("brother", "lives_in", "Vancouver", "set", True)]),
+    ("After college I moved back home to Ohio.", [("user", "lives_in", "Ohio", "set", True)]),
+    ("In 2019, my sister joined Google.", [("sister", "works_at", "Google", "set", True)]),
+    ("I ended up moving to Austin.", [("user", "lives_in", "Austin", "set", True)]),
+    ("I moved to Berlin many years ago.", [("user", "lives_in", "Berlin", "set", True)]),
+])
+def test_words_between_the_subject_the_verb_and_the_place_do_not_hide_the_statement(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize("text", ["I fly to Paris often.", "Before I moved to Paris, I lived in Rome.",
+                                  "I stayed with my aunt in Paris last summer.", "I live with my parents."])
+def test_a_verb_in_ly_a_clause_before_the_subject_and_a_visit_are_still_no_home(text: str) -> None:
+    assert _read(text) == []
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("As a 34-year-old, I find this hard.", ("user", "age", "34")),
+    ("I'm a 29 year old nurse.", ("user", "age", "29")),
+    ("Our son turned six last week.", ("son", "age", "6")),
+    ("作为一个34岁的人，这挺难的。", ("user", "age", "34")),
+    ("我今年39，下个月满40。", ("user", "age", "39")),
+    ("我儿子今年7。", ("son", "age", "7")),
+])
+def test_an_age_said_as_what_one_is_or_as_this_years_number(text: str, expected: tuple[str, str, str]) -> None:
+    assert [(s, a, v) for s, a, v, _, _ in _read(text)] == [expected]
+
+
+@pytest.mark.parametrize(("text", "name"), [("My friends call me Tink because I'm always tinkering.", "Tink"),
+                                            ("Most people just call me Sunny.", "Sunny"),
+                                            ("Everyone at work calls me Jay.", "Jay"),
+                                            ("My whole family calls me Bea.", "Bea")])
+def test_a_name_many_people_call_the_speaker_by(text: str, name: str) -> None:
+    assert _read(text) == [("user", "name", name, "set", True)]
+
+
+@pytest.mark.parametrize("text", ["My kids call me constantly.", "My husband calls me Bunny.", "Call me tomorrow.",
+                                  "My friends called me Tink in school."])
+def test_a_request_a_pet_name_or_a_past_nickname_is_no_name(text: str) -> None:
+    assert _read(text) == []
+
+
+@pytest.mark.parametrize(("first", "second", "value"), [
+    ("I live in Toronto.", "Well, technically Mississauga, but everyone says Toronto.", "Mississauga"),
+    ("I work at Google.", "Strictly speaking, I work for Alphabet.", "Alphabet"),
+    ("我住在广州。", "嗯，严格来说是佛山，不过大家都说广州。", "佛山"),
+])
+def test_technically_is_a_hedged_correction_held_as_a_conflict(tmp_path: Path, first: str, second: str,
+                                                               value: str) -> None:
+    facts = MemoryStore(tmp_path).user("u").facts
+    for message_id, text in enumerate((first, second), start=1):
+        record_message(facts, OfflineExtractor(), text, source=FactSource("s", message_id))
+    assert [f.value for f in facts.conflicts()] == [value]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I live in Leeds, and I think it's lovely.", [("user", "lives_in", "Leeds", "set", True)]),
+    ("I live in Leeds but I'm moving to Paris next year.", [("user", "lives_in", "Leeds", "set", True)]),
+    ("I work at Google and I want to move to Apple.", [("user", "works_at", "Google", "set", True)]),
+    ("我住在成都，我觉得这里挺好的。", [("user", "lives_in", "成都", "set", True)]),
+    ("我在腾讯工作，可能明年会换。", [("user", "works_at", "腾讯", "set", True)]),
+    # a guess or a plan in the first clause, or a hedge closing a clause of its own, still frames the sentence
+    ("I'm not sure, maybe I live in Boulder now.", [("user", "lives_in", "Boulder", "set", False)]),
+    ("I live in Leeds, I think.", [("user", "lives_in", "Leeds", "set", False)]),
+    ("我住在成都吧，我不太确定。", [("user", "lives_in", "成都", "set", False)]),
+])
+def test_a_plan_or_a_guess_in_a_later_clause_governs_that_clause_only(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize("text", ["I'd move to Paris if I could.", "我就搬去上海，如果可以的话。",
+                                  "I'm going to move to Berlin, my sister lives there.", "我打算明年搬到成都，我妹妹住在那里。"])
+def test_a_condition_anywhere_or_a_plan_first_still_frames_the_whole_sentence(text: str) -> None:
+    assert _read(text) == []
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I'm employed as a teacher.", [("user", "job", "teacher", "set", True)]),
+    ("I was hired as a software engineer at Shopify.", [("user", "job", "software engineer", "set", True),
+                                                        ("user", "works_at", "Shopify", "set", True)]),
+    ("I've been a nurse for ten years.", [("user", "job", "nurse", "set", True)]),
+    ("Mushrooms are something I really hate.", [("user", "dislikes", "Mushrooms", "add", True)]),
+    ("Jazz is what I love most.", [("user", "likes", "Jazz", "add", True)]),
+    ("My favourite food is definitely ramen.", [("user", "likes", "ramen", "add", True)]),
+])
+def test_more_forms_of_a_job_and_a_taste_and_a_value_less_its_filler(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+def test_a_bare_correction_less_how_it_is_spelled() -> None:
+    assert _read("Actually, it's spelled Kathryn.", _USER_NAME) == [("user", "name", "Kathryn", "correct", True)]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("My birthday is next month, on June 3rd.", "06-03"), ("My birthday is coming up next week, May 9th.", "05-09"),
+    ("我的生日是下个月，6月3号。", "06-03"), ("我生日是下周二，5月9号。", "05-09"),
+    ("I was born on 3/14/1992.", "1992-03-14"), ("My birthday is 14/03/1992.", "1992-03-14"),
+])
+def test_a_birthday_with_when_it_next_comes_or_in_digits(text: str, expected: str) -> None:
+    assert _read(text) == [("user", "birthday", expected, "set", True)]
+
+
+@pytest.mark.parametrize("text", ["My birthday is 03/04/1992.", "Yeah right, like I'd ever live in Florida.",
+                                  "I'm moving next month, on June 3rd.", "我下个月搬家，6月3号。"])
+def test_an_ambiguous_date_sarcasm_and_a_dated_plan_give_nothing(text: str) -> None:
+    assert _read(text) == []
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("我大哥在温州当水管工。", ("brother", "job", "水管工")),
+    ("我二姐住在成都。", ("sister", "lives_in", "成都")),
+    ("我小儿子今年五岁。", ("son", "age", "5")),
+    ("我妈上个月搬来青岛跟我们一起住了。", ("mother", "lives_in", "青岛")),
+    ("目前我和老公定居在苏州。", ("user", "lives_in", "苏州")),
+    ("我远程给一家叫路米的创业公司干活。", ("user", "works_at", "路米")),
+    ("我男朋友最近换到了阿里巴巴工作。", ("boyfriend", "works_at", "阿里巴巴")),
+    ("我最近以产品经理的身份加入了字节跳动。", ("user", "works_at", "字节跳动")),
+    ("业余时间我喜欢拉小提琴。", ("user", "likes", "拉小提琴")),
+    ("去年春天我们领养了一只狗，叫饼干。", ("dog", "name", "饼干")),
+    ("在柏林待了五年后，我又回到了慕尼黑。", ("user", "lives_in", "慕尼黑")),
+])
+def test_chinese_kin_order_company_time_before_the_subject_and_more_employer_forms(
+        text: str, expected: tuple[str, str, str]) -> None:
+    assert expected in [(s, a, v) for s, a, v, _, _ in _read(text)]
+    assert ("user", "name") not in [(s, a) for s, a, _, _, _ in _read(text)]
+
+
+@pytest.mark.parametrize("text", ["我远程给一家多伦多的公司工作。", "我为家人工作。", "给我打电话。", "我回到了家。"])
+def test_chinese_an_unnamed_employer_family_and_coming_home_are_no_fact(text: str) -> None:
+    assert _read(text) == []
+
+
+def test_chinese_i_meant_corrects_the_last_attribute() -> None:
+    assert _read("不好意思，我是说浦西。", _USER_LIVES) == [("user", "lives_in", "浦西", "correct", True)]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I used to work at IBM, now I'm at Oracle.", [("user", "works_at", "IBM", "end", True),
+                                                   ("user", "works_at", "Oracle", "set", True)]),
+    ("我以前在IBM工作，现在在甲骨文。", [("user", "works_at", "IBM", "end", True), ("user", "works_at", "甲骨文", "set", True)]),
+    ("My sister, who lives in Rome, is a chef.", [("sister", "job", "chef", "set", True),
+                                                  ("sister", "lives_in", "Rome", "set", True)]),
+    ("Tom, my roommate, works at Tesco.", [("roommate", "name", "Tom", "set", True),
+                                          ("roommate", "works_at", "Tesco", "set", True)]),
+    ("我室友小汤晚上在面包店上夜班。", [("roommate", "name", "小汤", "set", True), ("roommate", "works_at", "面包店", "set", True)]),
+    ("我喜欢巴黎，但我住在里昂。", [("user", "likes", "巴黎", "add", True), ("user", "lives_in", "里昂", "set", True)]),
+    ("我新养了一只小狗！它叫肉肉。", [("dog", "name", "肉肉", "set", True)]),
+])
+def test_now_after_a_past_an_aside_about_a_relative_a_joining_word_and_it_for_a_new_pet(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I'm staying at a hotel in Madrid this week.", []), ("我这周住在马德里的一家酒店。", []), ("我讨厌别人迟到。", []),
+    ("刚搬到成都，还在适应。", [("user", "lives_in", "成都", "set", True)]),  # (还在适应 is a state, no place)
+])
+def test_a_stay_a_clause_as_a_value_and_a_bare_state_are_no_fact(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I handed in my notice and started at KPMG on Monday.", [("user", "works_at", "KPMG", "set", True)]),
+    ("I passed the bar, so I'm now a lawyer.", [("user", "job", "lawyer", "set", True)]),
+    ("我上周递了辞呈，周一开始去毕马威上班了。", [("user", "works_at", "毕马威", "set", True)]),
+    ("我哥后来转行当了护士。", [("brother", "job", "护士", "set", True)]),
+])
+def test_a_second_verb_or_a_consequence_is_a_clause_and_a_change_of_trade_names_the_job(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Tofu's not really my thing anymore.", [("user", "likes", "Tofu", "end", True)]),
+    ("My knees gave out so I don't run anymore.", [("user", "likes", "running", "end", True)]),
+    ("I don't swim anymore.", [("user", "likes", "swimming", "end", True)]),
+    ("膝盖坏了，所以现在不跑了。", [("user", "likes", "跑步", "end", True)]),
+    ("现在豆腐我已经不爱吃了。", [("user", "likes", "豆腐", "end", True)]),
+])
+def test_an_activity_or_a_taste_that_stopped_ends_the_like(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "age"), [("My son just had his fifth birthday.", "5"),
+                                           ("I celebrated my 40th birthday yesterday.", "40"),
+                                           ("我儿子刚过完五岁生日。", "5")])
+def test_a_birthday_just_had_gives_the_age(text: str, age: str) -> None:
+    assert [(a, v) for _, a, v, _, _ in _read(text)] == [("age", age)]
+
+
+def test_after_leaving_a_name_that_is_an_employer_or_a_home_a_bare_now_there_is_unsure_so_nothing() -> None:
+    assert _read("我已经离开Costa了，现在在Pret。") == [("user", "works_at", "Costa", "end", True),
+                                                   ("user", "lives_in", "Costa", "end", True)]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("My wife used to teach high school maths. Now she's a data analyst at a bank.",
+     [("wife", "job", "data analyst", "set", True)]),
+    ("我老婆以前教高中数学。现在她在银行做数据分析师。", [("wife", "works_at", "银行", "set", True),
+                                                ("wife", "job", "数据分析师", "set", True)]),
+    # someone's words introduce nobody: what follows stays theirs
+    ("My friend said she lives in Berlin. She works at Google.", []),
+    ("我同事说她住在朝阳区。她在腾讯工作。", []),
+])
+def test_a_relative_spoken_about_with_no_fact_is_whom_a_later_pronoun_names(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I've been at Deloitte since 2019.", [("user", "works_at", "Deloitte", "set", True)]),
+    ("I've been at Heathrow for three hours.", []),
+])
+def test_been_at_a_name_for_years_is_an_employer_for_hours_a_place(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize("text", ["My sister is a genius.", "My dad is a legend.", "I'm a dreamer.", "I'm an optimist.",
+                                  "Everyone calls me lazy."])
+def test_a_description_is_no_job_and_an_adjective_no_name(text: str) -> None:
+    assert _read(text) == []
+
+
+@pytest.mark.parametrize(("text", "job"), [("I'm a lifeguard.", "lifeguard"), ("My brother is a sous chef.", "sous chef"),
+                                           ("I'm a vet.", "vet"), ("I'm a nurse practitioner.", "nurse practitioner")])
+def test_a_job_by_its_word_is_still_read(text: str, job: str) -> None:
+    assert [(a, v) for _, a, v, _, _ in _read(text)] == [("job", job)]
+
+
+@pytest.mark.parametrize("text", ["我是好人。", "我是一个很懒的人。", "我是成年人。", "我是外地人。", "我是做梦的。", "我是搞笑的。",
+                                  "我喜欢上了一个人。", "我爱上了她。", "我住的地方离公司很远。", "我是老师眼里的好学生。"])
+def test_chinese_a_kind_of_person_a_one_character_trade_a_person_loved_and_a_clause_are_no_fact(text: str) -> None:
+    assert _read(text) == []
+
+
+@pytest.mark.parametrize(("text", "expected"), [("我是大连人。", ("hometown", "大连")), ("我是湖南长沙人。", ("hometown", "湖南长沙")),
+                                                ("我是做设计的。", ("job", "设计")), ("我爱上了滑雪。", ("likes", "滑雪"))])
+def test_chinese_a_place_before_ren_a_trade_and_a_new_love_are_still_read(text: str, expected: tuple[str, str]) -> None:
+    assert [(a, v) for _, a, v, _, _ in _read(text)] == [expected]
+
+
+@pytest.mark.parametrize("text", ["I love it here.", "I like how you explained it.", "I work at night.", "I work at home.",
+                                  "I live in fear of spiders.", "I live in the moment.", "I grew up in the countryside.",
+                                  "I was born in a hospital.", "My name is on the list.", "My name is hard to spell."])
+def test_a_clause_a_common_noun_for_a_place_and_words_about_a_name_are_no_value(text: str) -> None:
+    assert _read(text) == []
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("i live in berlin", ("lives_in", "berlin")), ("I work at the BBC.", ("works_at", "BBC")),
+    ("I live in the Bay Area.", ("lives_in", "the Bay Area")), ("my name is alex", ("name", "alex")),
+])
+def test_a_named_place_and_a_lowercase_chat_name_are_still_read(text: str, expected: tuple[str, str]) -> None:
+    assert [(a, v) for _, a, v, _, _ in _read(text)] == [expected]
+
+
+def test_not_the_old_value_then_the_new_one_corrects_the_last_attribute() -> None:
+    assert _read("Not Ford, Toyota.", FactKey("user", "works_at")) == [("user", "works_at", "Toyota", "correct", True)]
+    assert _read("Not sure, maybe Boston.") == []
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("他六月就51了。", []), ("我老公到年底就五十岁了。", []),
+    ("我3月就搬到上海了。", [("user", "lives_in", "上海", "set", True)]),
+    ("我们家的狗旺财12岁了。", [("dog", "name", "旺财", "set", True), ("dog", "age", "12", "set", True)]),
+])
+def test_chinese_an_age_by_a_later_month_is_to_come_and_a_name_before_an_age(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text, FactKey("husband", "age") if text.startswith("他") else None) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I call Vancouver home these days.", ("user", "lives_in", "Vancouver")),
+    ("Home is Melbourne for now.", ("user", "lives_in", "Melbourne")),
+    ("I'm a Chicago native.", ("user", "hometown", "Chicago")),
+    ("Born and bred in Liverpool, me.", ("user", "hometown", "Liverpool")),
+    ("My go-to drink is an iced latte.", ("user", "likes", "an iced latte")),
+    ("I can't get enough of K-dramas.", ("user", "likes", "K-dramas")),
+    ("I have a nut allergy.", ("user", "allergic_to", "nut")),
+    ("I hate the cold, which is funny since I live in Oslo.", ("user", "lives_in", "Oslo")),
+    ("温哥华是我的家。", ("user", "lives_in", "温哥华")), ("上海是我的老家。", ("user", "hometown", "上海")),
+    ("我是土生土长的芝加哥人。", ("user", "hometown", "芝加哥")), ("我平时最常喝的是冰拿铁。", ("user", "likes", "冰拿铁")),
+    ("我日语说得很流利。", ("user", "speaks", "日语")), ("我双胞胎哥哥阿历克斯住在丹佛。", ("brother", "lives_in", "丹佛")),
+    ("我是阿森纳的铁杆球迷。", ("user", "likes", "阿森纳")), ("我对象小山是急救员。", ("partner", "job", "急救员")),
+    ("我很怕冷，可偏偏住在奥斯陆。", ("user", "lives_in", "奥斯陆")),
+])
+def test_more_ways_to_say_home_origin_taste_language_and_kin(text: str, expected: tuple[str, str, str]) -> None:
+    assert expected in [(s, a, v) for s, a, v, _, _ in _read(text)]
+
+
+@pytest.mark.parametrize("text", ["I've lived in six countries.", "I'm lactose intolerant.", "I have a bit allergy.",
+                                  "他说得对。", "这里是我的家。"])
+def test_a_count_of_places_an_intolerance_and_said_well_are_no_fact(text: str) -> None:
+    assert _read(text) == []
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I used to live in Rome, then Milan, and now Turin.", [("user", "lives_in", "Rome", "end", True),
+                                                            ("user", "lives_in", "Turin", "set", True)]),
+    ("I've switched jobs, I'm now at Spotify.", [("user", "works_at", "Spotify", "set", True)]),
+    ("我换工作了，现在在Spotify。", [("user", "works_at", "Spotify", "set", True)]),
+    ("I work in finance, at Barclays.", [("user", "works_in", "finance", "set", True),
+                                         ("user", "works_at", "Barclays", "set", True)]),
+    ("Our dog is a golden retriever named Max.", [("dog", "name", "Max", "set", True)]),
+    ("I'm a former teacher.", [("user", "job", "teacher", "end", True)]),
+    ("Coffee? Can't stand the stuff.", []),
+    ("我老公老家是利马的。", [("husband", "hometown", "利马", "set", True)]),
+    ("我对运动不太感兴趣。", [("user", "dislikes", "运动", "add", True)]),
+    ("我对猫和狗都过敏。", [("user", "allergic_to", "猫", "add", True), ("user", "allergic_to", "狗", "add", True)]),
+])
+def test_now_after_a_list_of_places_a_field_then_its_employer_a_kind_then_a_name_and_more(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I've recently taken up pottery.", ("user", "likes", "pottery")),
+    ("Rugby's my absolute favourite sport.", ("user", "likes", "Rugby")),
+    ("I'm a software engineer, currently at Shopify.", ("user", "works_at", "Shopify")),
+    ("My brother and his wife live in Cork.", ("brother", "lives_in", "Cork")),
+    ("我嫂子是都柏林的药剂师。", ("sister_in_law", "job", "药剂师")),
+    ("比起咖啡我更喜欢茶。", ("user", "likes", "茶")),
+    ("我是软件工程师，目前在Shopify。", ("user", "works_at", "Shopify")),
+    ("我哥和我嫂子住在科克。", ("brother", "lives_in", "科克")),
+    ("我的猫露娜很讨厌去看兽医。", ("cat", "name", "露娜")),
+])
+def test_a_pastime_taken_up_an_employer_after_a_job_a_relative_and_company_and_in_laws(
+        text: str, expected: tuple[str, str, str]) -> None:
+    assert expected in [(s, a, v) for s, a, v, _, _ in _read(text)]
+
+
+def test_taking_up_a_job_offer_is_no_pastime() -> None:
+    assert ("user", "likes") not in [(s, a) for s, a, _, _, _ in _read("I took up the job offer.")]
+
+
+@pytest.mark.parametrize(("text", "last", "expected"), [
+    ("Had my 30th last weekend!", None, [("user", "age", "30", "set", True)]),
+    ("I've switched to tea these days.", None, [("user", "likes", "tea", "add", True)]),
+    ("现在改喝茶了。", None, [("user", "likes", "茶", "add", True)]),
+    ("She left to start her own company.", FactKey("sister", "works_at"), [("sister", "works_at", "", "end", True)]),
+    ("I'm allergic to dust, not cats.", None, [("user", "allergic_to", "dust", "add", True),
+                                               ("user", "allergic_to", "cats", "end", True)]),
+    ("后来发现其实是对灰尘过敏，不是猫。", None, [("user", "allergic_to", "灰尘", "add", True),
+                                           ("user", "allergic_to", "猫", "end", True)]),
+    ("I switched to Google last year.", None, [("user", "works_at", "Google", "set", True)]),
+])
+def test_a_change_of_habit_an_ordinal_birthday_leaving_to_do_something_and_not_x_in_a_list(
+        text: str, last: FactKey | None, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text, last) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Quick intro: I'm Tom, 41, a dad of two living in Hull.", [("user", "name", "Tom", "set", True),
+                                                                 ("user", "age", "41", "set", True),
+                                                                 ("user", "lives_in", "Hull", "set", True)]),
+    ("I've worked as a paramedic for twelve years.", [("user", "job", "paramedic", "set", True)]),
+    ("I'm pretty sure my birthday is the same as yours, 4 July.", [("user", "birthday", "07-04", "set", True)]),
+    ("我当急救员已经十二年了。", [("user", "job", "急救员", "set", True)]),
+    ("我们去年春天在利斯买了房子。", [("user", "lives_in", "利斯", "set", True)]),
+    ("我同事小丹特别迷F1。", [("colleague", "name", "小丹", "set", True), ("colleague", "likes", "F1", "add", True)]),
+])
+def test_an_introduction_in_pieces_a_job_for_years_a_season_and_a_fan(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize("text", ["我迷路了。", "I'm Tired, sorry, long day."])
+def test_being_lost_or_tired_is_no_taste_and_no_introduction(text: str) -> None:
+    assert _read(text) == []
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Me and my sister both love horses.", [("user", "likes", "horses", "add", True),
+                                            ("sister", "likes", "horses", "add", True)]),
+    ("跟我哥不一样，我讨厌足球。", [("user", "dislikes", "足球", "add", True)]),
+    ("我跟猫一样懒。", []),  # (a likeness is still a figure of speech)
+])
+def test_me_and_my_relative_and_unlike_someone_are_statements(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+def test_the_facts18_rules_read_long_adversarial_messages_in_linear_time() -> None:
+    # Every rule of this round on inputs that repeat what it looks for; the clause scope of a plan once searched the
+    # whole text before each comma (quadratic). A separate process, so a regression fails at the timeout.
+    import subprocess
+    import sys
+
+    code = ("from agentmem_nb.facts import OfflineExtractor as E; e = E(); "
+            "[e.extract(t) for t in ('I live in Leeds' + ', and so' * 40000, 'I live in ' + 'x, ' * 100000, "
+            "'My friends ' + 'call me ' * 40000 + 'Tink', 'I moved ' + 'with my ' * 40000 + 'to Leeds', "
+            "'After ' + 'the war ' * 40000 + 'I moved to Leeds', '我住在北京' + '，好' * 100000, '我' + '今年3' * 60000, "
+            "'在柏林' + '待了五年' * 40000 + '回到了慕尼黑', '我住在北京' + '跟' * 200000 + 'x', "
+            "'My birthday is ' + 'next week, ' * 40000 + 'May 9th', 'I am a ' + '34-year-old ' * 40000, "
+            "'我' + '以产品经理' * 40000 + '的身份加入了字节跳动', 'Jazz ' * 40000 + 'is what I love', "
+            "\"I'm Tom, \" + '41, ' * 40000, '我当急救员' + '已经' * 40000, "
+            "'My sister, who ' + 'x ' * 40000 + ', is a chef', 'Tom, my roommate, ' + 'works ' * 40000, "
+            "'我以前在IBM工作，现在在' + '在' * 100000, 'I am staying at ' + 'a hotel ' * 40000, "
+            "'我新养了一只小狗！' + '它叫' * 60000, 'I do not ' + 'run ' * 40000 + 'anymore', "
+            "'豆腐我' + '已经' * 60000 + '不爱吃了', '我' + '周一开始' * 40000 + '去毕马威上班了')]")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
