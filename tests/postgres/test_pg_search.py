@@ -95,6 +95,63 @@ def _nodes(node: dict[str, object]) -> list[dict[str, object]]:
     return found
 
 
+@pytest.fixture(scope="module")
+def upgraded() -> PostgresStore:
+    """A day of 20,000 own rows, as a database of version 5 leaves them after the upgrade (each row its own folded
+    text, no link), same contents as ``big``'s."""
+    pg_url = shared_server().new_database()
+    upgrade_database(pg_url)
+    store = MemoryStore(pg_url, zone="Asia/Shanghai")
+    assert isinstance(store, PostgresStore)
+    store.user("alice").append("s1", "user", "filler message number 0")
+    with psycopg.connect(pg_url) as conn:
+        conn.execute("UPDATE am_messages SET folded = 'filler message number 0', copy_layer = NULL, "
+                     "copy_position = NULL, source_layer = NULL, source_position = NULL")
+        conn.execute("""
+            WITH c AS (SELECT i, CASE WHEN i %% 5000 = 0 THEN %(special)s || ' ' || i ELSE 'filler message number '
+                                 || i END AS content FROM generate_series(1, %(rows)s - 1) AS i)
+            INSERT INTO am_messages (layer_id, position, message_id, record, folded)
+            SELECT l.layer_id, i, i + 1, jsonb_build_object('ts', '2026-04-08T10:00:00.000000+08:00', 'role', 'user',
+                   'content', content, 'tags', jsonb_build_array(l.kind), 'meta', '{"session_id": "s1"}'::jsonb),
+                   lower(content)
+            FROM am_layers l, c""", {"special": SPECIAL, "rows": ROWS})
+        conn.execute("UPDATE am_layers SET rows = %(rows)s, next_id = %(rows)s + 1", {"rows": ROWS})
+        conn.execute("ANALYZE am_messages")
+    yield store
+    store.close()
+
+
+@pytest.mark.parametrize(("days", "walked"), [("big", "am_messages_copies"), ("upgraded", "am_messages_own")],
+                         ids=["linked copies", "own rows"])
+@pytest.mark.parametrize("limit", [1, 20])
+def test_a_common_keyword_in_a_day_walks_a_btree_backwards_and_stops_a_rare_one_asks_the_trigram_index(
+        request: pytest.FixtureRequest, days: str, walked: str, limit: int) -> None:
+    store: PostgresStore = request.getfixturevalue(days)
+    day = store.user("alice").daily(store.user("alice").days()[0])
+    assert [m.message_id for m in day.search("filler", limit=limit)] == list(range(ROWS - limit + 1, ROWS + 1))
+    assert [m.message_id for m in day.search("lyon", limit=limit)] == [5001, 10001, 15001][-limit:]
+
+    def executed(keyword: str) -> list[dict[str, object]]:
+        sql, params = day.search_query(keyword, limit=limit)
+        with psycopg.connect(store.db.pool.conninfo) as conn:
+            (plan,) = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params, prepare=False).fetchone()
+        return [node for node in _nodes(plan[0]["Plan"]) if node.get("Actual Loops")]
+
+    # a keyword in every row: the day's btree walked backwards, `limit` rows read and no more, nothing sorted but
+    # those (a sort of every hit, 20,000 here, was the cost cliff); the trigram index not asked
+    common = executed("filler")
+    walks = [node for node in common if node.get("Index Name") == walked]
+    assert [node.get("Scan Direction") for node in walks] == ["Backward"], common
+    assert walks[0]["Actual Rows"] == limit and not walks[0].get("Rows Removed by Filter"), walks
+    assert all(node["Actual Rows"] <= limit for node in common if "Sort" in str(node["Node Type"])), common
+    assert not any(node.get("Index Name") == "am_messages_search" for node in common), common
+    # a keyword in 4 rows of 20,000: the trigram index, not a walk through the day
+    rare = executed("lyon")
+    assert any(node.get("Index Name") == "am_messages_search" for node in rare), rare
+    assert not any(node.get("Index Name") == walked and node["Actual Rows"] for node in rare), rare
+    assert all(node.get("Rows Removed by Filter", 0) < 100 for node in rare), rare
+
+
 def test_what_is_appended_is_searchable_at_once(big: PostgresStore) -> None:
     user = big.user("alice")
     written = user.append("s1", "user", "Back from Marseille")
