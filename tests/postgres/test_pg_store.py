@@ -232,7 +232,7 @@ def test_a_version_5_database_keeps_its_day_rows_and_new_appends_link_their_day_
             legacy_append(conn, "alice", f"s{i % 2}", "2026-04-08", f"old {i}: " + ("green tea" if i % 3 else "找工作"))
     monkeypatch.undo()
 
-    assert upgrade_database(pg_url) == [6]
+    assert upgrade_database(pg_url) == [6, 7]
     with MemoryStore(pg_url, zone="UTC") as store:
         user = store.user("alice")
         for i in range(4):
