@@ -152,6 +152,23 @@ def test_a_common_keyword_in_a_day_walks_a_btree_backwards_and_stops_a_rare_one_
     assert all(node.get("Rows Removed by Filter", 0) < 100 for node in rare), rare
 
 
+@pytest.mark.parametrize("days", ["big", "upgraded"], ids=["linked copies", "own rows"])
+def test_a_common_keyword_across_days_reads_at_most_limit_rows_of_a_day(request: pytest.FixtureRequest,
+                                                                        days: str) -> None:
+    from agentmem_nb.store.postgres.layer import DAYS_SEARCH, like_pattern
+
+    store: PostgresStore = request.getfixturevalue(days)
+    user = store.user("alice")
+    assert [m.message_id for m in user.search_daily("filler", limit=20)] == list(range(ROWS - 19, ROWS + 1))
+    with psycopg.connect(store.db.pool.conninfo) as conn:
+        (plan,) = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + DAYS_SEARCH,
+                               {"user": "alice", "pattern": like_pattern("filler"), "limit": 20},
+                               prepare=False).fetchone()
+    # no step of the plan reads every hit of the day (20,000 here) to sort them: each gives `limit` rows at most
+    executed = [node for node in _nodes(plan[0]["Plan"]) if node.get("Actual Loops")]
+    assert all(node["Actual Rows"] <= 20 for node in executed), [(n["Node Type"], n["Actual Rows"]) for n in executed]
+
+
 def test_what_is_appended_is_searchable_at_once(big: PostgresStore) -> None:
     user = big.user("alice")
     written = user.append("s1", "user", "Back from Marseille")

@@ -107,20 +107,23 @@ SELECT * FROM (
 ) AS hits
 ORDER BY position DESC LIMIT %(limit)s
 """
-# Every day of a user, newest day and newest message first: the same two branches over the user's days, each
-# ordered and cut to `limit` before any copy is read (one statement, as before version 6).
+# Every day of a user, newest day and newest message first: the same two branches in each day (LATERAL: each its
+# own ordered, limited walk or index lookup, as in one day), then the newest `limit` of what the days gave. So each
+# day gives at most `limit` rows: a join ordered by (day, position) read and sorted every hit of every day instead
+# (300 ms for a word in every message of 100 days of 2,000, against 13). Its price: one plan for every day, so a
+# word common in a few days only walks the other days through (64 ms against 22 when 2 of those 100 days hold it).
 _USER_DAYS = "(SELECT layer_id, key FROM am_layers WHERE user_id = %(user)s AND kind = 'daily')"
 DAYS_SEARCH = f"""
 SELECT * FROM (
-    SELECT h.key, m.* FROM (SELECT d.key, h.layer_id, h.position, h.copy_layer, h.copy_position
-                              FROM {_USER_DAYS} AS d JOIN am_messages h ON h.copy_layer = d.layer_id
-                             WHERE h.folded LIKE %(pattern)s
-                             ORDER BY d.key COLLATE "C" DESC, h.copy_position DESC LIMIT %(limit)s) AS h, {_COPY}
+    SELECT d.key, m.* FROM {_USER_DAYS} AS d,
+           LATERAL (SELECT h.layer_id, h.position, h.copy_layer, h.copy_position FROM am_messages h
+                     WHERE h.copy_layer = d.layer_id AND h.folded LIKE %(pattern)s
+                     ORDER BY h.copy_position DESC LIMIT %(limit)s) AS h, {_COPY}
     UNION ALL
-    (SELECT d.key, m.position, m.message_id, m.record, m.raw
-       FROM {_USER_DAYS} AS d JOIN am_messages m ON m.layer_id = d.layer_id
-      WHERE {_OWN} AND m.folded LIKE %(pattern)s AND m.readable
-      ORDER BY d.key COLLATE "C" DESC, m.position DESC LIMIT %(limit)s)
+    SELECT d.key, m.* FROM {_USER_DAYS} AS d,
+           LATERAL (SELECT m.position, m.message_id, m.record, m.raw FROM am_messages m
+                     WHERE m.layer_id = d.layer_id AND {_OWN} AND m.folded LIKE %(pattern)s AND m.readable
+                     ORDER BY m.position DESC LIMIT %(limit)s) AS m
 ) AS hits
 ORDER BY key COLLATE "C" DESC, position DESC LIMIT %(limit)s
 """
