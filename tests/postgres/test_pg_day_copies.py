@@ -37,8 +37,8 @@ def _rows(url: str, kind: str) -> list[tuple[Any, ...]]:
 
 
 def _fill(store: PostgresStore, after: int) -> None:
-    """``after`` messages without the keyword after the one looked for: 150 put it beyond the day search's walk
-    of the last rows, so the trigram index answers instead."""
+    """``after`` messages without the keyword after the one looked for (a short day, or one where the keyword is
+    rare and the trigram index answers)."""
     for i in range(after):
         store.user("u").append("s2", "assistant", f"filler {i}", day=DAY)
 
@@ -149,3 +149,40 @@ def test_rows_removed_together_with_their_copies_in_one_statement(store: Postgre
     with psycopg.connect(pg_url) as conn:
         conn.execute("DELETE FROM am_users WHERE user_id = 'u'")
         assert conn.execute("SELECT count(*) FROM am_messages").fetchone() == (0,)
+
+
+# A link re-pointed by hand (a script "fixing" links): one column of one side, nothing else changed.
+REPOINTS = {
+    "session row's copy_position": "UPDATE am_messages SET copy_position = 100 WHERE copy_position = 3",
+    "session row's copy_layer": "UPDATE am_messages SET copy_layer = copy_layer + 1000 WHERE copy_position = 3",
+    "day copy's source_position": "UPDATE am_messages SET source_position = 100 WHERE source_position = 3",
+}
+
+
+@pytest.mark.parametrize("repoint", list(REPOINTS))
+def test_a_link_re_pointed_by_hand_is_cut_on_both_sides_and_every_copy_is_still_found(
+        store: PostgresStore, pg_url: str, repoint: str) -> None:
+    user = store.user("u")
+    for i in range(5):
+        user.append("s1", "user", f"tea {i}", day=DAY)  # positions 0..4 in the session and in the day
+    for i in range(150):
+        user.append("s2", "user", f"filler {i}", day=DAY)
+    with psycopg.connect(pg_url) as conn:
+        conn.execute(REPOINTS[repoint])
+    day = user.daily(DAY)
+    teas = [f"tea {i}" for i in range(5)]
+    # the copy whose link was re-pointed is found by its own text, and takes its place among the last `limit`
+    assert [m.content for m in day.search("tea")] == teas
+    assert [m.content for m in day.search("tea", limit=2)] == teas[3:]
+    assert [m.content for m in user.search_daily("tea", limit=2)] == teas[3:]
+    assert [m.content for m in user.session("s1").search("tea")] == teas
+    assert [m.content for m in day.search("filler 95")] == ["filler 95"]  # the row pointed at keeps its own text
+    with psycopg.connect(pg_url) as conn:  # no half link is left, on either side
+        assert conn.execute(
+            "SELECT count(*) FROM am_messages s LEFT JOIN am_messages d ON (d.layer_id, d.position, d.source_layer, "
+            "d.source_position) = (s.copy_layer, s.copy_position, s.layer_id, s.position) "
+            "WHERE s.copy_layer IS NOT NULL AND d.layer_id IS NULL").fetchone() == (0,)
+        assert conn.execute(
+            "SELECT count(*) FROM am_messages d LEFT JOIN am_messages s ON (s.layer_id, s.position, s.copy_layer, "
+            "s.copy_position) = (d.source_layer, d.source_position, d.layer_id, d.position) "
+            "WHERE d.source_layer IS NOT NULL AND s.layer_id IS NULL").fetchone() == (0,)

@@ -95,6 +95,80 @@ def _nodes(node: dict[str, object]) -> list[dict[str, object]]:
     return found
 
 
+@pytest.fixture(scope="module")
+def upgraded() -> PostgresStore:
+    """A day of 20,000 own rows, as a database of version 5 leaves them after the upgrade (each row its own folded
+    text, no link), same contents as ``big``'s."""
+    pg_url = shared_server().new_database()
+    upgrade_database(pg_url)
+    store = MemoryStore(pg_url, zone="Asia/Shanghai")
+    assert isinstance(store, PostgresStore)
+    store.user("alice").append("s1", "user", "filler message number 0")
+    with psycopg.connect(pg_url) as conn:
+        conn.execute("UPDATE am_messages SET folded = 'filler message number 0', copy_layer = NULL, "
+                     "copy_position = NULL, source_layer = NULL, source_position = NULL")
+        conn.execute("""
+            WITH c AS (SELECT i, CASE WHEN i %% 5000 = 0 THEN %(special)s || ' ' || i ELSE 'filler message number '
+                                 || i END AS content FROM generate_series(1, %(rows)s - 1) AS i)
+            INSERT INTO am_messages (layer_id, position, message_id, record, folded)
+            SELECT l.layer_id, i, i + 1, jsonb_build_object('ts', '2026-04-08T10:00:00.000000+08:00', 'role', 'user',
+                   'content', content, 'tags', jsonb_build_array(l.kind), 'meta', '{"session_id": "s1"}'::jsonb),
+                   lower(content)
+            FROM am_layers l, c""", {"special": SPECIAL, "rows": ROWS})
+        conn.execute("UPDATE am_layers SET rows = %(rows)s, next_id = %(rows)s + 1", {"rows": ROWS})
+        conn.execute("ANALYZE am_messages")
+    yield store
+    store.close()
+
+
+@pytest.mark.parametrize(("days", "walked"), [("big", "am_messages_copies"), ("upgraded", "am_messages_own")],
+                         ids=["linked copies", "own rows"])
+@pytest.mark.parametrize("limit", [1, 20])
+def test_a_common_keyword_in_a_day_walks_a_btree_backwards_and_stops_a_rare_one_asks_the_trigram_index(
+        request: pytest.FixtureRequest, days: str, walked: str, limit: int) -> None:
+    store: PostgresStore = request.getfixturevalue(days)
+    day = store.user("alice").daily(store.user("alice").days()[0])
+    assert [m.message_id for m in day.search("filler", limit=limit)] == list(range(ROWS - limit + 1, ROWS + 1))
+    assert [m.message_id for m in day.search("lyon", limit=limit)] == [5001, 10001, 15001][-limit:]
+
+    def executed(keyword: str) -> list[dict[str, object]]:
+        sql, params = day.search_query(keyword, limit=limit)
+        with psycopg.connect(store.db.pool.conninfo) as conn:
+            (plan,) = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params, prepare=False).fetchone()
+        return [node for node in _nodes(plan[0]["Plan"]) if node.get("Actual Loops")]
+
+    # a keyword in every row: the day's btree walked backwards, `limit` rows read and no more, nothing sorted but
+    # those (a sort of every hit, 20,000 here, was the cost cliff); the trigram index not asked
+    common = executed("filler")
+    walks = [node for node in common if node.get("Index Name") == walked]
+    assert [node.get("Scan Direction") for node in walks] == ["Backward"], common
+    assert walks[0]["Actual Rows"] == limit and not walks[0].get("Rows Removed by Filter"), walks
+    assert all(node["Actual Rows"] <= limit for node in common if "Sort" in str(node["Node Type"])), common
+    assert not any(node.get("Index Name") == "am_messages_search" for node in common), common
+    # a keyword in 4 rows of 20,000: the trigram index, not a walk through the day
+    rare = executed("lyon")
+    assert any(node.get("Index Name") == "am_messages_search" for node in rare), rare
+    assert not any(node.get("Index Name") == walked and node["Actual Rows"] for node in rare), rare
+    assert all(node.get("Rows Removed by Filter", 0) < 100 for node in rare), rare
+
+
+@pytest.mark.parametrize("days", ["big", "upgraded"], ids=["linked copies", "own rows"])
+def test_a_common_keyword_across_days_reads_at_most_limit_rows_of_a_day(request: pytest.FixtureRequest,
+                                                                        days: str) -> None:
+    from agentmem_nb.store.postgres.layer import DAYS_SEARCH, like_pattern
+
+    store: PostgresStore = request.getfixturevalue(days)
+    user = store.user("alice")
+    assert [m.message_id for m in user.search_daily("filler", limit=20)] == list(range(ROWS - 19, ROWS + 1))
+    with psycopg.connect(store.db.pool.conninfo) as conn:
+        (plan,) = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + DAYS_SEARCH,
+                               {"user": "alice", "pattern": like_pattern("filler"), "limit": 20},
+                               prepare=False).fetchone()
+    # no step of the plan reads every hit of the day (20,000 here) to sort them: each gives `limit` rows at most
+    executed = [node for node in _nodes(plan[0]["Plan"]) if node.get("Actual Loops")]
+    assert all(node["Actual Rows"] <= 20 for node in executed), [(n["Node Type"], n["Actual Rows"]) for n in executed]
+
+
 def test_what_is_appended_is_searchable_at_once(big: PostgresStore) -> None:
     user = big.user("alice")
     written = user.append("s1", "user", "Back from Marseille")
@@ -183,3 +257,19 @@ def test_a_long_day_answers_as_the_file_backend_does_whether_its_last_rows_or_th
                [(m.message_id, m.content) for m in files.daily("2026-04-08").search(keyword, limit=limit)]
         assert [(m.message_id, m.content) for m in database.search_daily(keyword, limit=limit)] == \
                [(m.message_id, m.content) for m in files.search_daily(keyword, limit=limit)]
+
+
+def test_the_store_never_plans_parallel_workers(big: PostgresStore) -> None:
+    # a parallel plan started workers for a search branch a one-time filter never ran (10 to 25 ms each time): a
+    # full read of the table, with parallel plans made free, is still planned without a Gather on the store's
+    # connections
+    with big.db.reading("a test's plan") as conn:
+        conn.execute("SET parallel_setup_cost = 0")
+        conn.execute("SET parallel_tuple_cost = 0")
+        conn.execute("SET min_parallel_table_scan_size = 0")
+        plan = json.dumps(conn.execute("EXPLAIN (FORMAT JSON) SELECT count(*) FROM am_messages WHERE record::text "
+                                       "LIKE '%lyon%'").fetchone()[0])
+        conn.execute("RESET parallel_setup_cost")
+        conn.execute("RESET parallel_tuple_cost")
+        conn.execute("RESET min_parallel_table_scan_size")
+    assert "Gather" not in plan, plan

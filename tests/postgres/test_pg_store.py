@@ -232,7 +232,7 @@ def test_a_version_5_database_keeps_its_day_rows_and_new_appends_link_their_day_
             legacy_append(conn, "alice", f"s{i % 2}", "2026-04-08", f"old {i}: " + ("green tea" if i % 3 else "找工作"))
     monkeypatch.undo()
 
-    assert upgrade_database(pg_url) == [6]
+    assert upgrade_database(pg_url) == [6, 7]
     with MemoryStore(pg_url, zone="UTC") as store:
         user = store.user("alice")
         for i in range(4):
@@ -289,3 +289,38 @@ def test_an_append_indexes_its_text_once_not_once_per_copy(pg_url: str, monkeypa
     # one set of postings: the session row's, which the day search also uses (measured: 3,020 -> 1,727 bytes)
     assert v6_gin < 0.65 * v5_gin, (v5_gin, v6_gin)
     assert v6_total < 0.8 * v5_total, (v5_total, v6_total)  # two rows and their btrees are still written
+
+
+def test_the_upgrade_builds_the_day_search_indexes_while_readers_keep_reading(
+        pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # version 6 adds columns (the strongest lock until its file commits); the indexes are built by version 7 under
+    # a SHARE lock, which readers pass. Caught in the act: a reader's open transaction lets the build through but
+    # holds back the DROP of the old index at its end, so the upgrade is seen waiting there with what it holds.
+    import threading
+
+    _at_version(monkeypatch, 6)
+    upgrade_database(pg_url)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        for i in range(20):
+            legacy_append(conn, "alice", "s1", "2026-04-08", f"old {i}")
+    monkeypatch.undo()
+    done: list[object] = []
+    with psycopg.connect(pg_url) as reader, psycopg.connect(pg_url, autocommit=True) as watcher:
+        assert reader.execute("SELECT count(*) FROM am_messages").fetchone() == (40,)  # its transaction stays open
+        upgrading = threading.Thread(target=lambda: done.append(upgrade_database(pg_url)))
+        upgrading.start()
+        held: list[tuple[str, bool]] = []
+        while upgrading.is_alive() and not any(not granted for _, granted in held):
+            held = watcher.execute(
+                "SELECT l.mode, l.granted FROM pg_locks l JOIN pg_stat_activity a USING (pid) "
+                "WHERE l.relation = 'am_messages'::regclass AND l.pid <> pg_backend_pid() AND a.backend_type = "
+                "'client backend' AND l.pid <> %s", (reader.info.backend_pid,)).fetchall()
+        assert ("ShareLock", True) in held and ("AccessExclusiveLock", False) in held, (held, done)
+        assert reader.execute("SELECT count(*) FROM am_messages WHERE position < 5").fetchone() == (10,)  # reading
+        reader.commit()
+        upgrading.join()
+    assert done == [[7]]
+    with psycopg.connect(pg_url) as conn:
+        names = {name for (name,) in conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'am_messages'")}
+    assert {"am_messages_search", "am_messages_unfolded", "am_messages_copies", "am_messages_own"} <= names, names
+    assert not any(name.endswith("_7") for name in names), names

@@ -53,9 +53,13 @@ def _alive(conn: psycopg.Connection[Any]) -> None:
 
 
 def _configure(conn: psycopg.Connection[Any]) -> None:
-    """Set up a new pool connection: JIT off. The store's statements are short; a plan whose estimated cost passes
-    ``jit_above_cost`` (a day search's, whose costliest branch usually does not run) paid 60 ms compiling it."""
+    """Set up a new pool connection: JIT and parallel plans off. The store's statements are short indexed reads and
+    writes of many users at once: a plan whose estimated cost passes ``jit_above_cost`` (a day search's, whose
+    costliest branch usually does not run) paid 60 ms compiling it, and a parallel plan costs more than it saves
+    (workers were launched for a search branch a one-time filter never ran: 10 to 25 ms, and cores other users'
+    statements need)."""
     conn.execute("SET jit = off")
+    conn.execute("SET max_parallel_workers_per_gather = 0")
 
 
 class Database:

@@ -76,64 +76,59 @@ SELECT s.message_id, d.message_id FROM s, d
 
 
 # Searching days (schema version 6). An append's day copy has no folded text of its own: its session row's is
-# its text, and that row names the copy (copy_layer, copy_position) in the trigram index, so "the copies in day Y
-# whose text matches" is `copy_layer = Y AND folded LIKE …` on the session rows, the copy read by primary key. The
-# copy names its session row back (source_layer, source_position) and a search takes a copy only while both agree.
-# A day's own rows (lines migrated from files, copies an edit behind the store cut loose) keep their own folded text.
+# its text, and that row names the copy (copy_layer, copy_position), so "the copies in day Y whose text matches" is
+# `copy_layer = Y AND folded LIKE …` on the session rows, the copy read by primary key. The copy names its session
+# row back (source_layer, source_position) and a search takes a copy only while both agree. A day's own rows (lines
+# migrated from files, rows of version 5, copies an edit behind the store cut loose) keep their own folded text.
 #
-# One day: the planner cannot be trusted to choose between walking the day backwards and asking the index, as it does
-# for a session (a copy's two rows name each other and it misjudges that join: measured at 20k, 64 ms for a common
-# keyword against 0.1 for the walk). So the statement decides by itself: it walks the day's last `walk` rows
-# backwards, each copy's text read from its session row by primary key (LATERAL … OFFSET 0 keeps these lookups);
-# when that finds `limit` hits they are the day's last `limit` (the usual case for a common keyword). Otherwise (a
-# rarer keyword, or a short day) the walk's answer is dropped and the index answers for the whole day: the copies
-# from their session rows' postings (ordered and cut to `limit` before any copy is read) and the day's own rows.
-_DAY_ROWS = "(SELECT rows FROM am_layers WHERE user_id = %(user)s AND kind = %(kind)s AND key = %(key)s)"
+# One day: two single-table subqueries, each ordered and cut to `limit` as a session search is, so the planner
+# chooses for each keyword between the trigram index (a rare keyword: its few hits, sorted) and a backward walk of a
+# btree that stops at `limit` hits (a common one): the copies by am_messages_copies (copy_layer, copy_position), the
+# own rows by am_messages_own (an append adds nothing to it, so a day of copies has none to walk). Then the copies
+# are read by primary key (the back-link checked), and the last `limit` of both kept. The back-link is checked after
+# the limit, not before: a subplan per matching row is charged to every row the walk might read, so the planner
+# gave up the walk (55 ms instead of 1.3 for a keyword in 2 % of a 200k day). A link is never half cut by an update
+# or a removal (the triggers of schema version 6 cut both sides), so a lost place needs a row inserted by hand.
+# The estimate of `folded LIKE` decides between the two plans: version 6 keeps 1000 statistics entries of `folded`
+# (at 100, a keyword in 0.1 % of a day was thought ten times commoner, and the walk read half the day: 92 ms).
 _COPY = """LATERAL (SELECT m.position, m.message_id, m.record, m.raw FROM am_messages m
                      WHERE m.layer_id = h.copy_layer AND m.position = h.copy_position AND m.source_layer = h.layer_id
                        AND m.source_position = h.position AND m.readable OFFSET 0) AS m"""
+_OWN = "m.copy_layer IS NULL AND m.source_layer IS NULL"  # the predicate of am_messages_own
 _DAY_SEARCH = f"""
-WITH walk AS MATERIALIZED (
-    SELECT m.position, m.message_id, m.record, m.raw
-      FROM am_messages m LEFT JOIN LATERAL (
-           SELECT s.folded FROM am_messages s
-            WHERE s.layer_id = m.source_layer AND s.position = m.source_position
-              AND s.copy_layer = m.layer_id AND s.copy_position = m.position OFFSET 0) AS s ON true
-     WHERE m.layer_id = {_LAYER} AND m.position >= {_DAY_ROWS} - %(walk)s AND m.readable
-       AND coalesce(m.folded, s.folded) LIKE %(pattern)s
-     ORDER BY m.position DESC LIMIT %(limit)s),
-deeper AS MATERIALIZED (SELECT (SELECT count(*) FROM walk) < %(limit)s AND {_DAY_ROWS} > %(walk)s AS needed)
 SELECT * FROM (
-    SELECT * FROM walk WHERE NOT (SELECT needed FROM deeper)
+    SELECT m.* FROM (SELECT h.layer_id, h.position, h.copy_layer, h.copy_position FROM am_messages h
+                      WHERE h.copy_layer = {_LAYER} AND h.folded LIKE %(pattern)s
+                      ORDER BY h.copy_position DESC LIMIT %(limit)s) AS h, {_COPY}
     UNION ALL
-    SELECT m.* FROM (SELECT layer_id, position, copy_layer, copy_position FROM am_messages
-                      WHERE copy_layer = {_LAYER} AND folded LIKE %(pattern)s AND (SELECT needed FROM deeper)
-                      ORDER BY copy_position DESC LIMIT %(limit)s) AS h, {_COPY}
-    UNION ALL
-    SELECT m.position, m.message_id, m.record, m.raw FROM am_messages m
-     WHERE m.layer_id = {_LAYER} AND m.folded LIKE %(pattern)s AND m.readable AND (SELECT needed FROM deeper)
+    (SELECT m.position, m.message_id, m.record, m.raw FROM am_messages m
+      WHERE m.layer_id = {_LAYER} AND {_OWN} AND m.folded LIKE %(pattern)s AND m.readable
+      ORDER BY m.position DESC LIMIT %(limit)s)
 ) AS hits
 ORDER BY position DESC LIMIT %(limit)s
 """
-# Every day of a user, newest day and newest message first: the candidates from the index, ordered and cut to
-# `limit` before any copy is read (one statement, as before version 6).
+# Every day of a user, newest day and newest message first: the same two branches in each day (LATERAL: each its
+# own ordered, limited walk or index lookup, as in one day), then the newest `limit` of what the days gave. So each
+# day gives at most `limit` rows: a join ordered by (day, position) read and sorted every hit of every day instead
+# (300 ms for a word in every message of 100 days of 2,000, against 13). Its price: one plan for every day, so a
+# word common in a few days only walks the other days through (64 ms against 22 when 2 of those 100 days hold it).
 _USER_DAYS = "(SELECT layer_id, key FROM am_layers WHERE user_id = %(user)s AND kind = 'daily')"
 DAYS_SEARCH = f"""
 SELECT * FROM (
-    SELECT h.key, m.* FROM (SELECT d.key, h.layer_id, h.position, h.copy_layer, h.copy_position
-                              FROM {_USER_DAYS} AS d JOIN am_messages h ON h.copy_layer = d.layer_id
-                             WHERE h.folded LIKE %(pattern)s
-                             ORDER BY d.key COLLATE "C" DESC, h.copy_position DESC LIMIT %(limit)s) AS h, {_COPY}
+    SELECT d.key, m.* FROM {_USER_DAYS} AS d,
+           LATERAL (SELECT h.layer_id, h.position, h.copy_layer, h.copy_position FROM am_messages h
+                     WHERE h.copy_layer = d.layer_id AND h.folded LIKE %(pattern)s
+                     ORDER BY h.copy_position DESC LIMIT %(limit)s) AS h, {_COPY}
     UNION ALL
-    SELECT d.key, m.position, m.message_id, m.record, m.raw
-      FROM {_USER_DAYS} AS d JOIN am_messages m ON m.layer_id = d.layer_id
-     WHERE m.folded LIKE %(pattern)s AND m.readable
+    SELECT d.key, m.* FROM {_USER_DAYS} AS d,
+           LATERAL (SELECT m.position, m.message_id, m.record, m.raw FROM am_messages m
+                     WHERE m.layer_id = d.layer_id AND {_OWN} AND m.folded LIKE %(pattern)s AND m.readable
+                     ORDER BY m.position DESC LIMIT %(limit)s) AS m
 ) AS hits
 ORDER BY key COLLATE "C" DESC, position DESC LIMIT %(limit)s
 """
 """The statement of a keyword search over every day of a user (``%(user)s``, ``%(pattern)s``, ``%(limit)s``): rows
 ``key, position, message_id, record, raw``, the last ``limit`` hits newest first."""
-_DAY_WALK = 100  # rows: a keyword in at least a fifth of them is served by the walk (measured: ~3 µs a row)
 
 
 def _clamp(value: int, low: int, high: int) -> int:
@@ -372,9 +367,8 @@ class PostgresLayer:
         if not limit:
             return []
         self._fold_pending()
-        # a session: prepare=False, planned for this very pattern (a generic plan cannot tell a rare keyword from a
-        # common one); a day: the statement makes that choice itself, and preparing it saves its planning (0.7 ms)
-        rows = self._db.fetch(*self.search_query(needle, limit=limit), prepare=self._kind != "session")
+        # prepare=False: planned for this very pattern (a generic plan cannot tell a rare keyword from a common one)
+        rows = self._db.fetch(*self.search_query(needle, limit=limit), prepare=False)
         return self._messages(rows[::-1])
 
     def search_query(self, folded_keyword: str, *, limit: int) -> tuple[str, dict[str, Any]]:
@@ -382,8 +376,7 @@ class PostgresLayer:
         pattern = {"pattern": like_pattern(folded_keyword)}
         if self._kind == "session":
             return self._query("readable AND folded LIKE %(pattern)s", pattern, order="position DESC", limit=limit)
-        walk = max(_DAY_WALK, 5 * int(limit))
-        return _DAY_SEARCH, {**self._params, **pattern, "limit": int(limit), "walk": walk}
+        return _DAY_SEARCH, {**self._params, **pattern, "limit": int(limit)}
 
     def _fold_pending(self) -> None:
         """Fold the rows another program wrote or changed (``folded`` NULL; cheap when there are none)."""

@@ -141,9 +141,9 @@ class PostgresUser(RedactedReads[PostgresRedactions]):
             return []
         for each_day in self._unfolded_days():
             self.daily(each_day)._fold_pending()
-        # One statement over every day (newest day, newest message first), not one per day: the same answer as
-        # the file backend's day-by-day walk, at the cost of one index lookup (two since schema version 6: the
-        # copies appends wrote, through their session rows' postings, and the days' own rows; see DAYS_SEARCH).
+        # One statement over every day (newest day, newest message first), not one round trip per day: the same
+        # answer as the file backend's day-by-day walk; in each day at most `limit` rows from each of the day
+        # search's two bounded branches (the copies appends wrote, the days' own rows; see DAYS_SEARCH).
         if needle:
             rows = self.store.db.fetch(DAYS_SEARCH, {"user": self.user_id, "pattern": like_pattern(needle),
                                                      "limit": limit}, prepare=False)
