@@ -3,6 +3,7 @@ found through the trigram index rather than by reading the layer (the plan shows
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 
 import psycopg
@@ -273,3 +274,35 @@ def test_the_store_never_plans_parallel_workers(big: PostgresStore) -> None:
         conn.execute("RESET parallel_tuple_cost")
         conn.execute("RESET min_parallel_table_scan_size")
     assert "Gather" not in plan, plan
+
+
+@pytest.mark.parametrize("layer", ["session", "daily"])
+def test_a_search_that_finds_something_is_one_statement_and_still_finds_another_programs_rows(
+        store_url: str, monkeypatch: pytest.MonkeyPatch, layer: str) -> None:
+    """The hits carry whether rows wait to be folded, so a search is one round trip when none wait (it was two: the
+    check, then the search); a row another program writes (no folded text) is still found, by one more round."""
+    store = MemoryStore(store_url, zone="UTC")
+    assert isinstance(store, PostgresStore)
+    for text in ("green tea", "coffee", "black tea"):
+        store.user("u").append("s1", "user", text, ts=_dt.datetime(2026, 4, 8, 10, tzinfo=_dt.timezone.utc))
+    searched = store.user("u").session("s1") if layer == "session" else store.user("u").daily("2026-04-08")
+    statements: list[str] = []
+    real_fetch = store.db.fetch
+
+    def counted(sql: str, params: object = None, **kwargs: object) -> list[tuple[object, ...]]:
+        statements.append(sql)
+        return real_fetch(sql, params, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store.db, "fetch", counted)
+    assert [m.content for m in searched.search("TEA")] == ["green tea", "black tea"]
+    assert len(statements) == 1
+    with psycopg.connect(store_url) as conn:  # another program adds a row: its text is not folded yet
+        conn.execute("INSERT INTO am_messages (layer_id, message_id, record) SELECT layer_id, 9, "
+                     "'{\"ts\": \"2026-04-08T11:00:00+00:00\", \"role\": \"user\", \"content\": \"White Tea\"}'::jsonb "
+                     "FROM am_layers WHERE kind = %s", (layer,))
+    statements.clear()
+    assert [m.content for m in searched.search("tea")] == ["green tea", "black tea", "White Tea"]
+    assert len(statements) == 3  # the flagged search, the rows to fold, the search again
+    statements.clear()
+    assert [m.content for m in searched.search("tea")] == ["green tea", "black tea", "White Tea"]
+    assert len(statements) == 1  # folded once, for good

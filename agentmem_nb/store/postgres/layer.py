@@ -37,6 +37,7 @@ import bisect
 import datetime as _dt
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from agentmem_nb.errors import MemoryDataWarning
@@ -129,6 +130,12 @@ ORDER BY key COLLATE "C" DESC, position DESC LIMIT %(limit)s
 """
 """The statement of a keyword search over every day of a user (``%(user)s``, ``%(pattern)s``, ``%(limit)s``): rows
 ``key, position, message_id, record, raw``, the last ``limit`` hits newest first."""
+
+
+# Whether a layer holds rows waiting to be folded (another program's writes; a linked copy never waits): one probe of
+# the partial index of unfolded rows, evaluated once per statement (an uncorrelated subquery).
+_PENDING = (f"(SELECT count(*) FROM am_messages WHERE layer_id = {_LAYER} AND folded IS NULL "
+            "AND source_layer IS NULL) > 0 AS pending")
 
 
 def _clamp(value: int, low: int, high: int) -> int:
@@ -366,30 +373,41 @@ class PostgresLayer:
             return self.tail(limit)
         if not limit:
             return []
-        self._fold_pending()
+        # One round trip when nothing waits to be folded (the usual case): the hits, each with a flag saying whether
+        # rows written or changed by another program wait (folded NULL). Only then, or when nothing matched (no row
+        # to carry the flag), are they looked for, folded and the search asked again — a second statement per
+        # search made it half again as slow as the same query alone (benchmarks/POSTGRES.md, run J).
+        sql, params = self.search_query(needle, limit=limit)
+        flagged = f"SELECT found.*, {_PENDING} FROM ({sql}) AS found"
         # prepare=False: planned for this very pattern (a generic plan cannot tell a rare keyword from a common one)
-        rows = self._db.fetch(*self.search_query(needle, limit=limit), prepare=False)
-        return self._messages(rows[::-1])
+        rows = self._db.fetch(flagged, params, prepare=False)
+        if (rows[0][-1] if rows else True) and self._fold_pending():
+            rows = self._db.fetch(flagged, params, prepare=False)
+        # a subquery's order is not promised to its outer query: put the hits in the layer's order here
+        return self._messages(sorted((row[:-1] for row in rows), key=itemgetter(0)))
 
     def search_query(self, folded_keyword: str, *, limit: int) -> tuple[str, dict[str, Any]]:
-        """The statement and parameters :meth:`search` runs for a keyword already folded (for ``EXPLAIN``)."""
+        """The statement and parameters that find the hits for a keyword already folded (for ``EXPLAIN``);
+        :meth:`search` runs it with the flag of rows waiting to be folded beside each hit."""
         pattern = {"pattern": like_pattern(folded_keyword)}
         if self._kind == "session":
             return self._query("readable AND folded LIKE %(pattern)s", pattern, order="position DESC", limit=limit)
         return _DAY_SEARCH, {**self._params, **pattern, "limit": int(limit)}
 
-    def _fold_pending(self) -> None:
-        """Fold the rows another program wrote or changed (``folded`` NULL; cheap when there are none)."""
+    def _fold_pending(self) -> bool:
+        """Fold the rows another program wrote or changed (``folded`` NULL; cheap when there are none); whether
+        there were any."""
         rows = self._db.fetch(f"SELECT position, record, raw FROM am_messages WHERE layer_id = {_LAYER} "
                               "AND folded IS NULL AND source_layer IS NULL", self._params)  # a linked copy: never
         if not rows:
-            return
+            return False
         updates = [{**self._params, "position": position, "folded": searchable(from_columns(record, raw))}
                    for position, record, raw in rows]
         with self._db.transaction("fold rows for search") as conn:
             with conn.cursor() as cur:
                 cur.executemany(f"UPDATE am_messages SET folded = %(folded)s WHERE layer_id = {_LAYER} "
                                 "AND position = %(position)s", updates)
+        return True
 
     # ------------------------------------------------------------------ bulk readers
 
