@@ -85,18 +85,29 @@ class _StreamedToolArguments(BaseCallbackHandler):
 
     def on_llm_new_token(self, token: Any, *, chunk: Any = None, run_id: Any = None, **kwargs: Any) -> None:
         message = getattr(chunk, "message", None)
-        if self.stop is not None and self.stop.is_set() and (token or getattr(message, "tool_call_chunks", None)):
+        if self.stop is not None and self.stop.is_set() and not _after_the_answer(token, message):
             # Stop while the answer streams in: the model call runs in langgraph's worker thread, and the graph
-            # waits for it before it can close, so end it here, at its next piece, rather than after its last.
-            # Not at a piece that brings nothing: langchain closes every stream with an empty chunk
-            # (chunk_position="last"), and a stop that lands just before it, once the whole answer has been read,
-            # must keep that answer instead of throwing it away (the graph's update then delivers it as the reply).
+            # waits for it before it can close, so end it here, at its next piece, rather than after its last —
+            # a piece without text too (a reasoning model streams those while it thinks, for minutes maybe).
+            # Not at a piece that only closes the answer (see _after_the_answer): a stop that lands once the whole
+            # answer has been read must keep it (the graph's update then delivers it as the reply).
             raise TurnCancelled("the rest of the answer")
         for piece in getattr(message, "tool_call_chunks", None) or []:
             entry = self.calls.setdefault((run_id, piece.get("index") or 0), {"name": "", "id": "", "args": ""})
             entry["name"] += piece.get("name") or ""
             entry["id"] += piece.get("id") or ""
             entry["args"] += piece.get("args") or ""
+
+
+def _after_the_answer(token: Any, message: Any) -> bool:
+    """Whether a streamed piece only closes an answer already complete: no text and no tool call, and the mark of an
+    end — langchain's closing chunk (``chunk_position="last"``), a ``finish_reason``, or the usage a server sends
+    last. An empty piece without such a mark (a reasoning model thinking) is not one."""
+    if token or getattr(message, "tool_call_chunks", None):
+        return False
+    metadata = getattr(message, "response_metadata", None) or {}
+    return bool(getattr(message, "chunk_position", None) == "last" or metadata.get("finish_reason")
+                or getattr(message, "usage_metadata", None))
 
 
 def wrong_shape_calls(message: AIMessage) -> list[tuple[dict[str, Any], str]]:

@@ -233,3 +233,46 @@ def test_a_stop_between_the_last_piece_and_the_streams_end_keeps_the_answer(stor
     assert streamed == whole
     assert result is not None and not result.cancelled and result.error is None, result
     assert result.assistant_message is not None and result.assistant_message.content == whole
+
+
+class _ThinksFirst(OfflineChatModel):
+    """A reasoning model as ChatOpenAI streams it: many pieces without text while it thinks, then the answer. After
+    its first piece it waits for the test's stop, then counts the pieces it still gets to hand over."""
+
+    started: Any = None
+    proceed: Any = None
+    after_stop: Any = None  # a list (the model is copied for the run: an int set on the copy would not be seen)
+
+    def _stream(self, messages: list[Any], stop: Any = None, run_manager: Any = None,  # type: ignore[override]
+                **kwargs: Any):
+        from langchain_core.messages import AIMessageChunk
+        from langchain_core.outputs import ChatGenerationChunk
+
+        for index in range(30):
+            if index == 1:
+                self.started.set()
+                self.proceed.wait(timeout=30)
+            if index >= 1:
+                self.after_stop.append(index)
+            yield ChatGenerationChunk(message=AIMessageChunk(content=""))
+        yield ChatGenerationChunk(message=AIMessageChunk(content="the answer"))
+
+
+def test_a_stop_while_the_model_thinks_ends_the_stream_at_its_next_piece(store: MemoryStore) -> None:
+    """Pieces without text (a reasoning model thinking) do not hold the stop back until the first word: the stream
+    ends at the next piece, as it does while text streams."""
+    model = _ThinksFirst(model_name="thinker", started=threading.Event(), proceed=threading.Event(), after_stop=[])
+    svc = ChatService(store, model=model)
+    sid = svc.new_conversation("alice")
+
+    def stop_when_thinking() -> None:
+        model.started.wait(timeout=30)
+        svc.cancel("alice", sid)
+        model.proceed.set()
+
+    stopper = threading.Thread(target=stop_when_thinking)
+    stopper.start()
+    result = [event for event in svc.stream_turn("alice", sid, "think hard") if event.kind == "done"][0].result
+    stopper.join()
+    assert result is not None and result.cancelled
+    assert model.after_stop == [1]  # the first piece after the stop ended it; the other 28 were never asked for
