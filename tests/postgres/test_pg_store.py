@@ -324,3 +324,22 @@ def test_the_upgrade_builds_the_day_search_indexes_while_readers_keep_reading(
         names = {name for (name,) in conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'am_messages'")}
     assert {"am_messages_search", "am_messages_unfolded", "am_messages_copies", "am_messages_own"} <= names, names
     assert not any(name.endswith("_7") for name in names), names
+
+
+def test_an_upgrade_leaves_the_planner_statistics_of_the_new_columns(pg_url: str,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The upgrade analyses the table it changed: without statistics for the link columns, the planner guessed
+    and an upgraded day's search walked every old row (autovacuum analyses only after a tenth of the table changed)."""
+    _at_version(monkeypatch, 5)
+    upgrade_database(pg_url)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        for i in range(20):
+            legacy_append(conn, "alice", "s1", "2026-04-08", f"old {i}")
+    monkeypatch.undo()
+    assert upgrade_database(pg_url) == [6, 7]
+    with psycopg.connect(pg_url) as conn:
+        analysed = {name for (name,) in conn.execute(
+            "SELECT attname FROM pg_stats WHERE tablename = 'am_messages' AND attname IN ('copy_layer', "
+            "'source_layer', 'folded')").fetchall()}
+    assert analysed == {"copy_layer", "source_layer", "folded"}
+    assert upgrade_database(pg_url) == []  # up to date: nothing applied, nothing analysed again

@@ -21,11 +21,15 @@ CREATE INDEX am_messages_unfolded_7 ON am_messages (layer_id) WHERE folded IS NU
 -- index; the planner chooses per keyword. Without them a day search asked the trigram index for EVERY matching row,
 -- then sorted them (40 to 130 ms for a keyword in a tenth of a 200k-message day, against 0.7 ms in version 5).
 -- A day's copies in day order (one entry per append, on its session row: the copy's place):
-CREATE INDEX am_messages_copies ON am_messages (copy_layer, copy_position) WHERE copy_layer IS NOT NULL;
+CREATE INDEX IF NOT EXISTS am_messages_copies ON am_messages (copy_layer, copy_position) WHERE copy_layer IS NOT NULL;
 -- A layer's own rows, neither side of a link (migrated lines, rows of version 5, copies cut loose): an append adds
 -- nothing to it, and a day of linked copies has no entry, so walking it finds no own row at once.
-CREATE INDEX am_messages_own ON am_messages (layer_id, position) WHERE copy_layer IS NULL AND source_layer IS NULL;
+CREATE INDEX IF NOT EXISTS am_messages_own ON am_messages (layer_id, position) WHERE copy_layer IS NULL AND source_layer IS NULL;
 
+-- The swap waits for every open transaction on am_messages, and while it waits every new statement queues behind
+-- it: bounded, so that a long reader (an export, an idle-in-transaction notebook) makes the upgrade fail with a clear
+-- error (nothing of it kept; try again) instead of stopping every read for as long as that reader stays open.
+SET LOCAL lock_timeout = '10s';
 DROP INDEX am_messages_search;
 ALTER INDEX am_messages_search_7 RENAME TO am_messages_search;
 DROP INDEX am_messages_unfolded;
