@@ -17,7 +17,7 @@ from agentmem_nb.store.postgres.conversations import PostgresConversations
 from agentmem_nb.store.facts import FactsLayer
 from agentmem_nb.store.postgres.dialogue import PostgresDialogueLog
 from agentmem_nb.store.postgres.facts import PostgresEventLog, PostgresFactQueue
-from agentmem_nb.store.postgres.layer import DAYS_SEARCH, PostgresLayer, like_pattern, problem_for_row
+from agentmem_nb.store.postgres.layer import DAYS_SEARCH, UNFOLDED, PostgresLayer, like_pattern, problem_for_row
 from agentmem_nb.store.postgres.records import fold
 from agentmem_nb.store.postgres.longterm import PostgresLongTerm
 from agentmem_nb.store.postgres.redactions import PostgresRedactions
@@ -161,8 +161,7 @@ class PostgresUser(RedactedReads[PostgresRedactions]):
 
     def _unfolded_days(self) -> list[str]:
         rows = self.store.db.fetch("SELECT DISTINCT l.key FROM am_messages m JOIN am_layers l USING (layer_id) "
-                                   "WHERE l.user_id = %s AND l.kind = 'daily' AND m.folded IS NULL "
-                                   "AND m.source_layer IS NULL", (self.user_id,))
+                                   f"WHERE l.user_id = %s AND l.kind = 'daily' AND {UNFOLDED}", (self.user_id,))
         return [str(key) for (key,) in rows]
 
     def problems(self) -> list[Problem]:
