@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from lab_harness import LabServer, start_lab
 
 CHROMIUM = Path(os.environ.get("AGENTMEM_CHROMIUM", "/usr/bin/chromium"))
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "browser"
+DOCS = Path(__file__).resolve().parents[2] / "docs"  # the README's pictures (see readme_picture)
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
 
@@ -49,6 +50,17 @@ def artifacts() -> Path:
     """``test-artifacts/browser/`` (gitignored): screenshots and the JupyterLab log."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS
+
+
+@pytest.fixture
+def readme_picture(artifacts: Path) -> Callable[[str], Path]:
+    """Where a picture the README shows is saved: ``docs/NAME`` when ``AGENTMEM_REFRESH_DOCS=1`` asks for new ones,
+    else ``test-artifacts/browser/NAME`` — a plain test run must not rewrite tracked files (every run changed the
+    README's PNGs by a few pixels, so a clean checkout was dirty after ``make test``)."""
+    refresh = os.environ.get("AGENTMEM_REFRESH_DOCS", "").strip().lower() not in ("", "0", "false", "no")
+    folder = DOCS if refresh else artifacts
+    folder.mkdir(parents=True, exist_ok=True)
+    return lambda name: folder / name
 
 
 @pytest.fixture

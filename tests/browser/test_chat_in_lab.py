@@ -1,7 +1,8 @@
 """The chat of issue 19 in a real JupyterLab and headless Chromium: fast typing then Enter, multi-line messages,
 Stop, "show earlier" keeping the reader's place, open_message, a new user, the turn trace, and every text's
 contrast in JupyterLab Light and Dark (WCAG AA, 4.5:1), and in each theme the chat in a 600 px notebook (nothing
-clipped, every control visible). Saves docs/chat-dark.png and docs/trace-dark.png.
+clipped, every control visible). Saves the README's chat-dark.png and trace-dark.png
+(into ``docs/`` only with ``AGENTMEM_REFRESH_DOCS=1``; see the ``readme_picture`` fixture).
 
 One JupyterLab for all of it (starting it and a kernel is most of the cost). Run it alone with
 ``pytest tests/browser/test_chat_in_lab.py``.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,6 @@ from test_lab_widgets import run_all_cells
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(420)]
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
 FAST_RUNS = 12
 
 _SETUP = """\
@@ -186,7 +187,8 @@ def _fit_to(page: Any, widget: Any, width: int) -> int:
     return have
 
 
-def test_the_chat_of_round_two(lab: LabServer, lab_root: Path, page: Any, artifacts: Path) -> None:
+def test_the_chat_of_round_two(lab: LabServer, lab_root: Path, page: Any, artifacts: Path,
+        readme_picture: Callable[[str], Path]) -> None:
     from playwright.sync_api import expect
 
     _write_notebook(lab_root / "chat_round_two.ipynb")
@@ -330,14 +332,13 @@ def test_the_chat_of_round_two(lab: LabServer, lab_root: Path, page: Any, artifa
     (artifacts / "contrast.json").write_text(json.dumps(measured, indent=1), encoding="utf-8")
 
     # ---- screenshots for the README (dark theme)
-    DOCS.mkdir(exist_ok=True)
     page.set_viewport_size({"width": 1300, "height": 1500})  # the whole chat on screen, above the status bar
     chat.evaluate("el => el.scrollIntoView({block: 'start'})")
     page.wait_for_timeout(300)  # let the notebook's lazy rendering settle before the picture
-    chat.screenshot(path=str(DOCS / "chat-dark.png"))
+    chat.screenshot(path=str(readme_picture("chat-dark.png")))
     trace.scroll_into_view_if_needed()
     trace.locator(".amn-trace-model summary").first.click()
-    trace.screenshot(path=str(DOCS / "trace-dark.png"))
+    trace.screenshot(path=str(readme_picture("trace-dark.png")))
     assert not [e for e in errors if "amn" in e or "agentmem" in e or "anywidget" in e], errors
 
 
