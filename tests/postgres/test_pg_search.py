@@ -306,3 +306,26 @@ def test_a_search_that_finds_something_is_one_statement_and_still_finds_another_
     statements.clear()
     assert [m.content for m in searched.search("tea")] == ["green tea", "black tea", "White Tea"]
     assert len(statements) == 1  # folded once, for good
+
+
+def test_the_last_messages_across_days_fold_nothing_but_a_keyword_search_does(store_url: str) -> None:
+    """An empty keyword asks for the last messages of every day: no folded text is read, so the rows another program
+    wrote are left for the next keyword search to fold (it folded them first, a wasted read and write per day)."""
+    store = MemoryStore(store_url, zone="UTC")
+    assert isinstance(store, PostgresStore)
+    store.user("u").append("s1", "user", "green tea", ts=_dt.datetime(2026, 4, 8, 10, tzinfo=_dt.timezone.utc))
+    with psycopg.connect(store_url) as conn:  # another program adds a row to the day: its text is not folded yet
+        conn.execute("INSERT INTO am_messages (layer_id, message_id, record) SELECT layer_id, 9, "
+                     "'{\"ts\": \"2026-04-08T11:00:00+00:00\", \"role\": \"user\", \"content\": \"White Tea\"}'::jsonb "
+                     "FROM am_layers WHERE kind = 'daily'")
+
+    def unfolded() -> int:
+        with psycopg.connect(store_url) as conn:
+            (count,) = conn.execute("SELECT count(*) FROM am_messages WHERE folded IS NULL "
+                                    "AND source_layer IS NULL").fetchone()
+        return int(count)
+
+    assert [m.content for m in store.user("u").search_daily("")] == ["green tea", "White Tea"]
+    assert unfolded() == 1
+    assert [m.content for m in store.user("u").search_daily("TEA")] == ["green tea", "White Tea"]
+    assert unfolded() == 0

@@ -139,12 +139,12 @@ class PostgresUser(RedactedReads[PostgresRedactions]):
         needle = fold(keyword.strip())
         if not limit:
             return []
-        for each_day in self._unfolded_days():
-            self.daily(each_day)._fold_pending()
         # One statement over every day (newest day, newest message first), not one round trip per day: the same
         # answer as the file backend's day-by-day walk; in each day at most `limit` rows from each of the day
         # search's two bounded branches (the copies appends wrote, the days' own rows; see DAYS_SEARCH).
         if needle:
+            for each_day in self._unfolded_days():  # only a keyword reads folded text
+                self.daily(each_day)._fold_pending()
             rows = self.store.db.fetch(DAYS_SEARCH, {"user": self.user_id, "pattern": like_pattern(needle),
                                                      "limit": limit}, prepare=False)
         else:
