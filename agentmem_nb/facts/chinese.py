@@ -105,8 +105,10 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("name", "set", r"^(?:的)?(?:名字|姓名|全名|大名)(?:叫|是|叫做)(?P<v>.+)"),
     ("name", "set", r"^(?:叫|名叫|叫做|的名字叫)(?P<v>.+)"),
     ("birthday", "set", r"^(?:的)?生日(?:是|在|为)?(?P<v>.+)"),
-    ("birthday", "set", r"^(?:是)?(?P<v>.*?\d{1,2}\s*月.*?|.*?[一二三四五六七八九十]{1,3}月.*?)(?:出生|生)的?$"),
-    ("birthday", "set", r"^(?:是)?(?P<v>.*?\d{1,2}\s*月.*?|.*?[一二三四五六七八九十]{1,3}月.*?)(?:的)?生日$"),
+    # The month is the first 月 ("[^月]*?" before it): an open ".*?" was tried at every 月 of a long run, each time
+    # to the end (quadratic: 40k characters took 18 s).
+    ("birthday", "set", r"^(?:是)?(?P<v>[^月]*?\d{1,2}\s*月.*?|[^月]*?[一二三四五六七八九十]{1,3}月.*?)(?:出生|生)的?$"),
+    ("birthday", "set", r"^(?:是)?(?P<v>[^月]*?\d{1,2}\s*月.*?|[^月]*?[一二三四五六七八九十]{1,3}月.*?)(?:的)?生日$"),
     ("birthday", "set", r"^(?:出生|生)(?:于|在|日期是|日期为)(?P<v>.*?\d{1,2}\s*月.+|.*?[一二三四五六七八九十]{1,3}月.+)"),
     ("hometown", "set", r"^(?:的)?老家(?:在|是)(?P<v>.+)"),
     ("hometown", "set", r"^(?:从小)?(?:长大|出生|土生土长)的(?:地方|城市|小城|村子|小镇)(?:是|在)(?P<v>.+)"),
@@ -540,7 +542,7 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
 
 # A stay of years somewhere: "待了五年", "住了十年后", "三年后".
 _STAY = re.compile(r"(?:待|呆|住|生活|工作)了?[^，,。]{0,3}?(?:[一二三四五六七八九十两几\d]+|半)年|"
-                   r"(?:[一二三四五六七八九十两几\d]+)年(?:后|之后|以后)")
+                   r"(?:[一二三四五六七八九十两几\d]{1,4})年(?:后|之后|以后)")  # bounded: an open run was tried from every digit
 # A dog or cat of the speaker's, of any breed, with its name: "一条比格犬叫旺财", "一只英短，叫咪咪".
 _PET_NAMED = re.compile(r"(?:只|条|个)(?P<kind>[\u4e00-\u9fff]{0,4}?(?:犬|狗|猫|猫咪))[，,]?(?:叫|名叫|叫做|名字叫)"
                         r"(?P<name>[^，,。的和跟]{1,6})")

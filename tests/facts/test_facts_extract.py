@@ -1152,3 +1152,26 @@ def test_the_facts18_rules_read_long_adversarial_messages_in_linear_time() -> No
             "'豆腐我' + '已经' * 60000 + '不爱吃了', '我' + '周一开始' * 40000 + '去毕马威上班了')]")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_long_run_of_months_or_digits_is_read_in_linear_time() -> None:
+    # Two patterns older than the linear-time tests above, quadratic on what they look for repeated: a birthday's
+    # open ".*?" before 月 was tried at every 月 of a long run, each time to the end (40k characters: 18 s), and the
+    # years of a stay took an open run of digits from every digit (40k: 2.4 s). At these sizes the quadratic forms
+    # take many minutes; a separate process, so a regression fails at the timeout.
+    import subprocess
+    import sys
+
+    code = ("from agentmem_nb.facts import OfflineExtractor as E; e = E(); "
+            "[e.extract(t) for t in ('我爸是' + '3月' * 200000 + '生日', '我是' + '3月' * 200000 + '生的', "
+            "'在柏林' + '1' * 400000 + '回到了慕尼黑', '我在柏林待了' + '1' * 400000 + '后回到了慕尼黑')]")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_birthday_and_the_years_of_a_stay_are_still_read() -> None:
+    """What the two linear forms above must still read: the month is the first 月, a stay's years a few digits."""
+    facts = {(f.key.subject, f.key.attribute): f.value for f in OfflineExtractor().extract("我爸是3月12号生日")}
+    assert facts.get(("father", "birthday")) == "03-12"
+    facts = {(f.key.subject, f.key.attribute): f.value for f in OfflineExtractor().extract("我是1995年6月21号生的")}
+    assert facts.get(("user", "birthday")) == "1995-06-21"
