@@ -1175,3 +1175,23 @@ def test_a_birthday_and_the_years_of_a_stay_are_still_read() -> None:
     assert facts.get(("father", "birthday")) == "03-12"
     facts = {(f.key.subject, f.key.attribute): f.value for f in OfflineExtractor().extract("我是1995年6月21号生的")}
     assert facts.get(("user", "birthday")) == "1995-06-21"
+
+
+def test_many_sentences_about_the_user_are_read_in_linear_time() -> None:
+    # Every sentence looked for the relation a pronoun names through everything the message had said so far
+    # (quadratic: 4,000 short sentences took 10 s); it looks at the last few statements now. A separate process,
+    # so a regression fails at the timeout.
+    import subprocess
+    import sys
+
+    code = ("from agentmem_nb.facts import OfflineExtractor as E; "
+            "E().extract('I live in Leeds; ' * 10000 + 'I am in Derby; ' * 10000)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_pronoun_still_names_the_relative_a_few_statements_back() -> None:
+    said = "My sister lives in Paris. I live in Leeds. I work at Tesco. I love jazz. She works at Google."
+    facts = {(f.key.subject, f.key.attribute): f.value for f in OfflineExtractor().extract(said)}
+    assert facts.get(("sister", "works_at")) == "Google"
+    assert facts.get(("user", "works_at")) == "Tesco"
