@@ -34,8 +34,13 @@ HISTORY_TURNS = 150
 
 
 def offline_service(store: MemoryStore, model: Any = None) -> ChatService:
-    # an explicit empty config: the offline model whatever config/llm.yaml or AGENTMEM_* say on this machine
-    return ChatService(store, config=LLMConfig()) if model is None else ChatService(store, model=model)
+    # an explicit empty config: the offline model whatever config/llm.yaml or AGENTMEM_* say on this machine.
+    # Facts "hot": extracted before the turn returns, so no background extraction reads the store while the tests
+    # count what a follower's refresh read (the store-wide byte counter took the worker's reads too, and a test failed
+    # under load: 7,305 bytes read for a 7,113-byte log line)
+    if model is None:
+        return ChatService(store, config=LLMConfig(), facts="hot")
+    return ChatService(store, model=model, facts="hot")
 
 
 class _ModelDown(OfflineChatModel):
