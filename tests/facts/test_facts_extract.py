@@ -1154,19 +1154,24 @@ def test_the_facts18_rules_read_long_adversarial_messages_in_linear_time() -> No
     assert done.returncode == 0, done.stderr
 
 
+def _extract_in_a_child(texts: str, timeout: float = 120) -> None:
+    """Extract from each text of ``texts`` (a Python expression giving them) in a separate process, which must end
+    within ``timeout`` seconds: a quadratic pattern on the long inputs the tests give fails at the timeout."""
+    import subprocess
+    import sys
+
+    code = f"from agentmem_nb.facts import OfflineExtractor as E; e = E(); [e.extract(t) for t in {texts}]"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr
+
+
 def test_a_long_run_of_months_or_digits_is_read_in_linear_time() -> None:
     # Two patterns older than the linear-time tests above, quadratic on what they look for repeated: a birthday's
     # open ".*?" before 月 was tried at every 月 of a long run, each time to the end (40k characters: 18 s), and the
     # years of a stay took an open run of digits from every digit (40k: 2.4 s). At these sizes the quadratic forms
-    # take many minutes; a separate process, so a regression fails at the timeout.
-    import subprocess
-    import sys
-
-    code = ("from agentmem_nb.facts import OfflineExtractor as E; e = E(); "
-            "[e.extract(t) for t in ('我爸是' + '3月' * 200000 + '生日', '我是' + '3月' * 200000 + '生的', "
-            "'在柏林' + '1' * 400000 + '回到了慕尼黑', '我在柏林待了' + '1' * 400000 + '后回到了慕尼黑')]")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    # take many minutes.
+    _extract_in_a_child("('我爸是' + '3月' * 200000 + '生日', '我是' + '3月' * 200000 + '生的', "
+                        "'在柏林' + '1' * 400000 + '回到了慕尼黑', '我在柏林待了' + '1' * 400000 + '后回到了慕尼黑')")
 
 
 def test_a_birthday_and_the_years_of_a_stay_are_still_read() -> None:
@@ -1179,15 +1184,8 @@ def test_a_birthday_and_the_years_of_a_stay_are_still_read() -> None:
 
 def test_many_sentences_about_the_user_are_read_in_linear_time() -> None:
     # Every sentence looked for the relation a pronoun names through everything the message had said so far
-    # (quadratic: 4,000 short sentences took 10 s); it looks at the last few statements now. A separate process,
-    # so a regression fails at the timeout.
-    import subprocess
-    import sys
-
-    code = ("from agentmem_nb.facts import OfflineExtractor as E; "
-            "E().extract('I live in Leeds; ' * 10000 + 'I am in Derby; ' * 10000)")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    # (quadratic: 4,000 short sentences took 10 s); it looks at the last few statements now.
+    _extract_in_a_child("('I live in Leeds; ' * 10000 + 'I am in Derby; ' * 10000,)")
 
 
 def test_a_pronoun_still_names_the_relative_a_few_statements_back() -> None:
