@@ -329,3 +329,36 @@ def test_the_last_messages_across_days_fold_nothing_but_a_keyword_search_does(st
     assert unfolded() == 1
     assert [m.content for m in store.user("u").search_daily("TEA")] == ["green tea", "White Tea"]
     assert unfolded() == 0
+
+
+def test_a_search_across_days_that_finds_something_is_one_statement_and_still_finds_another_programs_rows(
+        store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As in one layer: the hits carry whether any day holds rows waiting to be folded, so a search across days is
+    one round trip when none wait (it was two: the days with waiting rows, then the search)."""
+    store = MemoryStore(store_url, zone="UTC")
+    assert isinstance(store, PostgresStore)
+    for day, text in ((7, "green tea"), (8, "coffee"), (9, "black tea")):
+        store.user("u").append("s1", "user", text, ts=_dt.datetime(2026, 4, day, 10, tzinfo=_dt.timezone.utc))
+    statements: list[str] = []
+    real_fetch = store.db.fetch
+
+    def counted(sql: str, params: object = None, **kwargs: object) -> list[tuple[object, ...]]:
+        if "am_messages" in sql:  # the messages' statements (the redactions' own check is another matter)
+            statements.append(sql)
+        return real_fetch(sql, params, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store.db, "fetch", counted)
+    assert [m.content for m in store.user("u").search_daily("TEA")] == ["green tea", "black tea"]
+    assert len(statements) == 1
+    with psycopg.connect(store_url) as conn:  # another program adds a row to a day: its text is not folded yet
+        conn.execute("INSERT INTO am_messages (layer_id, message_id, record) SELECT layer_id, 9, "
+                     "'{\"ts\": \"2026-04-08T11:00:00+00:00\", \"role\": \"user\", \"content\": \"White Tea\"}'::jsonb "
+                     "FROM am_layers WHERE kind = 'daily' AND key = '2026-04-08'")
+    statements.clear()
+    found = store.user("u").search_daily("tea")
+    assert [(m.day, m.content) for m in found] == [("2026-04-07", "green tea"), ("2026-04-08", "White Tea"),
+                                                   ("2026-04-09", "black tea")]
+    assert len(statements) == 4  # the flagged search, the days with waiting rows, that day's rows, the search again
+    statements.clear()
+    assert [m.content for m in store.user("u").search_daily("tea")] == ["green tea", "White Tea", "black tea"]
+    assert len(statements) == 1  # folded once, for good

@@ -25,6 +25,10 @@ from agentmem_nb.store.redactions import RedactedReads
 from agentmem_nb.store.problems import Problem
 from agentmem_nb.timeutil import day_of
 
+# The rows of a user's days that wait to be folded (another program's writes; see layer.UNFOLDED), as a FROM clause.
+_WAITING_IN_DAYS = ("FROM am_messages m JOIN am_layers l USING (layer_id) WHERE l.user_id = %(user)s "
+                    f"AND l.kind = 'daily' AND {UNFOLDED}")
+
 if TYPE_CHECKING:
     from agentmem_nb.store.postgres.store import PostgresStore
 
@@ -143,10 +147,16 @@ class PostgresUser(RedactedReads[PostgresRedactions]):
         # answer as the file backend's day-by-day walk; in each day at most `limit` rows from each of the day
         # search's two bounded branches (the copies appends wrote, the days' own rows; see DAYS_SEARCH).
         if needle:
-            for each_day in self._unfolded_days():  # only a keyword reads folded text
-                self.daily(each_day)._fold_pending()
-            rows = self.store.db.fetch(DAYS_SEARCH, {"user": self.user_id, "pattern": like_pattern(needle),
-                                                     "limit": limit}, prepare=False)
+            # One round trip when no day holds rows written or changed by another program (the usual case): the
+            # hits carry that flag, as a layer's search does. Only a keyword reads folded text, so only it folds.
+            params = {"user": self.user_id, "pattern": like_pattern(needle), "limit": limit}
+            flagged = (f"SELECT found.*, (SELECT count(*) {_WAITING_IN_DAYS}) > 0 AS pending "
+                       f"FROM ({DAYS_SEARCH}) AS found")
+            rows = self.store.db.fetch(flagged, params, prepare=False)
+            if (rows[0][-1] if rows else True) and self._fold_waiting_days():
+                rows = self.store.db.fetch(flagged, params, prepare=False)
+            # a subquery's order is not promised to its outer query: newest day, newest message first, as asked
+            rows = sorted((row[:-1] for row in rows), key=lambda row: (str(row[0]), row[1]), reverse=True)
         else:
             rows = self.store.db.fetch(
                 "SELECT l.key, m.position, m.message_id, m.record, m.raw FROM am_messages m JOIN am_layers l "
@@ -159,10 +169,12 @@ class PostgresUser(RedactedReads[PostgresRedactions]):
             found += self.daily(each_day)._messages([row[1:] for row in group])
         return found
 
-    def _unfolded_days(self) -> list[str]:
-        rows = self.store.db.fetch("SELECT DISTINCT l.key FROM am_messages m JOIN am_layers l USING (layer_id) "
-                                   f"WHERE l.user_id = %s AND l.kind = 'daily' AND {UNFOLDED}", (self.user_id,))
-        return [str(key) for (key,) in rows]
+    def _fold_waiting_days(self) -> bool:
+        """Fold the rows another program wrote or changed in any day (``folded`` NULL); whether there were any."""
+        days = self.store.db.fetch(f"SELECT DISTINCT l.key {_WAITING_IN_DAYS}", {"user": self.user_id})
+        for (each_day,) in days:
+            self.daily(str(each_day))._fold_pending()
+        return bool(days)
 
     def problems(self) -> list[Problem]:
         """Every unreadable row of this user (one query over all layers), and the log's."""
