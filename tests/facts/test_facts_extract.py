@@ -1180,6 +1180,9 @@ def test_a_birthday_and_the_years_of_a_stay_are_still_read() -> None:
     assert facts.get(("father", "birthday")) == "03-12"
     facts = {(f.key.subject, f.key.attribute): f.value for f in OfflineExtractor().extract("我是1995年6月21号生的")}
     assert facts.get(("user", "birthday")) == "1995-06-21"
+    for said, home in (("三十年后，我又回到了成都", "成都"), ("在柏林待了12年，我又回到了慕尼黑", "慕尼黑")):
+        facts = {(f.key.subject, f.key.attribute): f.value for f in OfflineExtractor().extract(said)}
+        assert facts.get(("user", "lives_in")) == home, said  # back where one lived, after years elsewhere
 
 
 def test_many_sentences_about_the_user_are_read_in_linear_time() -> None:
