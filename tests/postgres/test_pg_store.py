@@ -200,6 +200,18 @@ def _at_version(monkeypatch: pytest.MonkeyPatch, version: int) -> None:
     monkeypatch.setattr(store_module, "LATEST", version)
 
 
+def _left_by_version(pg_url: str, monkeypatch: pytest.MonkeyPatch, version: int,
+                     messages: list[tuple[str, str]]) -> None:
+    """A database as an agentmem_nb of schema ``version`` left it: its migrations applied, then ``messages``
+    ((session, text), all on 2026-04-08) appended by that version's statement; this agentmem_nb's schema after."""
+    _at_version(monkeypatch, version)
+    upgrade_database(pg_url)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        for session, text in messages:
+            legacy_append(conn, "alice", session, "2026-04-08", text)
+    monkeypatch.undo()
+
+
 def test_a_0001_database_with_messages_is_upgraded_and_appends_write_their_trigrams_in_one_record(
         pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # a database at version 1, with messages, as an agentmem_nb of that version left it
@@ -225,12 +237,8 @@ def test_a_0001_database_with_messages_is_upgraded_and_appends_write_their_trigr
 
 def test_a_version_5_database_keeps_its_day_rows_and_new_appends_link_their_day_copy(
         pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    _at_version(monkeypatch, 5)
-    upgrade_database(pg_url)
-    with psycopg.connect(pg_url, autocommit=True) as conn:  # messages as version 5 wrote them
-        for i in range(6):
-            legacy_append(conn, "alice", f"s{i % 2}", "2026-04-08", f"old {i}: " + ("green tea" if i % 3 else "找工作"))
-    monkeypatch.undo()
+    _left_by_version(pg_url, monkeypatch, 5,
+                     [(f"s{i % 2}", f"old {i}: " + ("green tea" if i % 3 else "找工作")) for i in range(6)])
 
     assert upgrade_database(pg_url) == [6, 7]
     with MemoryStore(pg_url, zone="UTC") as store:
@@ -304,12 +312,7 @@ def test_the_upgrade_builds_the_day_search_indexes_while_readers_keep_reading(
     # holds back the DROP of the old index at its end, so the upgrade is seen waiting there with what it holds.
     import threading
 
-    _at_version(monkeypatch, 6)
-    upgrade_database(pg_url)
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        for i in range(20):
-            legacy_append(conn, "alice", "s1", "2026-04-08", f"old {i}")
-    monkeypatch.undo()
+    _left_by_version(pg_url, monkeypatch, 6, [("s1", f"old {i}") for i in range(20)])
     done: list[object] = []
     with psycopg.connect(pg_url) as reader, psycopg.connect(pg_url, autocommit=True) as watcher:
         assert reader.execute("SELECT count(*) FROM am_messages").fetchone() == (40,)  # its transaction stays open
@@ -336,12 +339,7 @@ def test_an_upgrade_leaves_the_planner_statistics_of_the_new_columns(pg_url: str
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """The upgrade analyses the table it changed: without statistics for the link columns, the planner guessed
     and an upgraded day's search walked every old row (autovacuum analyses only after a tenth of the table changed)."""
-    _at_version(monkeypatch, 5)
-    upgrade_database(pg_url)
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        for i in range(20):
-            legacy_append(conn, "alice", "s1", "2026-04-08", f"old {i}")
-    monkeypatch.undo()
+    _left_by_version(pg_url, monkeypatch, 5, [("s1", f"old {i}") for i in range(20)])
     assert upgrade_database(pg_url) == [6, 7]
     with psycopg.connect(pg_url) as conn:
         analysed = {name for (name,) in conn.execute(
