@@ -6,6 +6,8 @@ from __future__ import annotations
 import datetime as _dt
 import json
 
+from unittest import mock
+
 import psycopg
 import pytest
 
@@ -13,6 +15,7 @@ from pg_server import shared_server
 
 from agentmem_nb import MemoryStore
 from agentmem_nb.store.postgres import PostgresStore, upgrade_database
+from agentmem_nb.store.postgres.layer import RECENT_ROWS
 from agentmem_nb.store.postgres.records import fold
 
 ROWS = 20_000
@@ -57,13 +60,44 @@ def _plan(store: PostgresStore, sql: str, params: dict[str, object]) -> str:
     return json.dumps(rows[0][0])
 
 
+def _searched(store: PostgresStore, layer: object, keyword: str, limit: int
+              ) -> tuple[list[int], list[list[dict[str, object]]]]:
+    """The ids a search of ``layer`` gives, and the plan nodes that ran of each statement it ran (each statement
+    recorded as it went to the server, then run again under ``EXPLAIN ANALYZE``)."""
+    statements: list[tuple[str, object]] = []
+    real_fetch = store.db.fetch
+
+    def recorded(sql: str, params: object = None, **kwargs: object) -> list[tuple[object, ...]]:
+        statements.append((sql, params))
+        return real_fetch(sql, params, **kwargs)  # type: ignore[arg-type]
+
+    with mock.patch.object(store.db, "fetch", recorded):
+        ids = [m.message_id for m in layer.search(keyword, limit=limit)]  # type: ignore[attr-defined]
+    plans = []
+    with psycopg.connect(store.db.pool.conninfo) as conn:
+        for sql, params in statements:
+            (plan,) = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params, prepare=False).fetchone()
+            plans.append([node for node in _nodes(plan[0]["Plan"]) if node.get("Actual Loops")])
+    return ids, plans
+
+
+def _rows_read(nodes: list[dict[str, object]]) -> int:
+    """The table rows a statement's scans of am_messages looked at: kept, filtered out, or rechecked away."""
+    return sum(int(node["Actual Rows"]) * int(node["Actual Loops"]) + int(node.get("Rows Removed by Filter", 0))
+               + int(node.get("Rows Removed by Index Recheck", 0))
+               for node in nodes if node.get("Relation Name") == "am_messages")
+
+
 @pytest.mark.parametrize("keyword", ["lyon", "找工作"])
 def test_a_rare_keyword_is_found_through_the_trigram_index(big: PostgresStore, keyword: str) -> None:
     layer = big.user("alice").session("s1")
     assert [m.message_id for m in layer.search(keyword, limit=2)] == [10001, 15001]  # the last two, in order
-    assert [m.message_id for m in layer.search(keyword.upper())] == [5001, 10001, 15001]
-    plan = _plan(big, *layer.search_query(fold(keyword), limit=20))
-    assert "am_messages_search" in plan and "Seq Scan" not in plan, plan
+    ids, (recent, older) = _searched(big, layer, keyword.upper(), 20)
+    assert ids == [5001, 10001, 15001]
+    # the last RECENT_ROWS rows walked (none holds it), then the trigram index for the rest: no scan of the thread
+    assert _rows_read(recent) <= RECENT_ROWS, recent
+    assert any(node.get("Index Name") == "am_messages_search" for node in older), older
+    assert _rows_read(older) < 100 and "Seq Scan" not in json.dumps(older), older
 
 
 @pytest.mark.parametrize("keyword", ["lyon", "找工作"])
@@ -76,16 +110,40 @@ def test_a_rare_keyword_in_a_day_is_found_through_its_session_rows_trigram_posti
     assert [(m.day, m.message_id) for m in user.search_daily(keyword.upper())] == \
            [(day, 5001), (day, 10001), (day, 15001)]
     assert all(m.tags[0] == "daily" for m in layer.search(keyword))  # the day's rows, not their session rows
-    sql, params = layer.search_query(fold(keyword), limit=20)
-    with psycopg.connect(big.db.pool.conninfo) as conn:
-        (plan,) = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params, prepare=False).fetchone()
-    ran = [(node.get("Index Name"), node.get("Index Cond", "")) for node in _nodes(plan[0]["Plan"])
-           if node.get("Actual Loops")]
-    # a rare keyword is not among the last rows the statement walks first: the trigram index answers, for the
-    # copies (through their session rows: copy_layer) and for the day's own rows (layer_id); no scan of the day
+    ids, (recent, older) = _searched(big, layer, keyword, 20)
+    assert ids == [5001, 10001, 15001]
+    assert _rows_read(recent) <= RECENT_ROWS, recent
+    ran = [(node.get("Index Name"), node.get("Index Cond", "")) for node in older]
+    # a rare keyword is not among the last rows walked first: the trigram index answers, for the copies (through
+    # their session rows: copy_layer) and for the day's own rows (layer_id); no scan of the day
     assert any(name == "am_messages_search" and "copy_layer" in cond for name, cond in ran), ran
     assert any(name == "am_messages_search" and "(layer_id" in cond for name, cond in ran), ran
-    assert "Seq Scan" not in json.dumps(plan), plan
+    assert "Seq Scan" not in json.dumps(older), older
+
+
+@pytest.mark.parametrize("kind", ["session", "daily"])
+def test_a_keyword_common_long_ago_but_absent_lately_reads_its_hits_not_the_layer(big: PostgresStore,
+                                                                                  kind: str) -> None:
+    # "number 2": 1,111 rows (2, 20-29, 200-299, 2,000-2,999), all in the first 3,000 of 20,000. Spread evenly, it
+    # would be met within the last few hundred rows, so a backward walk was planned — and read 17,000 rows first
+    user = big.user("alice")
+    layer = user.session("s1") if kind == "session" else user.daily(user.days()[0])
+    ids, plans = _searched(big, layer, "Number 2", 20)
+    assert ids == list(range(2981, 3001))
+    assert sum(_rows_read(nodes) for nodes in plans) <= RECENT_ROWS + 2 * 1111, plans
+
+
+@pytest.mark.parametrize("kind", ["session", "daily"])
+@pytest.mark.parametrize("limit", [5, 11, 20])
+def test_hits_on_both_sides_of_the_recent_rows_come_once_and_in_order(big: PostgresStore, kind: str,
+                                                                      limit: int) -> None:
+    # "number 1999": row 1,999 and rows 19,990-19,999, these ten among the last RECENT_ROWS: the recent part gives
+    # them, the older part the eleventh (planned freely: the keyword was alive lately)
+    user = big.user("alice")
+    layer = user.session("s1") if kind == "session" else user.daily(user.days()[0])
+    ids, plans = _searched(big, layer, "number 1999", limit)
+    assert ids == ([2000] + list(range(19991, 20001)))[-limit:]
+    assert len(plans) == (1 if limit <= 10 else 2)
 
 
 def _nodes(node: dict[str, object]) -> list[dict[str, object]]:
@@ -132,22 +190,17 @@ def test_a_common_keyword_in_a_day_walks_a_btree_backwards_and_stops_a_rare_one_
     assert [m.message_id for m in day.search("filler", limit=limit)] == list(range(ROWS - limit + 1, ROWS + 1))
     assert [m.message_id for m in day.search("lyon", limit=limit)] == [5001, 10001, 15001][-limit:]
 
-    def executed(keyword: str) -> list[dict[str, object]]:
-        sql, params = day.search_query(keyword, limit=limit)
-        with psycopg.connect(store.db.pool.conninfo) as conn:
-            (plan,) = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params, prepare=False).fetchone()
-        return [node for node in _nodes(plan[0]["Plan"]) if node.get("Actual Loops")]
-
     # a keyword in every row: the day's btree walked backwards, `limit` rows read and no more, nothing sorted but
-    # those (a sort of every hit, 20,000 here, was the cost cliff); the trigram index not asked
-    common = executed("filler")
+    # those (a sort of every hit, 20,000 here, was the cost cliff); the trigram index not asked; one statement
+    _, (common,) = _searched(store, day, "filler", limit)
     walks = [node for node in common if node.get("Index Name") == walked]
     assert [node.get("Scan Direction") for node in walks] == ["Backward"], common
     assert walks[0]["Actual Rows"] == limit and not walks[0].get("Rows Removed by Filter"), walks
     assert all(node["Actual Rows"] <= limit for node in common if "Sort" in str(node["Node Type"])), common
     assert not any(node.get("Index Name") == "am_messages_search" for node in common), common
-    # a keyword in 4 rows of 20,000: the trigram index, not a walk through the day
-    rare = executed("lyon")
+    # a keyword in 4 rows of 20,000: the last RECENT_ROWS rows walked, then the trigram index, not the whole day
+    _, (recent, rare) = _searched(store, day, "lyon", limit)
+    assert _rows_read(recent) <= RECENT_ROWS, recent
     assert any(node.get("Index Name") == "am_messages_search" for node in rare), rare
     assert not any(node.get("Index Name") == walked and node["Actual Rows"] for node in rare), rare
     assert all(node.get("Rows Removed by Filter", 0) < 100 for node in rare), rare
@@ -241,11 +294,14 @@ def store_url(pg_url: str) -> str:
     return pg_url
 
 
-@pytest.mark.parametrize("keyword", ["tea", "找工作", "message", "absent"])
+@pytest.mark.parametrize("keyword", ["tea", "找工作", "message", "message 12", "message 5", "absent"])
 def test_a_long_day_answers_as_the_file_backend_does_whether_its_last_rows_or_the_index_answer(
-        pg_url: str, tmp_path, keyword: str) -> None:
-    # 130 messages: more than the rows a day search walks first (100), so a keyword with fewer hits than `limit`
-    # among them is answered by the trigram index, and one with more by the walk; the answers must not differ
+        pg_url: str, tmp_path, monkeypatch: pytest.MonkeyPatch, keyword: str) -> None:
+    # 130 messages, of which the last 16 are searched first (RECENT_ROWS made small): a keyword with `limit` hits
+    # among them is answered there, one with fewer by the older rows too, planned freely when the recent ones held
+    # some ("message 12": rows 12 and 120-129) and through the trigram index when they held none ("message 5": rows 5
+    # and 50-59); the answers must not differ from the files'
+    monkeypatch.setattr("agentmem_nb.store.postgres.layer.RECENT_ROWS", 16)
     upgrade_database(pg_url)
     stores = [MemoryStore(tmp_path / "memory", zone="UTC"), MemoryStore(pg_url, zone="UTC")]
     for store in stores:

@@ -15,7 +15,9 @@ Why it looks like this:
   the same function as the files' search (:func:`~agentmem_nb.store.postgres.records.fold`); a keyword is folded
   the same way and matched with ``LIKE '%…%'`` (its ``%``, ``_`` and ``\\`` escaped, so it is literal), newest first,
   ``LIMIT limit``: the GIN index (layer, folded trigrams) finds the candidates, so a rare keyword in a long layer
-  does not read the layer.
+  does not read the layer. The layer's last :data:`RECENT_ROWS` rows are walked first, and older rows asked only when
+  those hold fewer than ``limit`` hits, so that a keyword common long ago but absent lately is not walked to through
+  the whole layer (see :data:`RECENT_ROWS`).
 * **An append indexes its text once.** Its day copy keeps the whole record (every read of a day reads the day's
   rows) but no folded text: the session row names it (``copy_layer``, ``copy_position``) and the index leads with that
   too, so a day search finds the copies through their session rows' postings (:data:`DAYS_SEARCH`), beside the
@@ -98,27 +100,65 @@ _COPY = """LATERAL (SELECT m.position, m.message_id, m.record, m.raw FROM am_mes
 _OWN = "m.copy_layer IS NULL AND m.source_layer IS NULL"  # the predicate of am_messages_own
 
 
-def _copies_in(day: str) -> str:
+def _copies_in(day: str, part: str = "") -> str:
     """The session rows whose linked copies in ``day`` (an SQL expression of its layer id) match, newest last copy
-    first, at most ``limit``: the first branch of a day search (its copies are then read by :data:`_COPY`)."""
+    first, at most ``limit``: the first branch of a day search (its copies are then read by :data:`_COPY`).
+    ``part``: ``""`` every row, else a part of the day (:func:`_part`)."""
+    match, order = _part("h", "copy_position", part)
     return (f"(SELECT h.layer_id, h.position, h.copy_layer, h.copy_position FROM am_messages h "
-            f"WHERE h.copy_layer = {day} AND h.folded LIKE %(pattern)s ORDER BY h.copy_position DESC LIMIT %(limit)s)")
+            f"WHERE h.copy_layer = {day} AND {match} ORDER BY {order} DESC LIMIT %(limit)s)")
 
 
-def _own_in(day: str) -> str:
+def _own_in(day: str, part: str = "") -> str:
     """The matching own rows of ``day``, newest first, at most ``limit``: the second branch of a day search."""
+    match, order = _part("m", "position", part)
     return (f"(SELECT m.position, m.message_id, m.record, m.raw FROM am_messages m WHERE m.layer_id = {day} "
-            f"AND {_OWN} AND m.folded LIKE %(pattern)s AND m.readable ORDER BY m.position DESC LIMIT %(limit)s)")
+            f"AND {_OWN} AND {match} AND m.readable ORDER BY {order} DESC LIMIT %(limit)s)")
 
 
-_DAY_SEARCH = f"""
+def _day_search(part: str) -> str:
+    """A search of one day (the parameters of :data:`_LAYER`, ``pattern``, ``limit``, and those of :func:`_part`)."""
+    return f"""
 SELECT * FROM (
-    SELECT m.* FROM {_copies_in(_LAYER)} AS h, {_COPY}
+    SELECT m.* FROM {_copies_in(_LAYER, part)} AS h, {_COPY}
     UNION ALL
-    {_own_in(_LAYER)}
+    {_own_in(_LAYER, part)}
 ) AS hits
 ORDER BY position DESC LIMIT %(limit)s
 """
+
+
+# Recent rows first. For each keyword the planner chooses between a backward walk of a btree (it expects the hits
+# spread evenly through the layer, so that a common keyword is met at once) and the trigram index (every hit read,
+# then sorted). A keyword common long ago but absent lately defeats the walk: in a 1M-message thread, "message 12"
+# (11,111 hits, the newest 87 % of the thread back) made it read 870,000 rows (409 ms; benchmarks/POSTGRES.md, run M).
+# So a search first walks the layer's last RECENT_ROWS positions (`strpos`, which no index serves: always the walk,
+# a fraction of a millisecond), and only when they hold fewer than `limit` hits asks the older rows: planned as
+# before when the recent ones held some (the keyword is alive: the planner's even spread is a fair guess), and through
+# the trigram index when they held none — ordered by `position + 0`, which no btree gives, so that its cost follows
+# the keyword's hits, not the layer's length.
+RECENT_ROWS = 512
+_SINCE = ("(SELECT rows - %(recent)s FROM am_layers WHERE user_id = %(user)s AND kind = %(kind)s "
+          "AND key = %(key)s)")  # the first position of the recent part (at most 0: the whole layer is recent)
+RECENT, OLDER, OLDER_BY_INDEX = "recent", "older", "older by index"
+
+
+def _part(alias: str, column: str, part: str) -> tuple[str, str]:
+    """The condition that row ``alias`` matches the keyword within ``part`` of the layer searched (``column``: the
+    row's position there), and the expression to order by. ``""`` every row; :data:`RECENT` the positions from
+    :data:`_SINCE` on; :data:`OLDER` and :data:`OLDER_BY_INDEX` those before ``%(since)s`` (the value the recent
+    part's search gave, so that an append between the two statements neither repeats a hit nor skips one)."""
+    position = f"{alias}.{column}"
+    if part == RECENT:
+        return f"strpos({alias}.folded, %(needle)s) > 0 AND {position} >= {_SINCE}", position
+    match = f"{alias}.folded LIKE %(pattern)s"
+    if part == OLDER:
+        return f"{match} AND {position} < %(since)s", position
+    if part == OLDER_BY_INDEX:
+        return f"{match} AND {position} < %(since)s", f"{position} + 0"
+    return match, position
+
+
 # Every day of a user, newest day and newest message first: the same two branches in each day (LATERAL: each its
 # own ordered, limited walk or index lookup, as in one day), then the newest `limit` of what the days gave. So each
 # day gives at most `limit` rows: a join ordered by (day, position) read and sorted every hit of every day instead
@@ -379,26 +419,40 @@ class PostgresLayer:
             return self.tail(limit)
         if not limit:
             return []
-        # One round trip when nothing waits to be folded (the usual case): the hits, each with a flag saying whether
-        # rows written or changed by another program wait (folded NULL). Only then, or when nothing matched (no row
-        # to carry the flag), are they looked for, folded and the search asked again — a second statement per
-        # search made it half again as slow as the same query alone (benchmarks/POSTGRES.md, run J).
+        # One round trip when nothing waits to be folded (the usual case): the recent part's hits, each with a flag
+        # saying whether rows written or changed by another program wait (folded NULL), and where the older part
+        # begins (one row of NULL columns when nothing matched). Only when rows wait are they folded and the search
+        # asked again — a second statement per search made it half again as slow as the same query alone
+        # (benchmarks/POSTGRES.md, run J). Then, when the recent part gave fewer than `limit` hits, the older rows.
         sql, params = self.search_query(needle, limit=limit)
-        flagged = f"SELECT found.*, {_PENDING} FROM ({sql}) AS found"
-        # prepare=False: planned for this very pattern (a generic plan cannot tell a rare keyword from a common one)
-        rows = self._db.fetch(flagged, params, prepare=False)
-        if (rows[0][-1] if rows else True) and self._fold_pending():
-            rows = self._db.fetch(flagged, params, prepare=False)
+        flagged = (f"SELECT found.*, info.pending, info.since FROM (SELECT {_PENDING}, {_SINCE} AS since) AS info "
+                   f"LEFT JOIN LATERAL ({sql}) AS found ON true")
+        rows = self._db.fetch(flagged, params)
+        if rows and rows[0][-2] and self._fold_pending():
+            rows = self._db.fetch(flagged, params)
+        since = rows[0][-1] if rows else None
+        hits = [row[:-2] for row in rows if row[0] is not None]
+        if len(hits) < limit and since is not None and since > 0:
+            older, params = self.search_query(needle, limit=limit - len(hits), older_than=int(since),
+                                              by_index=not hits)
+            # prepare=False: planned for this very pattern (a generic plan cannot tell a rare keyword from a common one)
+            hits += self._db.fetch(older, params, prepare=False)
         # a subquery's order is not promised to its outer query: put the hits in the layer's order here
-        return self._messages(sorted((row[:-1] for row in rows), key=itemgetter(0)))
+        return self._messages(sorted(hits, key=itemgetter(0)))
 
-    def search_query(self, folded_keyword: str, *, limit: int) -> tuple[str, dict[str, Any]]:
-        """The statement and parameters that find the hits for a keyword already folded (for ``EXPLAIN``);
-        :meth:`search` runs it with the flag of rows waiting to be folded beside each hit."""
-        pattern = {"pattern": like_pattern(folded_keyword)}
+    def search_query(self, folded_keyword: str, *, limit: int, older_than: int | None = None,
+                     by_index: bool = False) -> tuple[str, dict[str, Any]]:
+        """The statement and parameters that find the hits for a keyword already folded (for ``EXPLAIN``): in the
+        layer's last :data:`RECENT_ROWS` positions, or, with ``older_than``, before that position (through the
+        trigram index with ``by_index``); :meth:`search` runs the first, with the flag of rows waiting to be folded
+        beside it, then the second when it must."""
+        part = RECENT if older_than is None else OLDER_BY_INDEX if by_index else OLDER
+        params = {**self._params, "pattern": like_pattern(folded_keyword), "needle": folded_keyword,
+                  "limit": int(limit), "recent": RECENT_ROWS, "since": older_than}
         if self._kind == "session":
-            return self._query("readable AND folded LIKE %(pattern)s", pattern, order="position DESC", limit=limit)
-        return _DAY_SEARCH, {**self._params, **pattern, "limit": int(limit)}
+            match, order = _part("am_messages", "position", part)
+            return self._query(f"readable AND {match}", params, order=f"{order} DESC", limit=limit)
+        return _day_search(part), params
 
     def _fold_pending(self) -> bool:
         """Fold the rows another program wrote or changed (``folded`` NULL; cheap when there are none); whether
