@@ -17,13 +17,17 @@ import argparse
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from agentmem_nb.evaluation.locomo import load_conversations
-from agentmem_nb.evaluation.retrieval import CATEGORY_NAMES, Corpus, evaluate_locomo, load_into_store
+from agentmem_nb.evaluation.retrieval import CATEGORY_NAMES, Corpus, Variant, evaluate_locomo, load_into_store
 from agentmem_nb.retrieval import RankerConfig, Retriever
+from agentmem_nb.retrieval.bm25 import BM25Params
+from agentmem_nb.retrieval.index import IndexConfig
+from agentmem_nb.retrieval.tokenize import TokenizerConfig
 from agentmem_nb.retrieval.embed import LocalEmbedder
 from agentmem_nb.store import MemoryStore
 
@@ -72,37 +76,70 @@ def corpus_in(folder: Path, files: Sequence[str]) -> Corpus:
     return corpus
 
 
-def variants(embedder: LocalEmbedder) -> dict[str, Callable[[], Retriever]]:
+def variants(embedder: LocalEmbedder) -> dict[str, Callable[[], Variant]]:
     """Every variant this benchmark knows, by name."""
     hybrid = replace(RankerConfig(), embedder=embedder, dense_weight=4.0)
-    out: dict[str, Callable[[], Retriever]] = {}
+    out: dict[str, Callable[[], Variant]] = {}
+
+    def add(name: str, make: Callable[[], Retriever], **window: object) -> None:
+        out[name] = partial(_variant, name, make, window)
+
     for base, ranker in (("lexical", RankerConfig()), ("hybrid", hybrid)):
-        out[base] = lambda ranker=ranker: Retriever(ranker=ranker)
+        add(base, partial(Retriever, ranker=ranker))
         for rule in ("interleave", "reserve"):
             for names in (True, False):
                 label = f"{base}-{rule}" + ("" if names else "-nonames")
-                out[label] = lambda ranker=ranker, rule=rule, names=names: Retriever(
-                    ranker=ranker, parts=rule, part_names=names)  # type: ignore[arg-type]
+                add(label, partial(Retriever, ranker=ranker, parts=rule, part_names=names))
+    for name, make, window in lexical_rules():
+        add(name, make, **window)
     for slot in (1, 2):
-        out[f"hybrid-slot{slot}"] = lambda slot=slot: Retriever(ranker=hybrid, dense_slot=slot)
+        add(f"hybrid-slot{slot}", partial(Retriever, ranker=hybrid, dense_slot=slot))
     for lam in (0.25, 0.5, 1.0):
-        out[f"hybrid-mmr{lam:g}"] = lambda lam=lam: Retriever(ranker=hybrid, diversity=lam)
+        add(f"hybrid-mmr{lam:g}", partial(Retriever, ranker=hybrid, diversity=lam))
     for share in (0.3,):
-        out[f"hybrid-dctx{share:g}"] = lambda share=share: Retriever(ranker=replace(hybrid, dense_context=share))
+        add(f"hybrid-dctx{share:g}", partial(Retriever, ranker=replace(hybrid, dense_context=share)))
     for k in (20, 100):
-        out[f"hybrid-k{k}"] = lambda k=k: Retriever(ranker=replace(hybrid, dense_top_k=k))
+        add(f"hybrid-k{k}", partial(Retriever, ranker=replace(hybrid, dense_top_k=k)))
     for w in (2.0, 6.0):
-        out[f"hybrid-w{w:g}"] = lambda w=w: Retriever(ranker=replace(hybrid, dense_weight=w))
+        add(f"hybrid-w{w:g}", partial(Retriever, ranker=replace(hybrid, dense_weight=w)))
     return out
 
 
-def score(corpus: Corpus, retriever: Retriever, budget: int, name: str) -> tuple[Counts, float]:
+def _variant(name: str, make: Callable[[], Retriever], window: dict[str, object]) -> Variant:
+    return Variant(name, make(), **window)  # type: ignore[arg-type]
+
+
+def lexical_rules() -> list[tuple[str, Callable[[], Retriever], dict[str, object]]]:
+    """The lexical default with one rule or weight changed (``lex-…``): each idea of the ablation turned off, and
+    each weight halved and doubled, so that a leave-one-conversation-out choice among them (group ``lexical`` plus
+    these) tells whether the default's rules were chosen by what generalises or by the five files."""
+    base = RankerConfig()
+    rules: list[tuple[str, Callable[[], Retriever], dict[str, object]]] = [
+        ("lex-nostem", partial(Retriever, index=IndexConfig(tokenizer=TokenizerConfig(stem=False))), {}),
+        ("lex-nospeaker", partial(Retriever, index=IndexConfig(speaker=False)), {}),
+        ("lex-bm25-k0.9-b0.4", partial(Retriever, ranker=replace(base, bm25=BM25Params(0.9, 0.4))), {}),
+        ("lex-bm25-k1.5", partial(Retriever, ranker=replace(base, bm25=BM25Params(1.5, 0.75))), {}),
+        ("lex-span2", partial(Retriever, ranker=replace(base, context_span=2)), {}),
+        ("lex-window-fixed1", Retriever, {"window": "fixed", "before": 1, "after": 1}),
+        ("lex-window-dialogue", Retriever, {"window": "dialogue"}),
+        ("lex-window-none", Retriever, {"window": "fixed", "before": 0, "after": 0}),
+    ]
+    for name in ("context_weight", "thread_weight", "date_boost", "expansion_weight"):
+        value = getattr(base, name)
+        for factor, label in ((0.0, "0"), (0.5, "half"), (2.0, "double")):
+            ranker = replace(base, **{name: value * factor})
+            rules.append((f"lex-{name}-{label}", partial(Retriever, ranker=ranker), {}))
+    return rules
+
+
+def score(corpus: Corpus, variant: Variant, budget: int) -> tuple[Counts, float]:
     """Per conversation and category counts, and the p95 latency of the run."""
     out: Counts = {}
     p95 = []
     for entry in corpus.conversations:
-        report = evaluate_locomo(Corpus(corpus.store, (entry,), 0.0), budget=budget, retriever=retriever,
-                                 variant=name)
+        report = evaluate_locomo(Corpus(corpus.store, (entry,), 0.0), budget=budget, retriever=variant.retriever,
+                                 variant=variant.name, window=variant.window, before=variant.before,
+                                 after=variant.after)
         out[entry[0]] = {c: (s.questions, s.any_hits, s.all_hits) for c, s in report.per_category.items()}
         p95.append(report.latency_ms_p95)
     return out, max(p95)
@@ -170,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             results[name] = {conv: {int(c): (v[0], v[1], v[2]) for c, v in cats.items()}
                              for conv, cats in stored[name].items()}
             continue
-        counts, p95 = score(corpus, known[name](), args.budget, name)
+        counts, p95 = score(corpus, known[name](), args.budget)
         embedder.save()
         results[name] = counts
         stored[name] = {conv: {str(c): list(v) for c, v in cats.items()} for conv, cats in counts.items()}
