@@ -113,12 +113,13 @@ def test_a_rare_keyword_in_a_day_is_found_through_its_session_rows_trigram_posti
     ids, (recent, older) = _searched(big, layer, keyword, 20)
     assert ids == [5001, 10001, 15001]
     assert _rows_read(recent) <= RECENT_ROWS, recent
-    ran = [(node.get("Index Name"), node.get("Index Cond", "")) for node in older]
+    ran = [(node.get("Index Name"), node.get("Index Cond", "")) for node in older if node.get("Index Name")]
     # a rare keyword is not among the last rows walked first: the trigram index answers, for the copies (through
-    # their session rows: copy_layer) and for the day's own rows (layer_id); no scan of the day
-    assert any(name == "am_messages_search" and "copy_layer" in cond for name, cond in ran), ran
-    assert any(name == "am_messages_search" and "(layer_id" in cond for name, cond in ran), ran
-    assert "Seq Scan" not in json.dumps(older), older
+    # their session rows) and for the day's own rows, each branch its own index scan; no scan of the day. (Whether
+    # the scan also keys on the layer is the planner's choice: here the layer is the whole index, so it filters the
+    # few candidates instead of reading the layer's every posting.)
+    assert [name for name, _ in ran].count("am_messages_search") == 2, ran
+    assert _rows_read(older) < 100 and "Seq Scan" not in json.dumps(older), older
 
 
 @pytest.mark.parametrize("kind", ["session", "daily"])
