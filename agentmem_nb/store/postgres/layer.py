@@ -159,8 +159,9 @@ def _part(alias: str, column: str, part: str) -> tuple[str, str]:
     match = f"{alias}.folded LIKE %(pattern)s"
     if part == OLDER:
         return f"{match} AND {position} < %(since)s", position
-    if part == OLDER_BY_INDEX:
-        return f"{match} AND {position} < %(since)s", f"{position} + 0"
+    if part == OLDER_BY_INDEX:  # `+ 0` in the bound too: ANDed with a btree's range of most of the layer, the
+        # trigram candidates cost a read of that range (45 ms for a 1M day), not a filter of the few candidates
+        return f"{match} AND {position} + 0 < %(since)s", f"{position} + 0"
     return match, position
 
 
