@@ -119,7 +119,7 @@ def _own_in(day: str, part: str = "") -> str:
 def _day_search(part: str) -> str:
     """A search of one day (the parameters of :data:`_LAYER`, ``pattern``, ``limit``, and those of :func:`_part`;
     for the older part the day's id itself, ``%(layer)s``)."""
-    day = _LAYER if part in ("", RECENT) else "%(layer)s"
+    day = _LAYER if part in ("", RECENT) else "%(layer)s"  # see RECENT_ROWS
     return f"""
 SELECT * FROM (
     SELECT m.* FROM {_copies_in(day, part)} AS h, {_COPY}
@@ -130,38 +130,43 @@ ORDER BY position DESC LIMIT %(limit)s
 """
 
 
-# Recent rows first. For each keyword the planner chooses between a backward walk of a btree (it expects the hits
-# spread evenly through the layer, so that a common keyword is met at once) and the trigram index (every hit read,
-# then sorted). A keyword common long ago but absent lately defeats the walk: in a 1M-message thread, "message 12"
-# (11,111 hits, the newest 87 % of the thread back) made it read 870,000 rows (409 ms; benchmarks/POSTGRES.md, run M).
-# So a search first walks the layer's last RECENT_ROWS positions (`strpos`, which no index serves: always the walk,
-# a fraction of a millisecond), and only when they hold fewer than `limit` hits asks the older rows: planned as
-# before when the recent ones held some (the keyword is alive: the planner's even spread is a fair guess), and through
-# the trigram index when they held none — ordered by `position + 0`, which no btree gives, so that its cost follows
-# the keyword's hits, not the layer's length. The older part names its layer by value, not by a subquery: the
-# planner then sees how many rows of the trigram index are that layer's, and leaves the layer out of the index scan
-# when they are most of it — a layer key reads every posting the layer has (btree_gin matches it as a range: 343 pages,
-# 3.6 ms, for a 1M thread; 0.4 ms without it for a keyword in 1,000 rows).
+# Recent rows first, then a window, then the index. For each keyword the planner chooses between a backward walk of a
+# btree (it expects the hits spread evenly through the layer, so that a common keyword is met at once) and the
+# trigram index (every hit read, then sorted). A keyword common long ago but absent lately defeats the walk: in a
+# 1M-message thread, "message 12" (11,111 hits, the newest 87 % of the thread back) made it read 870,000 rows (409 ms;
+# benchmarks/POSTGRES.md, run M); forcing the index instead would defeat the mirror case, a keyword in every row up to
+# shortly before the end (all its hits read to keep 20). So a search asks, each part only while fewer than `limit`
+# hits are found:
+#   1. the layer's last RECENT_ROWS positions, walked (`strpos`, which no index serves: a fraction of a millisecond);
+#   2. the OLDER_WINDOW positions before them, planned freely: either plan is bounded by the window;
+#   3. the rest, through the trigram index — ordered and bounded by `position + 0`, which no btree serves — so that
+#      its cost follows the keyword's hits, not the layer's length.
+# Parts 2 and 3 name their layer by value, not by a subquery: the planner then sees how many rows of the trigram
+# index are that layer's, and leaves the layer out of the index scan when they are most of it — a layer key reads
+# every posting the layer has (btree_gin matches it as a range: 343 pages, 3.6 ms, for a 1M thread; 0.4 ms without it
+# for a keyword in 1,000 rows). Each part's bounds come from the first statement's answer, so an append between the
+# statements neither repeats a hit nor skips one.
 RECENT_ROWS = 512
+OLDER_WINDOW = 16_384
 _SINCE = ("(SELECT rows - %(recent)s FROM am_layers WHERE user_id = %(user)s AND kind = %(kind)s "
           "AND key = %(key)s)")  # the first position of the recent part (at most 0: the whole layer is recent)
-RECENT, OLDER, OLDER_BY_INDEX = "recent", "older", "older by index"
+RECENT, WINDOW, REST = "recent", "window", "rest"
 
 
 def _part(alias: str, column: str, part: str) -> tuple[str, str]:
     """The condition that row ``alias`` matches the keyword within ``part`` of the layer searched (``column``: the
     row's position there), and the expression to order by. ``""`` every row; :data:`RECENT` the positions from
-    :data:`_SINCE` on; :data:`OLDER` and :data:`OLDER_BY_INDEX` those before ``%(since)s`` (the value the recent
-    part's search gave, so that an append between the two statements neither repeats a hit nor skips one)."""
+    :data:`_SINCE` on; :data:`WINDOW` those from ``%(first)s`` up to ``%(before)s``; :data:`REST` those before
+    ``%(before)s``."""
     position = f"{alias}.{column}"
     if part == RECENT:
         return f"strpos({alias}.folded, %(needle)s) > 0 AND {position} >= {_SINCE}", position
     match = f"{alias}.folded LIKE %(pattern)s"
-    if part == OLDER:
-        return f"{match} AND {position} < %(since)s", position
-    if part == OLDER_BY_INDEX:  # `+ 0` in the bound too: ANDed with a btree's range of most of the layer, the
-        # trigram candidates cost a read of that range (45 ms for a 1M day), not a filter of the few candidates
-        return f"{match} AND {position} + 0 < %(since)s", f"{position} + 0"
+    if part == WINDOW:
+        return f"{match} AND {position} >= %(first)s AND {position} < %(before)s", position
+    if part == REST:  # `+ 0` in the bound too: ANDed with a btree's range of most of the layer, the trigram
+        # candidates cost a read of that range (45 ms for a 1M day), not a filter of the few candidates
+        return f"{match} AND {position} + 0 < %(before)s", f"{position} + 0"
     return match, position
 
 
@@ -438,24 +443,30 @@ class PostgresLayer:
             rows = self._db.fetch(flagged, params)
         layer_id, since = rows[0][-2:] if rows else (None, None)
         hits = [row[:-3] for row in rows if row[0] is not None]
-        if len(hits) < limit and layer_id is not None and since is not None and since > 0:
-            older, params = self.search_query(needle, limit=limit - len(hits), older_than=(int(layer_id), int(since)),
-                                              by_index=not hits)
-            # prepare=False: planned for this very pattern (a generic plan cannot tell a rare keyword from a common one)
-            hits += self._db.fetch(older, params, prepare=False)
+        if len(hits) < limit and layer_id is not None and since is not None and since > 0:  # see RECENT_ROWS
+            first = max(0, int(since) - OLDER_WINDOW)
+            hits += self._older_hits(needle, limit - len(hits), int(layer_id), int(since), first)  # the window
+            if len(hits) < limit and first > 0:
+                hits += self._older_hits(needle, limit - len(hits), int(layer_id), first, None)  # the rest
         # a subquery's order is not promised to its outer query: put the hits in the layer's order here
         return self._messages(sorted(hits, key=itemgetter(0)))
 
+    def _older_hits(self, needle: str, limit: int, layer_id: int, before: int, first: int | None
+                    ) -> list[tuple[Any, ...]]:
+        sql, params = self.search_query(needle, limit=limit, older_than=(layer_id, before), first=first)
+        # prepare=False: planned for this very pattern (a generic plan cannot tell a rare keyword from a common one)
+        return self._db.fetch(sql, params, prepare=False)
+
     def search_query(self, folded_keyword: str, *, limit: int, older_than: tuple[int, int] | None = None,
-                     by_index: bool = False) -> tuple[str, dict[str, Any]]:
+                     first: int | None = None) -> tuple[str, dict[str, Any]]:
         """The statement and parameters that find the hits for a keyword already folded (for ``EXPLAIN``): in the
-        layer's last :data:`RECENT_ROWS` positions, or, with ``older_than=(layer_id, position)``, before that
-        position (through the trigram index with ``by_index``); :meth:`search` runs the first, with the flag of rows
-        waiting to be folded beside it, then the second when it must."""
-        part = RECENT if older_than is None else OLDER_BY_INDEX if by_index else OLDER
-        layer_id, since = older_than or (None, None)
+        layer's last :data:`RECENT_ROWS` positions; or, with ``older_than=(layer_id, before)``, in the positions from
+        ``first`` up to ``before``, planned freely, or, without ``first``, in every position before ``before``
+        through the trigram index. :meth:`search` runs them in that order while it has fewer than ``limit`` hits."""
+        part = RECENT if older_than is None else REST if first is None else WINDOW
+        layer_id, before = older_than or (None, None)
         params = {**self._params, "pattern": like_pattern(folded_keyword), "needle": folded_keyword,
-                  "limit": int(limit), "recent": RECENT_ROWS, "layer": layer_id, "since": since}
+                  "limit": int(limit), "recent": RECENT_ROWS, "layer": layer_id, "before": before, "first": first}
         if self._kind != "session":
             return _day_search(part), params
         match, order = _part("am_messages", "position", part)
