@@ -15,7 +15,7 @@ from pg_server import shared_server
 
 from agentmem_nb import MemoryStore
 from agentmem_nb.store.postgres import PostgresStore, upgrade_database
-from agentmem_nb.store.postgres.layer import RECENT_ROWS
+from agentmem_nb.store.postgres.layer import RECENT_ROWS, WALK_ROWS
 from agentmem_nb.store.postgres.records import fold
 
 ROWS = 20_000
@@ -94,12 +94,12 @@ def test_a_rare_keyword_is_found_through_the_trigram_index(big: PostgresStore, k
     assert [m.message_id for m in layer.search(keyword, limit=2)] == [10001, 15001]  # the last two, in order
     ids, (recent, *older) = _searched(big, layer, keyword.upper(), 20)
     assert ids == [5001, 10001, 15001]
-    # the last RECENT_ROWS rows walked (none holds it), then the window before them and the rest, each through the
+    # the last RECENT_ROWS rows walked (none holds it), then the WALK_ROWS before them, then the rest through the
     # trigram index: no scan of the thread
-    assert _rows_read(recent) <= RECENT_ROWS, recent
-    assert len(older) == 2 and all(any(node.get("Index Name") == "am_messages_search" for node in nodes)
-                                   for nodes in older), older
-    assert sum(map(_rows_read, older)) < 100 and "Seq Scan" not in json.dumps(older), older
+    walk, rest = older
+    assert _rows_read(recent) <= RECENT_ROWS and _rows_read(walk) <= WALK_ROWS, (recent, walk)
+    assert any(node.get("Index Name") == "am_messages_search" for node in rest), rest
+    assert _rows_read(rest) < 100 and "Seq Scan" not in json.dumps(older), older
 
 
 @pytest.mark.parametrize("keyword", ["lyon", "找工作"])
@@ -112,11 +112,11 @@ def test_a_rare_keyword_in_a_day_is_found_through_its_session_rows_trigram_posti
     assert [(m.day, m.message_id) for m in user.search_daily(keyword.upper())] == \
            [(day, 5001), (day, 10001), (day, 15001)]
     assert all(m.tags[0] == "daily" for m in layer.search(keyword))  # the day's rows, not their session rows
-    ids, (recent, window, rest) = _searched(big, layer, keyword, 20)
+    ids, (recent, walk, rest) = _searched(big, layer, keyword, 20)
     assert ids == [5001, 10001, 15001]
-    assert _rows_read(recent) <= RECENT_ROWS, recent
-    older = window + rest
-    ran = [(node.get("Index Name"), node.get("Index Cond", "")) for node in window if node.get("Index Name")]
+    assert _rows_read(recent) <= RECENT_ROWS and _rows_read(walk) <= WALK_ROWS, (recent, walk)
+    older = rest
+    ran = [(node.get("Index Name"), node.get("Index Cond", "")) for node in rest if node.get("Index Name")]
     # a rare keyword is not among the last rows walked first: the trigram index answers, for the copies (through
     # their session rows) and for the day's own rows, each branch its own index scan; no scan of the day. (Whether
     # the scan also keys on the layer is the planner's choice: here the layer is the whole index, so it filters the
@@ -130,20 +130,19 @@ def test_a_keyword_common_long_ago_but_absent_lately_reads_its_hits_not_the_laye
         big: PostgresStore, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
     # "number 2": 1,111 rows (2, 20-29, 200-299, 2,000-2,999), all in the first 3,000 of 20,000. Spread evenly, it
     # would be met within the last few hundred rows, so a backward walk was planned — and read 17,000 rows first.
-    # Now the walk stops at the window's end (made small here: 1,024 rows), and the trigram index reads its hits
-    monkeypatch.setattr("agentmem_nb.store.postgres.layer.OLDER_WINDOW", 1024)
+    # Now the walks stop after RECENT_ROWS + WALK_ROWS rows, and the trigram index reads its hits
     user = big.user("alice")
     layer = user.session("s1") if kind == "session" else user.daily(user.days()[0])
     ids, plans = _searched(big, layer, "Number 2", 20)
     assert ids == list(range(2981, 3001))
-    assert len(plans) == 3 and sum(map(_rows_read, plans)) <= RECENT_ROWS + 1024 + 2 * 1111, plans
+    assert len(plans) == 3 and sum(map(_rows_read, plans)) <= RECENT_ROWS + WALK_ROWS + 2 * 1111, plans
 
 
 @pytest.mark.parametrize("kind", ["session", "daily"])
 def test_a_keyword_in_every_row_until_shortly_before_the_last_is_walked_to_not_read_whole(big: PostgresStore,
                                                                                          kind: str) -> None:
     # "number 18": rows 18, 180-189, 1,800-1,899 and 18,000-18,999, none of the last 512 (19,488-19,999). Its 20
-    # last hits are 490-508 rows before those: the window walks to them; the trigram index would read all 1,111
+    # last hits are 490-508 rows before those: the second walk reaches them; the trigram index would read all 1,111
     user = big.user("alice")
     layer = user.session("s1") if kind == "session" else user.daily(user.days()[0])
     ids, plans = _searched(big, layer, "number 18", 20)
@@ -161,7 +160,7 @@ def test_hits_on_both_sides_of_the_recent_rows_come_once_and_in_order(big: Postg
     layer = user.session("s1") if kind == "session" else user.daily(user.days()[0])
     ids, plans = _searched(big, layer, "number 1999", limit)
     assert ids == ([2000] + list(range(19991, 20001)))[-limit:]
-    assert len(plans) == (1 if limit <= 10 else 3)  # the recent part; then the window (nothing) and the rest
+    assert len(plans) == (1 if limit <= 10 else 3)  # the recent part; then the walk (nothing) and the rest
 
 
 def _nodes(node: dict[str, object]) -> list[dict[str, object]]:
@@ -219,7 +218,7 @@ def test_a_common_keyword_in_a_day_walks_a_btree_backwards_and_stops_a_rare_one_
     # a keyword in 4 rows of 20,000: the last RECENT_ROWS rows walked, then the trigram index, not the whole day
     _, (recent, *older) = _searched(store, day, "lyon", limit)
     assert _rows_read(recent) <= RECENT_ROWS, recent
-    rare = [node for nodes in older for node in nodes]
+    rare = older[-1]  # after the walk of WALK_ROWS more (where "lyon" is not), the rest through the index
     assert any(node.get("Index Name") == "am_messages_search" for node in rare), rare
     assert not any(node.get("Index Name") == walked and node["Actual Rows"] for node in rare), rare
     assert all(node.get("Rows Removed by Filter", 0) < 100 for node in rare), rare
@@ -313,15 +312,17 @@ def store_url(pg_url: str) -> str:
     return pg_url
 
 
+@pytest.mark.parametrize("older_window", [64, 1000])
 @pytest.mark.parametrize("keyword", ["tea", "找工作", "message", "message 12", "message 5", "absent"])
 def test_a_long_day_answers_as_the_file_backend_does_whether_its_last_rows_or_the_index_answer(
-        pg_url: str, tmp_path, monkeypatch: pytest.MonkeyPatch, keyword: str) -> None:
+        pg_url: str, tmp_path, monkeypatch: pytest.MonkeyPatch, keyword: str, older_window: int) -> None:
     # 130 messages, of which the last 16 are searched first, then the 32 before them, then the rest (RECENT_ROWS and
-    # OLDER_WINDOW made small): a keyword with `limit` hits among the last is answered there, one with fewer by the
-    # window and the rest too ("message 12": rows 12 and 120-129; "message 5": rows 5 and 50-59); the answers must
-    # not differ from the files'
+    # WALK_ROWS made small; OLDER_WINDOW 64: the older rows are too many to plan freely; 1,000: they are not): a
+    # keyword with `limit` hits among the last is answered there, one with fewer by the older parts too ("message
+    # 12": rows 12 and 120-129; "message 5": rows 5 and 50-59); the answers must not differ from the files'
     monkeypatch.setattr("agentmem_nb.store.postgres.layer.RECENT_ROWS", 16)
-    monkeypatch.setattr("agentmem_nb.store.postgres.layer.OLDER_WINDOW", 32)
+    monkeypatch.setattr("agentmem_nb.store.postgres.layer.WALK_ROWS", 32)
+    monkeypatch.setattr("agentmem_nb.store.postgres.layer.OLDER_WINDOW", older_window)
     upgrade_database(pg_url)
     stores = [MemoryStore(tmp_path / "memory", zone="UTC"), MemoryStore(pg_url, zone="UTC")]
     for store in stores:

@@ -130,40 +130,46 @@ ORDER BY position DESC LIMIT %(limit)s
 """
 
 
-# Recent rows first, then a window, then the index. For each keyword the planner chooses between a backward walk of a
-# btree (it expects the hits spread evenly through the layer, so that a common keyword is met at once) and the
-# trigram index (every hit read, then sorted). A keyword common long ago but absent lately defeats the walk: in a
-# 1M-message thread, "message 12" (11,111 hits, the newest 87 % of the thread back) made it read 870,000 rows (409 ms;
-# benchmarks/POSTGRES.md, run M); forcing the index instead would defeat the mirror case, a keyword in every row up to
-# shortly before the end (all its hits read to keep 20). So a search asks, each part only while fewer than `limit`
-# hits are found:
+# Recent rows first, then the older ones. For each keyword the planner chooses between a backward walk of a btree (it
+# expects the hits spread evenly through the layer, so that a common keyword is met at once) and the trigram index
+# (every hit read, then sorted). A keyword common long ago but absent lately defeats the walk: in a 1M-message thread,
+# "message 12" (11,111 hits, the newest 87 % of the thread back) made it read 870,000 rows (409 ms;
+# benchmarks/POSTGRES.md, run M). Forcing the index instead defeats the mirror case, a keyword in every row up to
+# shortly before the end (all its hits read to keep 20). So a search asks, each part only while it has fewer than
+# `limit` hits:
 #   1. the layer's last RECENT_ROWS positions, walked (`strpos`, which no index serves: a fraction of a millisecond);
-#   2. the OLDER_WINDOW positions before them, planned freely: either plan is bounded by the window;
-#   3. the rest, through the trigram index — ordered and bounded by `position + 0`, which no btree serves — so that
-#      its cost follows the keyword's hits, not the layer's length.
+#   2. in a layer whose older rows are at most OLDER_WINDOW, all of them, planned freely: either plan is bounded by
+#      that many rows. In a longer layer, the WALK_ROWS positions before the recent ones, walked, then
+#   3. the rest through the trigram index — ordered and bounded by `position + 0`, which no btree serves — so that
+#      its cost follows the keyword's hits, not the layer's length. (Planning the second part freely there read the
+#      trigram postings twice for a rare keyword, once per part: 39 -> 83 ms for a rare phrase of common trigrams.)
 # Parts 2 and 3 name their layer by value, not by a subquery: the planner then sees how many rows of the trigram
 # index are that layer's, and leaves the layer out of the index scan when they are most of it — a layer key reads
 # every posting the layer has (btree_gin matches it as a range: 343 pages, 3.6 ms, for a 1M thread; 0.4 ms without it
 # for a keyword in 1,000 rows). Each part's bounds come from the first statement's answer, so an append between the
 # statements neither repeats a hit nor skips one.
 RECENT_ROWS = 512
+WALK_ROWS = 4096
 OLDER_WINDOW = 16_384
 _SINCE = ("(SELECT rows - %(recent)s FROM am_layers WHERE user_id = %(user)s AND kind = %(kind)s "
           "AND key = %(key)s)")  # the first position of the recent part (at most 0: the whole layer is recent)
-RECENT, WINDOW, REST = "recent", "window", "rest"
+RECENT, WALK, FREE, REST = "recent", "walk", "free", "rest"
 
 
 def _part(alias: str, column: str, part: str) -> tuple[str, str]:
     """The condition that row ``alias`` matches the keyword within ``part`` of the layer searched (``column``: the
     row's position there), and the expression to order by. ``""`` every row; :data:`RECENT` the positions from
-    :data:`_SINCE` on; :data:`WINDOW` those from ``%(first)s`` up to ``%(before)s``; :data:`REST` those before
-    ``%(before)s``."""
+    :data:`_SINCE` on, walked; :data:`WALK` those from ``%(first)s`` up to ``%(before)s``, walked; :data:`FREE`
+    those before ``%(before)s``, planned freely; :data:`REST` the same through the trigram index."""
     position = f"{alias}.{column}"
+    walked = f"strpos({alias}.folded, %(needle)s) > 0"
     if part == RECENT:
-        return f"strpos({alias}.folded, %(needle)s) > 0 AND {position} >= {_SINCE}", position
+        return f"{walked} AND {position} >= {_SINCE}", position
+    if part == WALK:
+        return f"{walked} AND {position} >= %(first)s AND {position} < %(before)s", position
     match = f"{alias}.folded LIKE %(pattern)s"
-    if part == WINDOW:
-        return f"{match} AND {position} >= %(first)s AND {position} < %(before)s", position
+    if part == FREE:
+        return f"{match} AND {position} < %(before)s", position
     if part == REST:  # `+ 0` in the bound too: ANDed with a btree's range of most of the layer, the trigram
         # candidates cost a read of that range (45 ms for a 1M day), not a filter of the few candidates
         return f"{match} AND {position} + 0 < %(before)s", f"{position} + 0"
@@ -444,26 +450,32 @@ class PostgresLayer:
         layer_id, since = rows[0][-2:] if rows else (None, None)
         hits = [row[:-3] for row in rows if row[0] is not None]
         if len(hits) < limit and layer_id is not None and since is not None and since > 0:  # see RECENT_ROWS
-            first = max(0, int(since) - OLDER_WINDOW)
-            hits += self._older_hits(needle, limit - len(hits), int(layer_id), int(since), first)  # the window
-            if len(hits) < limit and first > 0:
-                hits += self._older_hits(needle, limit - len(hits), int(layer_id), first, None)  # the rest
+            layer_id, since = int(layer_id), int(since)
+            if since <= OLDER_WINDOW:
+                hits += self._older_hits(needle, limit - len(hits), FREE, layer_id, since)
+            else:
+                first = max(0, since - WALK_ROWS)
+                hits += self._older_hits(needle, limit - len(hits), WALK, layer_id, since, first)
+                if len(hits) < limit and first > 0:
+                    hits += self._older_hits(needle, limit - len(hits), REST, layer_id, first)
         # a subquery's order is not promised to its outer query: put the hits in the layer's order here
         return self._messages(sorted(hits, key=itemgetter(0)))
 
-    def _older_hits(self, needle: str, limit: int, layer_id: int, before: int, first: int | None
+    def _older_hits(self, needle: str, limit: int, part: str, layer_id: int, before: int, first: int = 0
                     ) -> list[tuple[Any, ...]]:
-        sql, params = self.search_query(needle, limit=limit, older_than=(layer_id, before), first=first)
+        sql, params = self.search_query(needle, limit=limit, part=part, older_than=(layer_id, before), first=first)
         # prepare=False: planned for this very pattern (a generic plan cannot tell a rare keyword from a common one)
         return self._db.fetch(sql, params, prepare=False)
 
-    def search_query(self, folded_keyword: str, *, limit: int, older_than: tuple[int, int] | None = None,
-                     first: int | None = None) -> tuple[str, dict[str, Any]]:
-        """The statement and parameters that find the hits for a keyword already folded (for ``EXPLAIN``): in the
-        layer's last :data:`RECENT_ROWS` positions; or, with ``older_than=(layer_id, before)``, in the positions from
-        ``first`` up to ``before``, planned freely, or, without ``first``, in every position before ``before``
-        through the trigram index. :meth:`search` runs them in that order while it has fewer than ``limit`` hits."""
-        part = RECENT if older_than is None else REST if first is None else WINDOW
+    def search_query(self, folded_keyword: str, *, limit: int, part: str = RECENT,
+                     older_than: tuple[int, int] | None = None, first: int = 0) -> tuple[str, dict[str, Any]]:
+        """The statement and parameters that find the hits for a keyword already folded in one part of the layer
+        (for ``EXPLAIN``; see :data:`RECENT_ROWS`): :data:`RECENT`, its last positions; with ``older_than=(layer_id,
+        before)``, :data:`WALK` the positions from ``first`` up to ``before``, :data:`FREE` or :data:`REST` every
+        position before ``before``. :meth:`search` runs the first, with the flag of rows waiting to be folded beside
+        it, then the others while it has fewer than ``limit`` hits."""
+        if (part == RECENT) != (older_than is None):
+            raise ValueError(f"part {part!r} and older_than={older_than!r}: only the recent part has no bound")
         layer_id, before = older_than or (None, None)
         params = {**self._params, "pattern": like_pattern(folded_keyword), "needle": folded_keyword,
                   "limit": int(limit), "recent": RECENT_ROWS, "layer": layer_id, "before": before, "first": first}
