@@ -15,9 +15,10 @@ Why it looks like this:
   the same function as the files' search (:func:`~agentmem_nb.store.postgres.records.fold`); a keyword is folded
   the same way and matched with ``LIKE '%…%'`` (its ``%``, ``_`` and ``\\`` escaped, so it is literal), newest first,
   ``LIMIT limit``: the GIN index (layer, folded trigrams) finds the candidates, so a rare keyword in a long layer
-  does not read the layer. The layer's last :data:`RECENT_ROWS` rows are walked first, then a window of older rows,
-  then the rest through the index, each only while fewer than ``limit`` hits are found, so that a keyword common long
-  ago but absent lately is not walked to through the whole layer (see :data:`RECENT_ROWS`).
+  does not read the layer. The layer's last :data:`RECENT_ROWS` rows are walked first, then the older ones (planned
+  freely in a short layer; in a long one, more walked, then the rest through the index), each only while fewer than
+  ``limit`` hits are found, so that a keyword common long ago but absent lately is not walked to through the whole
+  layer (see :data:`RECENT_ROWS`).
 * **An append indexes its text once.** Its day copy keeps the whole record (every read of a day reads the day's
   rows) but no folded text: the session row names it (``copy_layer``, ``copy_position``) and the index leads with that
   too, so a day search finds the copies through their session rows' postings (:data:`DAYS_SEARCH`), beside the
