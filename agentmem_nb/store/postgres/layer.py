@@ -445,6 +445,8 @@ class PostgresLayer:
         sql, params = self.search_query(needle, limit=limit)
         flagged = (f"SELECT found.*, info.pending, info.layer_id, info.since FROM (SELECT {_PENDING}, "
                    f"{_LAYER} AS layer_id, {_SINCE} AS since) AS info LEFT JOIN LATERAL ({sql}) AS found ON true")
+        # prepared as any statement (psycopg, after a few runs): the recent part is a walk whatever the keyword, so a
+        # generic plan is the right one, unlike the older parts' (see _older_hits)
         rows = self._db.fetch(flagged, params)
         if rows and rows[0][-3] and self._fold_pending():
             rows = self._db.fetch(flagged, params)
