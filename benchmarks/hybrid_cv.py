@@ -23,12 +23,18 @@ from pathlib import Path
 import numpy as np
 
 from agentmem_nb.evaluation.locomo import load_conversations
-from agentmem_nb.evaluation.retrieval import CATEGORY_NAMES, Corpus, Variant, evaluate_locomo, load_into_store
+from agentmem_nb.evaluation.retrieval import (
+    CATEGORY_NAMES,
+    Corpus,
+    Variant,
+    evaluate_locomo,
+    load_into_store,
+)
 from agentmem_nb.retrieval import RankerConfig, Retriever
 from agentmem_nb.retrieval.bm25 import BM25Params
+from agentmem_nb.retrieval.embed import LocalEmbedder
 from agentmem_nb.retrieval.index import IndexConfig
 from agentmem_nb.retrieval.tokenize import TokenizerConfig
-from agentmem_nb.retrieval.embed import LocalEmbedder
 from agentmem_nb.store import MemoryStore
 
 Counts = dict[str, dict[int, tuple[int, int, int]]]  # conversation -> category -> (questions, any, all)

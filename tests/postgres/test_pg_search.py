@@ -5,18 +5,15 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-
 from unittest import mock
 
 import psycopg
 import pytest
-
 from pg_server import shared_server
 
 from agentmem_nb import MemoryStore
 from agentmem_nb.store.postgres import PostgresStore, upgrade_database
 from agentmem_nb.store.postgres.layer import RECENT_ROWS, WALK_ROWS
-from agentmem_nb.store.postgres.records import fold
 
 ROWS = 20_000
 SPECIAL = "I moved to LYON, 我在找工作"
