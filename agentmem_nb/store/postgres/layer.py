@@ -58,7 +58,8 @@ if TYPE_CHECKING:
 
 __all__ = ["DAYS_SEARCH", "UNFOLDED", "PostgresLayer", "like_pattern", "problem_for_row", "searchable"]
 
-_LAYER = "(SELECT layer_id FROM am_layers WHERE user_id = %(user)s AND kind = %(kind)s AND key = %(key)s)"
+_THIS_LAYER = "FROM am_layers WHERE user_id = %(user)s AND kind = %(kind)s AND key = %(key)s"  # its am_layers row
+_LAYER = f"(SELECT layer_id {_THIS_LAYER})"
 _ROW = "position, message_id, record, raw"
 
 # One statement: the user, both layer rows (locked until commit: the id rule above) and both messages.
@@ -152,8 +153,7 @@ ORDER BY position DESC LIMIT %(limit)s
 RECENT_ROWS = 512
 WALK_ROWS = 4096
 OLDER_WINDOW = 16_384
-_SINCE = ("(SELECT rows - %(recent)s FROM am_layers WHERE user_id = %(user)s AND kind = %(kind)s "
-          "AND key = %(key)s)")  # the first position of the recent part (at most 0: the whole layer is recent)
+_SINCE = f"(SELECT rows - %(recent)s {_THIS_LAYER})"  # where the recent part begins (at most 0: all of the layer)
 RECENT, WALK, FREE, REST = "recent", "walk", "free", "rest"
 
 
@@ -328,8 +328,8 @@ class PostgresLayer:
         return out
 
     def _query(self, where: str, extra: Mapping[str, Any] | None = None, *, order: str = "position",
-               limit: int | None = None) -> tuple[str, dict[str, Any]]:
-        sql = f"SELECT {_ROW} FROM am_messages WHERE layer_id = {_LAYER} AND {where} ORDER BY {order}"
+               limit: int | None = None, layer: str = _LAYER) -> tuple[str, dict[str, Any]]:
+        sql = f"SELECT {_ROW} FROM am_messages WHERE layer_id = {layer} AND {where} ORDER BY {order}"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return sql, {**self._params, **(extra or {})}
@@ -438,13 +438,14 @@ class PostgresLayer:
         if not limit:
             return []
         # One round trip when nothing waits to be folded (the usual case): the recent part's hits, each with a flag
-        # saying whether rows written or changed by another program wait (folded NULL), and where the older part
-        # begins (one row of NULL columns when nothing matched). Only when rows wait are they folded and the search
-        # asked again — a second statement per search made it half again as slow as the same query alone
-        # (benchmarks/POSTGRES.md, run J). Then, when the recent part gave fewer than `limit` hits, the older rows.
+        # saying whether rows written or changed by another program wait (folded NULL), the layer's id and where the
+        # older part begins (one row of NULL columns when nothing matched; none when there is no such layer). Only
+        # when rows wait are they folded and the search asked again — a second statement per search made it half
+        # again as slow as the same query alone (benchmarks/POSTGRES.md, run J). Then, while the hits are fewer than
+        # `limit`, the older parts.
         sql, params = self.search_query(needle, limit=limit)
-        flagged = (f"SELECT found.*, info.pending, info.layer_id, info.since FROM (SELECT {_PENDING}, "
-                   f"{_LAYER} AS layer_id, {_SINCE} AS since) AS info LEFT JOIN LATERAL ({sql}) AS found ON true")
+        flagged = (f"SELECT found.*, info.pending, info.layer_id, info.since FROM (SELECT {_PENDING}, layer_id, "
+                   f"rows - %(recent)s AS since {_THIS_LAYER}) AS info LEFT JOIN LATERAL ({sql}) AS found ON true")
         # prepared as any statement (psycopg, after a few runs): the recent part is a walk whatever the keyword, so a
         # generic plan is the right one, unlike the older parts' (see _older_hits)
         rows = self._db.fetch(flagged, params)
@@ -485,9 +486,8 @@ class PostgresLayer:
         if self._kind != "session":
             return _day_search(part), params
         match, order = _part("am_messages", "position", part)
-        layer = _LAYER if older_than is None else "%(layer)s"
-        return (f"SELECT {_ROW} FROM am_messages WHERE layer_id = {layer} AND readable AND {match} "
-                f"ORDER BY {order} DESC LIMIT {int(limit)}", params)
+        return self._query(f"readable AND {match}", params, order=f"{order} DESC", limit=limit,
+                           layer=_LAYER if older_than is None else "%(layer)s")
 
     def _fold_pending(self) -> bool:
         """Fold the rows another program wrote or changed (``folded`` NULL; cheap when there are none); whether
