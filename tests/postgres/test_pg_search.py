@@ -3,8 +3,10 @@ found through the trigram index rather than by reading the layer (the plan shows
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
+from collections.abc import Iterator
 from unittest import mock
 
 import psycopg
@@ -57,10 +59,9 @@ def _plan(store: PostgresStore, sql: str, params: dict[str, object]) -> str:
     return json.dumps(rows[0][0])
 
 
-def _searched(store: PostgresStore, layer: object, keyword: str, limit: int
-              ) -> tuple[list[int], list[list[dict[str, object]]]]:
-    """The ids a search of ``layer`` gives, and the plan nodes that ran of each statement it ran (each statement
-    recorded as it went to the server, then run again under ``EXPLAIN ANALYZE``)."""
+@contextlib.contextmanager
+def _recording(store: PostgresStore) -> Iterator[list[tuple[str, object]]]:
+    """Every read statement the store sends while the block runs, with its parameters, in order."""
     statements: list[tuple[str, object]] = []
     real_fetch = store.db.fetch
 
@@ -69,6 +70,14 @@ def _searched(store: PostgresStore, layer: object, keyword: str, limit: int
         return real_fetch(sql, params, **kwargs)  # type: ignore[arg-type]
 
     with mock.patch.object(store.db, "fetch", recorded):
+        yield statements
+
+
+def _searched(store: PostgresStore, layer: object, keyword: str, limit: int
+              ) -> tuple[list[int], list[list[dict[str, object]]]]:
+    """The ids a search of ``layer`` gives, and the plan nodes that ran of each statement it ran (each statement
+    recorded as it went to the server, then run again under ``EXPLAIN ANALYZE``)."""
+    with _recording(store) as statements:
         ids = [m.message_id for m in layer.search(keyword, limit=limit)]  # type: ignore[attr-defined]
     plans = []
     with psycopg.connect(store.db.pool.conninfo) as conn:
@@ -352,7 +361,7 @@ def test_the_store_never_plans_parallel_workers(big: PostgresStore) -> None:
 
 @pytest.mark.parametrize("layer", ["session", "daily"])
 def test_a_search_that_finds_something_is_one_statement_and_still_finds_another_programs_rows(
-        store_url: str, monkeypatch: pytest.MonkeyPatch, layer: str) -> None:
+        store_url: str, layer: str) -> None:
     """The hits carry whether rows wait to be folded, so a search is one round trip when none wait (it was two: the
     check, then the search); a row another program writes (no folded text) is still found, by one more round."""
     store = MemoryStore(store_url, zone="UTC")
@@ -360,26 +369,19 @@ def test_a_search_that_finds_something_is_one_statement_and_still_finds_another_
     for text in ("green tea", "coffee", "black tea"):
         store.user("u").append("s1", "user", text, ts=_dt.datetime(2026, 4, 8, 10, tzinfo=_dt.timezone.utc))
     searched = store.user("u").session("s1") if layer == "session" else store.user("u").daily("2026-04-08")
-    statements: list[str] = []
-    real_fetch = store.db.fetch
-
-    def counted(sql: str, params: object = None, **kwargs: object) -> list[tuple[object, ...]]:
-        statements.append(sql)
-        return real_fetch(sql, params, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(store.db, "fetch", counted)
-    assert [m.content for m in searched.search("TEA")] == ["green tea", "black tea"]
-    assert len(statements) == 1
-    with psycopg.connect(store_url) as conn:  # another program adds a row: its text is not folded yet
-        conn.execute("INSERT INTO am_messages (layer_id, message_id, record) SELECT layer_id, 9, "
-                     "'{\"ts\": \"2026-04-08T11:00:00+00:00\", \"role\": \"user\", \"content\": \"White Tea\"}'::jsonb "
-                     "FROM am_layers WHERE kind = %s", (layer,))
-    statements.clear()
-    assert [m.content for m in searched.search("tea")] == ["green tea", "black tea", "White Tea"]
-    assert len(statements) == 3  # the flagged search, the rows to fold, the search again
-    statements.clear()
-    assert [m.content for m in searched.search("tea")] == ["green tea", "black tea", "White Tea"]
-    assert len(statements) == 1  # folded once, for good
+    with _recording(store) as statements:
+        assert [m.content for m in searched.search("TEA")] == ["green tea", "black tea"]
+        assert len(statements) == 1
+        with psycopg.connect(store_url) as conn:  # another program adds a row: its text is not folded yet
+            conn.execute("INSERT INTO am_messages (layer_id, message_id, record) SELECT layer_id, 9, "
+                         "'{\"ts\": \"2026-04-08T11:00:00+00:00\", \"role\": \"user\", \"content\": \"White Tea\"}'::jsonb "
+                         "FROM am_layers WHERE kind = %s", (layer,))
+        statements.clear()
+        assert [m.content for m in searched.search("tea")] == ["green tea", "black tea", "White Tea"]
+        assert len(statements) == 3  # the flagged search, the rows to fold, the search again
+        statements.clear()
+        assert [m.content for m in searched.search("tea")] == ["green tea", "black tea", "White Tea"]
+        assert len(statements) == 1  # folded once, for good
 
 
 def test_the_last_messages_across_days_fold_nothing_but_a_keyword_search_does(store_url: str) -> None:
@@ -406,33 +408,29 @@ def test_the_last_messages_across_days_fold_nothing_but_a_keyword_search_does(st
 
 
 def test_a_search_across_days_that_finds_something_is_one_statement_and_still_finds_another_programs_rows(
-        store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        store_url: str) -> None:
     """As in one layer: the hits carry whether any day holds rows waiting to be folded, so a search across days is
     one round trip when none wait (it was two: the days with waiting rows, then the search)."""
     store = MemoryStore(store_url, zone="UTC")
     assert isinstance(store, PostgresStore)
     for day, text in ((7, "green tea"), (8, "coffee"), (9, "black tea")):
         store.user("u").append("s1", "user", text, ts=_dt.datetime(2026, 4, day, 10, tzinfo=_dt.timezone.utc))
-    statements: list[str] = []
-    real_fetch = store.db.fetch
+    with _recording(store) as statements:
 
-    def counted(sql: str, params: object = None, **kwargs: object) -> list[tuple[object, ...]]:
-        if "am_messages" in sql:  # the messages' statements (the redactions' own check is another matter)
-            statements.append(sql)
-        return real_fetch(sql, params, **kwargs)  # type: ignore[arg-type]
+        def messages_statements() -> int:  # the messages' statements (the redactions' own check is another matter)
+            return sum("am_messages" in sql for sql, _ in statements)
 
-    monkeypatch.setattr(store.db, "fetch", counted)
-    assert [m.content for m in store.user("u").search_daily("TEA")] == ["green tea", "black tea"]
-    assert len(statements) == 1
-    with psycopg.connect(store_url) as conn:  # another program adds a row to a day: its text is not folded yet
-        conn.execute("INSERT INTO am_messages (layer_id, message_id, record) SELECT layer_id, 9, "
-                     "'{\"ts\": \"2026-04-08T11:00:00+00:00\", \"role\": \"user\", \"content\": \"White Tea\"}'::jsonb "
-                     "FROM am_layers WHERE kind = 'daily' AND key = '2026-04-08'")
-    statements.clear()
-    found = store.user("u").search_daily("tea")
-    assert [(m.day, m.content) for m in found] == [("2026-04-07", "green tea"), ("2026-04-08", "White Tea"),
-                                                   ("2026-04-09", "black tea")]
-    assert len(statements) == 4  # the flagged search, the days with waiting rows, that day's rows, the search again
-    statements.clear()
-    assert [m.content for m in store.user("u").search_daily("tea")] == ["green tea", "White Tea", "black tea"]
-    assert len(statements) == 1  # folded once, for good
+        assert [m.content for m in store.user("u").search_daily("TEA")] == ["green tea", "black tea"]
+        assert messages_statements() == 1
+        with psycopg.connect(store_url) as conn:  # another program adds a row to a day: its text is not folded yet
+            conn.execute("INSERT INTO am_messages (layer_id, message_id, record) SELECT layer_id, 9, "
+                         "'{\"ts\": \"2026-04-08T11:00:00+00:00\", \"role\": \"user\", \"content\": \"White Tea\"}'::jsonb "
+                         "FROM am_layers WHERE kind = 'daily' AND key = '2026-04-08'")
+        statements.clear()
+        found = store.user("u").search_daily("tea")
+        assert [(m.day, m.content) for m in found] == [("2026-04-07", "green tea"), ("2026-04-08", "White Tea"),
+                                                       ("2026-04-09", "black tea")]
+        assert messages_statements() == 4  # the flagged search, the days with waiting rows, that day's rows, again
+        statements.clear()
+        assert [m.content for m in store.user("u").search_daily("tea")] == ["green tea", "White Tea", "black tea"]
+        assert messages_statements() == 1  # folded once, for good
