@@ -374,7 +374,8 @@ def test_a_search_that_finds_something_is_one_statement_and_still_finds_another_
         assert len(statements) == 1
         with psycopg.connect(store_url) as conn:  # another program adds a row: its text is not folded yet
             conn.execute("INSERT INTO am_messages (layer_id, message_id, record) SELECT layer_id, 9, "
-                         "'{\"ts\": \"2026-04-08T11:00:00+00:00\", \"role\": \"user\", \"content\": \"White Tea\"}'::jsonb "
+                         "'{\"ts\": \"2026-04-08T11:00:00+00:00\", \"role\": \"user\", "
+                         "\"content\": \"White Tea\"}'::jsonb "
                          "FROM am_layers WHERE kind = %s", (layer,))
         statements.clear()
         assert [m.content for m in searched.search("tea")] == ["green tea", "black tea", "White Tea"]
@@ -424,7 +425,8 @@ def test_a_search_across_days_that_finds_something_is_one_statement_and_still_fi
         assert messages_statements() == 1
         with psycopg.connect(store_url) as conn:  # another program adds a row to a day: its text is not folded yet
             conn.execute("INSERT INTO am_messages (layer_id, message_id, record) SELECT layer_id, 9, "
-                         "'{\"ts\": \"2026-04-08T11:00:00+00:00\", \"role\": \"user\", \"content\": \"White Tea\"}'::jsonb "
+                         "'{\"ts\": \"2026-04-08T11:00:00+00:00\", \"role\": \"user\", "
+                         "\"content\": \"White Tea\"}'::jsonb "
                          "FROM am_layers WHERE kind = 'daily' AND key = '2026-04-08'")
         statements.clear()
         found = store.user("u").search_daily("tea")
