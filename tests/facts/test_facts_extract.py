@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,14 @@ from agentmem_nb.store.facts import FactKey
 def _read(text: str, last: FactKey | None = None) -> list[tuple[str, str, str, str, bool]]:
     return [(s.key.subject, s.key.attribute, s.value, s.op, s.certain)
             for s in OfflineExtractor().extract(text, last_key=last)]
+
+
+def _extract_in_a_child(texts: str, timeout: float = 120) -> None:
+    """Extract from each text of ``texts`` (a Python expression giving them) in a separate process, which must end
+    within ``timeout`` seconds: a quadratic pattern on the long inputs the tests give fails at the timeout."""
+    code = f"from agentmem_nb.facts import OfflineExtractor as E; e = E(); [e.extract(t) for t in {texts}]"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -114,13 +124,7 @@ def test_a_time_clause_is_past_but_later_is_a_plan(text: str, expected: list[tup
 def test_a_long_list_without_and_is_read_in_linear_time() -> None:
     # The list pattern once had two ways to spend each space: 25 items took 10 s and 40 never finished, holding the
     # interpreter (one chat message could stall a server). A separate process, so a regression fails, not hangs.
-    import subprocess
-    import sys
-
-    code = ("from agentmem_nb.facts import OfflineExtractor; "
-            "print(len(OfflineExtractor().extract('I like ' + 'tea, ' * 400)))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    _extract_in_a_child("('I like ' + 'tea, ' * 400,)")
 
 
 # ---------------------------------------------------------------- rule families from the eighth held-out round
@@ -613,17 +617,11 @@ def test_the_new_rules_read_long_adversarial_messages_in_linear_time() -> None:
     # 200,000 would take minutes; an open "陪\S*$" in a place's purpose took 3 s on 20,000 陪 (quadratic: 200,000 take
     # minutes); so were a value's closing words and symbols (20,000 了 took 50 s). A separate process, so a
     # regression fails at the timeout instead of hanging.
-    import subprocess
-    import sys
-
-    code = ("from agentmem_nb.facts import OfflineExtractor as E; e = E(); "
-            "[e.extract(t) for t in ('I drink ' + 'tea every ' * 20000 + ', I hate x', "
-            "'I live in the house ' + 'near in ' * 20000, 'We have ' + 'a beagle named ' * 12000, "
-            "'香菜我' * 30000 + '受不了', '我住在' + '的一个' * 30000 + '小镇', "
-            "'我住在' + '陪' * 200000 + ' 了x', '我住在' + '照顾' * 100000 + ' 了x', '我住在' + '了' * 60000 + ' x', "
-            "'我住在' + '★' * 200000 + 'x', 'I live in ' + '*' * 200000 + 'x')]")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    _extract_in_a_child("('I drink ' + 'tea every ' * 20000 + ', I hate x', "
+                        "'I live in the house ' + 'near in ' * 20000, 'We have ' + 'a beagle named ' * 12000, "
+                        "'香菜我' * 30000 + '受不了', '我住在' + '的一个' * 30000 + '小镇', "
+                        "'我住在' + '陪' * 200000 + ' 了x', '我住在' + '照顾' * 100000 + ' 了x', '我住在' + '了' * 60000 + ' x', "
+                        "'我住在' + '★' * 200000 + 'x', 'I live in ' + '*' * 200000 + 'x')")
 
 
 # ---------------------------------------------------------------- rule families from the sixteenth held-out round
@@ -1135,34 +1133,17 @@ def test_me_and_my_relative_and_unlike_someone_are_statements(
 def test_the_facts18_rules_read_long_adversarial_messages_in_linear_time() -> None:
     # Every rule of this round on inputs that repeat what it looks for; the clause scope of a plan once searched the
     # whole text before each comma (quadratic). A separate process, so a regression fails at the timeout.
-    import subprocess
-    import sys
-
-    code = ("from agentmem_nb.facts import OfflineExtractor as E; e = E(); "
-            "[e.extract(t) for t in ('I live in Leeds' + ', and so' * 40000, 'I live in ' + 'x, ' * 100000, "
-            "'My friends ' + 'call me ' * 40000 + 'Tink', 'I moved ' + 'with my ' * 40000 + 'to Leeds', "
-            "'After ' + 'the war ' * 40000 + 'I moved to Leeds', '我住在北京' + '，好' * 100000, '我' + '今年3' * 60000, "
-            "'在柏林' + '待了五年' * 40000 + '回到了慕尼黑', '我住在北京' + '跟' * 200000 + 'x', "
-            "'My birthday is ' + 'next week, ' * 40000 + 'May 9th', 'I am a ' + '34-year-old ' * 40000, "
-            "'我' + '以产品经理' * 40000 + '的身份加入了字节跳动', 'Jazz ' * 40000 + 'is what I love', "
-            "\"I'm Tom, \" + '41, ' * 40000, '我当急救员' + '已经' * 40000, "
-            "'My sister, who ' + 'x ' * 40000 + ', is a chef', 'Tom, my roommate, ' + 'works ' * 40000, "
-            "'我以前在IBM工作，现在在' + '在' * 100000, 'I am staying at ' + 'a hotel ' * 40000, "
-            "'我新养了一只小狗！' + '它叫' * 60000, 'I do not ' + 'run ' * 40000 + 'anymore', "
-            "'豆腐我' + '已经' * 60000 + '不爱吃了', '我' + '周一开始' * 40000 + '去毕马威上班了')]")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-
-
-def _extract_in_a_child(texts: str, timeout: float = 120) -> None:
-    """Extract from each text of ``texts`` (a Python expression giving them) in a separate process, which must end
-    within ``timeout`` seconds: a quadratic pattern on the long inputs the tests give fails at the timeout."""
-    import subprocess
-    import sys
-
-    code = f"from agentmem_nb.facts import OfflineExtractor as E; e = E(); [e.extract(t) for t in {texts}]"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
-    assert done.returncode == 0, done.stderr
+    _extract_in_a_child("('I live in Leeds' + ', and so' * 40000, 'I live in ' + 'x, ' * 100000, "
+                        "'My friends ' + 'call me ' * 40000 + 'Tink', 'I moved ' + 'with my ' * 40000 + 'to Leeds', "
+                        "'After ' + 'the war ' * 40000 + 'I moved to Leeds', '我住在北京' + '，好' * 100000, "
+                        "'我' + '今年3' * 60000, '在柏林' + '待了五年' * 40000 + '回到了慕尼黑', '我住在北京' + '跟' * 200000 + 'x', "
+                        "'My birthday is ' + 'next week, ' * 40000 + 'May 9th', 'I am a ' + '34-year-old ' * 40000, "
+                        "'我' + '以产品经理' * 40000 + '的身份加入了字节跳动', 'Jazz ' * 40000 + 'is what I love', "
+                        "\"I'm Tom, \" + '41, ' * 40000, '我当急救员' + '已经' * 40000, "
+                        "'My sister, who ' + 'x ' * 40000 + ', is a chef', 'Tom, my roommate, ' + 'works ' * 40000, "
+                        "'我以前在IBM工作，现在在' + '在' * 100000, 'I am staying at ' + 'a hotel ' * 40000, "
+                        "'我新养了一只小狗！' + '它叫' * 60000, 'I do not ' + 'run ' * 40000 + 'anymore', "
+                        "'豆腐我' + '已经' * 60000 + '不爱吃了', '我' + '周一开始' * 40000 + '去毕马威上班了')")
 
 
 def test_a_long_run_of_months_or_digits_is_read_in_linear_time() -> None:
