@@ -264,6 +264,29 @@ def test_a_window_is_an_index_lookup_by_thread_and_id(big: PostgresStore) -> Non
     assert "Sort" not in plan and "Seq Scan" not in plan and "Bitmap" not in plan, plan
 
 
+def test_statements_run_again_and_again_are_planned_once_not_on_every_run(big: PostgresStore) -> None:
+    """A statement the store prepares is planned for its first five runs, then by a generic plan if that is no
+    costlier. With its row counts as parameters (``LIMIT $n``) the generic plan never was, and the server planned the
+    window, a day's search and the dialogue's tail on every run (0.3 ms of a window's 0.7 at 100k)."""
+    fresh = MemoryStore(big.db.pool.conninfo, zone="Asia/Shanghai")  # its own pool: no statement prepared yet
+    user = fresh.user("alice")
+    day = user.daily("2026-04-08")
+    with user.transaction():  # one connection for the block: its prepared statements are the ones counted
+        for _ in range(20):
+            user.session("s1").window(10001, 5, 5)
+            day.search("filler", limit=20)
+            user.log.tail(5)
+        counts = fresh.db.fetch("SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements")
+    fresh.close()
+    planned = {"window": "WITH a AS (SELECT layer_id, position FROM am_messages", "day search": "h.copy_layer",
+               "dialogue tail": "FROM am_dialogue WHERE user_id = $1 ORDER BY entry_id DESC"}
+    for name, marker in planned.items():
+        (generic, custom), = [(g, c) for statement, g, c in counts if marker in statement]
+        # run 20 times, prepared at the first run (the window) or the sixth (psycopg's threshold): five plans for
+        # the runs' parameters, then the generic plan for every other run
+        assert custom == 5 and generic >= 10, (name, generic, custom)
+
+
 TRICKY = ["Straße", "STRASSE", "İstanbul", "ﬁle", "50% off", "snake_case", "back\\slash", "中文词语", "😀 smile",
           "Ǆ digraph", "ΣΊΣΥΦΟΣ", "a\u3000b"]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agentmem_nb.store.dialogue_log import DialogueEntry, entry_from_record
+from agentmem_nb.store.postgres.connection import literal_limit
 from agentmem_nb.store.postgres.records import from_columns, to_columns
 from agentmem_nb.store.problems import Problem, ProblemKind
 
@@ -67,9 +68,8 @@ class PostgresDialogueLog:
 
     def tail(self, count: int) -> list[DialogueEntry]:
         """The last ``count`` entries, oldest first."""
-        count = max(0, int(count))
         rows = self._entries("SELECT entry_id, record, raw FROM am_dialogue WHERE user_id = %s "
-                             "ORDER BY entry_id DESC LIMIT %s", (self._user.user_id, count))
+                             f"ORDER BY entry_id DESC LIMIT {literal_limit(count)}", (self._user.user_id,))
         return rows[::-1]
 
     def problems(self) -> list[Problem]:

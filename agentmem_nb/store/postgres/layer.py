@@ -48,6 +48,7 @@ from agentmem_nb.identifiers import check_day
 from agentmem_nb.items import LayerKind
 from agentmem_nb.messages import EPOCH, Message, ToolCall, message_from_record
 from agentmem_nb.store.layer import MAX_SEARCH_LIMIT, MAX_WINDOW_SIDE, Appended, Window
+from agentmem_nb.store.postgres.connection import literal_limit
 from agentmem_nb.store.postgres.records import fold, from_columns, to_columns
 from agentmem_nb.store.problems import Problem, ProblemKind
 from agentmem_nb.store.scan import Change, Cursor, Scan
@@ -102,33 +103,37 @@ _COPY = """LATERAL (SELECT m.position, m.message_id, m.record, m.raw FROM am_mes
 _OWN = "m.copy_layer IS NULL AND m.source_layer IS NULL"  # the predicate of am_messages_own
 
 
-def _copies_in(day: str, part: str = "") -> str:
+def _copies_in(day: str, part: str = "", limit: str = "%(limit)s") -> str:
     """The session rows whose linked copies in ``day`` (an SQL expression of its layer id) match, newest last copy
-    first, at most ``limit``: the first branch of a day search (its copies are then read by :data:`_COPY`).
-    ``part``: ``""`` every row, else a part of the day (:func:`_part`)."""
+    first, at most ``limit`` (SQL: a parameter, or a literal, :func:`literal_limit`): the first branch of a day
+    search (its copies are then read by :data:`_COPY`). ``part``: ``""`` every row, else a part of the day
+    (:func:`_part`)."""
     match, order = _part("h", "copy_position", part)
     return (f"(SELECT h.layer_id, h.position, h.copy_layer, h.copy_position FROM am_messages h "
-            f"WHERE h.copy_layer = {day} AND {match} ORDER BY {order} DESC LIMIT %(limit)s)")
+            f"WHERE h.copy_layer = {day} AND {match} ORDER BY {order} DESC LIMIT {limit})")
 
 
-def _own_in(day: str, part: str = "") -> str:
+def _own_in(day: str, part: str = "", limit: str = "%(limit)s") -> str:
     """The matching own rows of ``day``, newest first, at most ``limit``: the second branch of a day search."""
     match, order = _part("m", "position", part)
     return (f"(SELECT m.position, m.message_id, m.record, m.raw FROM am_messages m WHERE m.layer_id = {day} "
-            f"AND {_OWN} AND {match} AND m.readable ORDER BY {order} DESC LIMIT %(limit)s)")
+            f"AND {_OWN} AND {match} AND m.readable ORDER BY {order} DESC LIMIT {limit})")
 
 
-def _day_search(part: str) -> str:
-    """A search of one day (the parameters of :data:`_LAYER`, ``pattern``, ``limit``, and those of :func:`_part`;
-    for the older part the day's id itself, ``%(layer)s``)."""
+def _day_search(part: str, limit: int) -> str:
+    """A search of one day for at most ``limit`` hits (the parameters of :data:`_LAYER`, ``pattern``, and those of
+    :func:`_part`; for the older part the day's id itself, ``%(layer)s``). ``limit`` is a literal: the recent part
+    is prepared, and walked whatever the keyword, so its generic plan must be as good as a custom one
+    (:func:`literal_limit`)."""
     day = _LAYER if part in ("", RECENT) else "%(layer)s"  # see RECENT_ROWS
+    count = literal_limit(limit)
     return f"""
 SELECT * FROM (
-    SELECT m.* FROM {_copies_in(day, part)} AS h, {_COPY}
+    SELECT m.* FROM {_copies_in(day, part, count)} AS h, {_COPY}
     UNION ALL
-    {_own_in(day, part)}
+    {_own_in(day, part, count)}
 ) AS hits
-ORDER BY position DESC LIMIT %(limit)s
+ORDER BY position DESC LIMIT {count}
 """
 
 
@@ -331,7 +336,7 @@ class PostgresLayer:
                limit: int | None = None, layer: str = _LAYER) -> tuple[str, dict[str, Any]]:
         sql = f"SELECT {_ROW} FROM am_messages WHERE layer_id = {layer} AND {where} ORDER BY {order}"
         if limit is not None:
-            sql += f" LIMIT {int(limit)}"
+            sql += f" LIMIT {literal_limit(limit)}"
         return sql, {**self._params, **(extra or {})}
 
     def _fetch(self, where: str, extra: Mapping[str, Any] | None = None, *, order: str = "position",
@@ -413,7 +418,8 @@ class PostgresLayer:
         """The statement and parameters :meth:`window` runs (sides already clamped), for ``EXPLAIN``.
 
         LATERAL: each side is its own ordered, limited scan of the primary key from the anchor's position (without
-        it the planner sorts every row before or after the anchor to keep a few: 11 ms instead of 0.2 at 10k)."""
+        it the planner sorts every row before or after the anchor to keep a few: 11 ms instead of 0.2 at 10k). The
+        sides are literals, not parameters (see :func:`literal_limit`)."""
         columns = ", ".join("m." + c for c in _ROW.split(", "))
         sql = f"""
             WITH a AS (SELECT layer_id, position FROM am_messages
@@ -421,12 +427,12 @@ class PostgresLayer:
             SELECT w.* FROM a, LATERAL (
                 (SELECT {columns} FROM am_messages m
                   WHERE m.layer_id = a.layer_id AND m.position < a.position AND m.readable
-                  ORDER BY m.position DESC LIMIT %(before)s)
+                  ORDER BY m.position DESC LIMIT {literal_limit(before)})
                 UNION ALL
                 (SELECT {columns} FROM am_messages m
                   WHERE m.layer_id = a.layer_id AND m.position >= a.position AND m.readable
-                  ORDER BY m.position LIMIT %(after)s + 1)) AS w"""
-        return sql, {**self._params, "mid": int(message_id), "before": before, "after": after}
+                  ORDER BY m.position LIMIT {literal_limit(after + 1)})) AS w"""
+        return sql, {**self._params, "mid": int(message_id)}
 
     def search(self, keyword: str, *, limit: int = 20) -> list[Message]:
         """Messages whose content contains ``keyword`` (casefolded substring, stripped, CJK too), the **last**
@@ -484,7 +490,7 @@ class PostgresLayer:
         params = {**self._params, "pattern": like_pattern(folded_keyword), "needle": folded_keyword,
                   "limit": int(limit), "recent": RECENT_ROWS, "layer": layer_id, "before": before, "first": first}
         if self._kind != "session":
-            return _day_search(part), params
+            return _day_search(part, limit), params
         match, order = _part("am_messages", "position", part)
         return self._query(f"readable AND {match}", params, order=f"{order} DESC", limit=limit,
                            layer=_LAYER if older_than is None else "%(layer)s")
