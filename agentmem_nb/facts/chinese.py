@@ -48,7 +48,7 @@ _KIN_ORDER = r"(?:(?:大|二|三|四|小|亲|老|最小的|最大的|双胞胎|�
                                                                                 reverse=True)) + r"))?"
 _QUOTED = re.compile(r"“[^”]*”|「[^」]*」|\"[^\"]*\"|『[^』]*』")
 _SENTENCES = re.compile(r"[。！!？?；;\n…]+")
-_CLAUSES = re.compile(r"[，,：:]|但是|不过|可是|而且|并且|然后|所以|因为")
+_CLAUSES = re.compile(r"[，,：:]|但是|不过(?!敏(?!感))|可是|而且|并且|然后|所以|因为")  # ("不过敏": not allergic, no "but")
 _QUESTION = re.compile(r"[？?]|吗$|吗[呀啊]?$|呢$|(?<!没)(?<!没有)什么|哪里|哪儿|哪个|哪家|哪|谁|多少|(?<!不)怎么|为什么|为啥|是不是|有没有|"
                        r"(?<!不)对不对$|是否|几岁|几月|几号|吗")
 _HYPOTHETICAL = re.compile(r"如果|要是|假如|假设|万一|的话|打算|计划|准备|想要|想去|想搬|想换|想在|想当|想做|想学|考虑|"
@@ -150,7 +150,8 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("works_at", "end", r"^被(?P<v>[^，,。]+?)(?:裁员|裁掉|裁|开除|辞退|解雇|炒鱿鱼)了?"),
     ("works_at", "end", r"^(?:辞职|离职|退休|失业|辞掉了工作|丢了工作|被裁员?)了?(?P<v>)"),
     ("works_at", "set", r"^(?:在|于)(?P<v>[^，,。]+?)(?:(?:找到|找|谋到|得到|有)了?(?:一份)?(?:新)?)?"
-                        r"(?:工作|上班|任职|就职|实习|打工|当\S+|做\S+|上(?:夜|白|早|晚|中)班|值(?:夜)?班|倒班)"),
+                        r"(?:工作|上班|任职|就职|实习|打工|干活|干(?=了|着|过|$)|当\S+|做\S+|上(?:夜|白|早|晚|中)班|"
+                        r"值(?:夜)?班|倒班)"),  # (干: the spoken "work", "在华为干了三年")
     ("left", "end", r"^(?:离开了?|离开)(?P<v>[^，,。]+)"),
     ("works_at", "set", r"^(?:就职于|任职于|供职于|受雇于|入职了?|跳槽到了?|跳槽去了?|加盟了?|加入了?|进了)(?P<v>.+)"),
     ("works_at", "set", r"^(?:去了?|到了?)(?P<v>[^，,。]+?)(?:工作|上班)"),
@@ -167,6 +168,8 @@ _RULES: list[tuple[str, FactOp, str]] = [
     # "我是做设计的": a trade of two characters or more ("做梦的", "搞笑的" are no trade)
     ("job", "set", r"^(?:是)?(?:做|干|搞)(?P<v>[^，,。]{2,8}?)的$"),
     ("job", "set", r"^从事(?P<v>[^，,。]{1,10}?)(?:工作|行业)?$"),
+    # "对牛奶不过敏了", "对花粉已经不过敏了": the allergy ended (before the rule below, which would read "牛奶不")
+    ("allergic_to", "end", r"^对(?P<v>[^，,。不]+?)(?:已经|早就|现在|也|都)?不(?:再)?过敏"),
     ("allergic_to", "add", r"^对(?P<v>[^，,。]+?)(?:都|也)?(?:有点儿?|有些|非常|特别|很|严重|轻微|比较|超级|极度)?过敏"),
     ("dislikes", "add", r"^(?:不喜欢|不太喜欢|不怎么喜欢|讨厌|很讨厌|不爱吃|不爱喝|不爱看|不爱玩|不爱听|不爱|受不了|"
                         r"忍受不了|不能忍受|反感|厌恶|烦|最讨厌|恨|不太感冒|不感冒|无感|不吃|不喝|吃不了|喝不了|讨厌吃|讨厌喝)(?P<v>.+)"),
@@ -600,11 +603,13 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
             rest = _PAST.sub("", _END.sub("", rest, count=1))
             rest = _ADVERBS.sub("", rest)
         # "不住在那了", "不吃肉了": 了 closes a change, so a value ends (a habit stopped is no dislike)
-        negated_then = re.match(r"^(?:不|没)(?=住|在|喜欢|爱|是|做|当|吃|喝|抽|" + _ACTIVITY + r")(?P<rest>.+?)了$", rest)
+        negated_then = re.match(r"^(?:不|没)(?=住|在|喜欢|爱|是|做|当|吃|喝|抽|对|" + _ACTIVITY + r")(?P<rest>.+?)了$", rest)
         if negated_then and not ending:
             ending, rest = True, negated_then.group("rest") if not rest.startswith("不喜欢") else rest
         statements = _predicates(rest, who)
-        elliptic = (re.match(r"^在(?P<v>[^，,。在]{1,12}?)(?:了|呢|啦)?$", rest) if not statements and not ending
+        # (not "在家休息", "在家带娃": at home, doing something — no place of work or home named)
+        elliptic = (re.match(r"^在(?!家(?:里|中)?(?:休息|待|呆|养|带|躺|歇|陪|办公|$))(?P<v>[^，,。在]{1,12}?)(?:了|呢|啦)?$",
+                             rest) if not statements and not ending
                     and re.search(r"(?:现在|目前|如今|后来|眼下)(?:则|就|又|已经)?在", as_said) else None)
         kinds = {s.key.attribute for s in found if s.key.subject == who and s.key.attribute in ("works_at", "lives_in")}
         if elliptic and not kinds and any(s.key.subject == who and s.key.attribute == "job" for s in found):

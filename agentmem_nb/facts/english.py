@@ -126,7 +126,8 @@ _ADVERBS = re.compile(r"^(?:(?:really|totally|absolutely|just|also|still|current
                       r"quite|very much|very|deeply|secretly|absolutely|literally|again|both|all|" + _ASPECT + r"|"
                       + _LY + r")\s+)+", re.I)
 _CLAUSE_SPLIT = re.compile(
-    r"\s*;\s*|,?\s+(?:but|while|whereas|although|though)\s+|,?\s+and\s+(?=(?:I|we|my|he|she|now|also|then|currently|"
+    # ("a while ago" is a time, not a second clause)
+    r"\s*;\s*|,?\s+(?:but|(?<!\ba )while|whereas|although|though)\s+|,?\s+and\s+(?=(?:I|we|my|he|she|now|also|then|currently|"
     r"since|recently|live|lives|work|works|moved|move|like|likes|love|loves|hate|hates|am|is|have|has|just|"
     r"do|does|no longer|enjoy|enjoys|dislike|dislikes|prefer|prefers|joined|got)\b)|,\s+(?=(?:I|my|we|he|she|his|her|now|but|these days|currently|today|since then)\b)|"
     # a second verb of the same subject ("handed in my notice and started at KPMG") or a consequence ("…, so I'm now a
@@ -142,8 +143,8 @@ _BOUNDARY = re.compile(
     r"the past|a few|a couple)\b|\b(?:about |around )?(?:\d+|a|an|two|three|few|several|couple of) "
     r"(?:years?|months?|weeks?|days?) ago\b|\b(?:(?:many|some|a few|a couple of|several|four|five|six|seven|eight|nine|"
     r"ten|\d+)\s+)?(?:years|months|weeks|days|decades|ages|long)\s+ago\b|"
-    r"\blast (?:year|month|week|summer|spring|fall|autumn|winter|time)\b|"
-    r"\bthis (?:year|month|week)\b|\bthese days\b|\bnowadays\b|\bnow\b|\bany ?more\b|\bany longer\b|"
+    r"\blast (?:year|month|week(?:end)?|summer|spring|fall|autumn|winter|time|monday|tuesday|wednesday|thursday|"
+    r"friday|saturday|sunday)\b|\bthis (?:year|month|week(?:end)?)\b|\ba (?:while|bit|little while) (?:ago|back)\b|\bthese days\b|\bnowadays\b|\bnow\b|\bany ?more\b|\bany longer\b|"
     r"\bright now\b|\bfor now\b|\bfor the time being\b|\bat present\b|\bat the moment\b|\bcurrently\b|\blately\b|\brecently\b|\btoo\b|\bas well\b|\ba lot\b|"
     r"\bvery much\b|\bso much\b|\bmore than\b|\bwith (?:my|his|her|our|their|a|the)\b|\bin (?:19|20)\d\d\b|"
     r"\bsince (?:19|20)\d\d\b|\bthough\b|\beither\b|\bafter all\b|\bfor (?:work|a living|fun|years)\b|"
@@ -952,7 +953,7 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             body = "I " + re.sub(r"^(?:(?P<be>are|were)\s+)?(?:both\s+|all\s+)?",
                                  lambda m: ("am " if m.group("be") == "are" else "was " if m.group("be") else ""),
                                  pair.group("rest"), flags=re.I)
-        found, introduced = _statements_of(body, out, last_key, introduced, topics=topics)
+        found, introduced = _statements_of(_copula_repeated(body), out, last_key, introduced, topics=topics)
         if pair and found:
             relation = RELATIONS_EN[(pair.group("rel") or pair.group("rel2")).lower()]
             found = found + [Statement(relation, s.attribute, s.value, s.op, s.certain) for s in found
@@ -973,6 +974,23 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             continue
         out.extend(marked(found + _not_the_old(found, old_value), correction=correction, certain=certain))
     return out
+
+
+# One subject and one "be" for two complements ("I'm 34 and originally from Glasgow", "my sister is a nurse and based
+# in Leeds"): the second complement gets its own subject and verb, so that each is read as a clause of its own.
+_COPULA_SHARED = re.compile(r"^(?P<head>(?:I|we|(?:my|our)\s+(?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:am|is|are)\s+)"
+                            r"(?P<first>[^,;]+?)\s+and\s+(?=(?:originally|from|based|living|working|allergic|"
+                            r"an?\s|\d+\b))", re.I)
+
+
+def _copula_repeated(body: str) -> str:
+    """``body`` with a shared subject and "be" written again before the second complement (:data:`_COPULA_SHARED`)."""
+    shared = _COPULA_SHARED.match(body)
+    if shared is None:
+        return body
+    head = shared.group("head")
+    head = head if head[:2] == "I " else head[:1].lower() + head[1:]  # ("…, and my sister": a clause edge)
+    return f"{shared.group(0)}{head}{body[shared.end():]}"
 
 
 def _not_the_old(found: list[Statement], old: str) -> list[Statement]:

@@ -1177,3 +1177,39 @@ def test_a_pronoun_still_names_the_relative_a_few_statements_back() -> None:
     facts = {(f.key.subject, f.key.attribute): f.value for f in OfflineExtractor().extract(said)}
     assert facts.get(("sister", "works_at")) == "Google"
     assert facts.get(("user", "works_at")) == "Tesco"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("We just moved to Portland last weekend, still unpacking boxes.", [("user", "lives_in", "Portland", "set", True)]),
+    ("I moved to Denver last Friday", [("user", "lives_in", "Denver", "set", True)]),
+    ("I started at Google a while back", [("user", "works_at", "Google", "set", True)]),
+    ("I moved to Leeds a while ago", [("user", "lives_in", "Leeds", "set", True)]),
+])
+def test_a_time_said_after_a_value_is_not_part_of_it(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I'm 34 and originally from Glasgow.", [("user", "age", "34", "set", True),
+                                             ("user", "hometown", "Glasgow", "set", True)]),
+    ("I'm 29 and allergic to cats", [("user", "age", "29", "set", True), ("user", "allergic_to", "cats", "add", True)]),
+    ("I am from Cork and a nurse", [("user", "hometown", "Cork", "set", True), ("user", "job", "nurse", "set", True)]),
+    ("My sister is a nurse and based in Leeds", [("sister", "job", "nurse", "set", True),
+                                                 ("sister", "lives_in", "Leeds", "set", True)]),
+])
+def test_one_subject_and_be_shared_by_two_complements_gives_both(text: str,
+                                                                 expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("我已经不对牛奶过敏了", [("user", "allergic_to", "牛奶", "end", True)]),
+    ("我现在对牛奶不过敏了", [("user", "allergic_to", "牛奶", "end", True)]),  # 不过敏: not 不过 ("but")
+    ("我对花粉已经不过敏了", [("user", "allergic_to", "花粉", "end", True)]),
+    ("我对花粉过敏，不过不严重", [("user", "allergic_to", "花粉", "add", True)]),
+    ("我已经不在华为干了，目前在家休息", [("user", "works_at", "华为", "end", True)]),  # 干: the spoken "work"
+    ("我在华为干了三年", [("user", "works_at", "华为", "set", True)]),
+    ("我以前在IBM工作，现在在家乐福", [("user", "works_at", "IBM", "end", True), ("user", "works_at", "家乐福", "set", True)]),
+])
+def test_an_allergy_or_a_job_that_ended_in_chinese(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
