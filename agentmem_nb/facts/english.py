@@ -67,7 +67,8 @@ _CONTRACTION_RES = [(re.compile(p, re.I), r) for p, r in _CONTRACTIONS]
 _QUOTED = re.compile(r'"[^"]*"')
 _SENTENCES = re.compile(r"(?<!\bSt\.)(?<!\bMr\.)(?<!\bDr\.)(?<!\bMs\.)(?<!\bJr\.)(?<!\bSr\.)(?<!\bMrs\.)"
                         r"(?<=[.!?;])\s+|\n+|(?<=[!?])(?=\S)")
-_QUESTION_START = re.compile(r"^(?:do|does|did|is|are|am|was|were|can|could|would|should|will|shall|what|where|"
+# (not "do not …": "don't work there anymore" is a statement whose "I" chat dropped)
+_QUESTION_START = re.compile(r"^(?:(?:do|does|did)(?!\s+not\b)|is|are|am|was|were|can|could|would|should|will|shall|what|where|"
                              r"when|who|whom|whose|which|why|how|have|has|may|might|must)\b", re.I)
 _HYPOTHETICAL = re.compile(
     r"\b(?:if|unless|whether|suppose|supposing|imagine|pretend|what if|someday|one day|in the future|"
@@ -360,7 +361,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("lives_in", "set", r"^(?:live|lives|living|am living|is living|are living|reside|resides|am residing|"
                         r"am based|is based|are based|stay|stays|am staying|is staying|have lived|has lived|"
                         r"have been living|has been living|been living|been based|(?:have |has )?settled down|(?:have |has )?settled|residing|"
-                        r"currently residing|based)\s+"
+                        r"currently residing|based)\s+(?:(?:out|over|down|back|here)\s+)?"  # "live out in Croydon"
                         r"(?:in|at|near|on)\s+(?P<v>.+)"),
     ("lives_in", "set", r"^(?:(?:am|is|are)\s+)?based out of\s+(?P<v>.+)"),
     ("lives_in", "set", r"^(?:have|has)\s+been\s+in\s+(?P<v>[^,.;!?]+?)\s+(?=(?:for|since)\s)"),
@@ -412,7 +413,8 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("job", "set", r"^(?:work|works|am working|is working|have been working|has been working|have worked|has worked|"
                    r"(?:am|is|are) employed|"
                    r"(?:was|were|got|have been|has been) (?:hired|taken on|employed)|(?:got|have|landed|took|accepted|found) "
-                   r"an?\s+(?:new\s+)?(?:job|position|role)|started (?:out )?(?:working )?)\s+as\s+(?:an?\s+)?(?P<v>.+)"),
+                   r"an?\s+(?:new\s+)?(?:job|position|role)|started (?:an?|my) (?:new )?(?:job|position|role)|"
+                   r"started (?:out )?(?:working )?)\s+as\s+(?:an?\s+)?(?P<v>.+)"),
     # a change of state names the new job: "became a principal", "got promoted to senior engineer"
     # (a job by its word: "became a US citizen / an uncle / a widow" is a change of state, no job)
     ("job", "set", r"^(?:became|become|have become|has become)\s+an?\s+" + _JOB),
@@ -431,7 +433,8 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("likes", "add", r"^(?:like|likes|liked|love|loves|enjoy|enjoys|adore|adores|prefer|prefers|dig|digs|fancy|"
                      r"fancies|am fond of|is fond of|have a soft spot for|has a soft spot for|"
                      r"have a thing for|has a thing for|collect|collects|play|plays)\s+(?P<v>.+)"),
-    ("likes", "add", r"^(?:am|is|are)\s+(?:a\s+|an\s+|really\s+|such a\s+)*(?:big\s+|huge\s+|massive\s+|great\s+)?"
+    ("likes", "add", r"^(?:am|is|are)\s+(?:a\s+|an\s+|really\s+|such a\s+|so\s+|totally\s+|super\s+|"
+                     r"(?:way|much|far|a lot|even|a bit|a little)\s+more\s+|more\s+)*(?:big\s+|huge\s+|massive\s+|great\s+)?"
                      r"(?:fan of|into|crazy about|obsessed with|passionate about|keen on|mad about|"
                      r"a sucker for|hooked on|addicted to)\s+(?P<v>.+)"),
     ("likes", "add", r"^(?:got|have gotten|have become|became) (?:really\s+)?into\s+(?P<v>.+)"),
@@ -753,7 +756,14 @@ def _as_end(statements: list[Statement]) -> list[Statement]:
 # Afterthoughts closing a sentence ("I'm Tom, by the way"): no part of the value.
 _TAIL = re.compile(r"\s*,?\s*\b(?:by the way|btw|fyi|lol|lmao|haha\w*|hehe|tbh|imo|honestly|sadly|luckily|"
                    r"thankfully|unfortunately|just so you know|for the record|nice to meet you|"
-                   r"if you must know|if that matters|if that helps|in case you were wondering)\s*[.!]*$", re.I)
+                   r"if you must know|if that matters|if that helps|in case you were wondering)\s*[.!]*(?=\s*[,;]|$)", re.I)
+# (at a clause's end too: "I'm Priya btw, I'm a dental hygienist")
+# A statement, then a question to the assistant in the same sentence ("I'm allergic to nuts, any recipe ideas?",
+# "my sister lives in Oslo, what should I send her?"): the statement stands. A question about the statement itself
+# ("…, right?", "…, isn't it?") is a tag, read where the sentence is (a tag of another form keeps it a question).
+_ASKED_AFTER = re.compile(r",\s*(?:so\s+|and\s+|but\s+)?(?:any|what|how|which|where|when|who|why|can|could|would|"
+                          r"will|do|does|should|thoughts|ideas|suggestions|recommendations|tips|advice|help)\b[^,]*"
+                          r"\?\s*$", re.I)
 # The value said first, its predicate after: "Pizza is my favourite food", "Lyon is where I live now".
 _INVERTED_NOUN = re.compile(r"^(?P<v>[^,;]{1,40}?)\s+(?:is|are)\s+(?:(?:definitely|probably|still|now|also)\s+)?"
                             r"(?P<noun>my\s+(?:(?:absolute|all-time|all time)\s+)?(?:least\s+)?(?:favou?rite|fave|fav)"
@@ -884,7 +894,12 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
         if tag:  # "I live in Madrid, remember?": a statement with a question tag
             sentence = sentence[: tag.start()]
         elif sentence.rstrip().endswith("?"):
-            continue
+            asked = _ASKED_AFTER.search(sentence)
+            said = sentence[: asked.start()].strip() if asked else ""
+            # (said with its own "I" or "my": "Love the necklace, any meaning to it?" is a compliment, asking)
+            if not said or _QUESTION_START.match(said) or not re.search(r"\b(?:I|(?i:my|we|our))\b", said):
+                continue
+            sentence = sentence[: asked.start()]  # the statement before the question asked of the assistant
         body = _unparenthesised(_uninverted(_TAIL.sub("", sentence.rstrip(" .!;"))))
         greeting = re.match(r"^(?:hi|hey|hello|hiya|yo|howdy)\b[\s,!.]*(?:there[\s,!.]*)?(?:I am|im) (?P<name>[A-Za-z][\w'-]*)$", body, re.I)
         if greeting:  # "hey im alex": a greeting then a lone word is a name, whatever its case

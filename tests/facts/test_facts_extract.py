@@ -1213,3 +1213,30 @@ def test_one_subject_and_be_shared_by_two_complements_gives_both(text: str,
 ])
 def test_an_allergy_or_a_job_that_ended_in_chinese(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("hey! I'm Priya btw, I'm a dental hygienist", [("user", "name", "Priya", "set", True),
+                                                    ("user", "job", "dental hygienist", "set", True)]),
+    ("i live out in Croydon and work at Deloitte", [("user", "lives_in", "Croydon", "set", True),
+                                                    ("user", "works_at", "Deloitte", "set", True)]),
+    ("these days I'm way more into green tea", [("user", "likes", "green tea", "add", True)]),
+    ("just started a new job as a web developer!! so nervous", [("user", "job", "web developer", "set", True)]),
+    ("don't work at Tesco anymore thank god", [("user", "works_at", "Tesco", "end", True)]),
+])
+def test_chat_phrasings_of_ordinary_statements(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I'm obsessed with sushi but I honestly can't stand cilantro, any ideas that work for both?",
+     [("user", "likes", "sushi", "add", True), ("user", "dislikes", "cilantro", "add", True)]),
+    ("My sister lives in Oslo, what should I send her for her birthday?", [("sister", "lives_in", "Oslo", "set", True)]),
+    # a question of the statement itself, or about someone not ours, or with no "I" or "my" of its own: nothing
+    ("Do you remember I live in Paris, what's the weather?", []),
+    ("If I moved to Lisbon, what would I need?", []),
+    ("Love the necklace, any special meaning to it?", []),
+])
+def test_a_statement_before_a_question_to_the_assistant_stands(text: str,
+                                                                 expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
