@@ -895,11 +895,11 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             sentence = sentence[: tag.start()]
         elif sentence.rstrip().endswith("?"):
             asked = _ASKED_AFTER.search(sentence)
-            said = sentence[: asked.start()].strip() if asked else ""
+            said = sentence[: asked.start()].strip() if asked is not None else ""
             # (said with its own "I" or "my": "Love the necklace, any meaning to it?" is a compliment, asking)
             if not said or _QUESTION_START.match(said) or not re.search(r"\b(?:I|(?i:my|we|our))\b", said):
                 continue
-            sentence = sentence[: asked.start()]  # the statement before the question asked of the assistant
+            sentence = said  # the statement before the question asked of the assistant
         body = _unparenthesised(_uninverted(_TAIL.sub("", sentence.rstrip(" .!;"))))
         greeting = re.match(r"^(?:hi|hey|hello|hiya|yo|howdy)\b[\s,!.]*(?:there[\s,!.]*)?(?:I am|im) (?P<name>[A-Za-z][\w'-]*)$", body, re.I)
         if greeting:  # "hey im alex": a greeting then a lone word is a name, whatever its case
