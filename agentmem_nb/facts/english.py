@@ -147,7 +147,7 @@ _BOUNDARY = re.compile(
     r"\blast (?:year|month|week(?:end)?|summer|spring|fall|autumn|winter|time|monday|tuesday|wednesday|thursday|"
     r"friday|saturday|sunday)\b|\bthis (?:year|month|week(?:end)?)\b|\ba (?:while|bit|little while) (?:ago|back)\b|\bthese days\b|\bnowadays\b|\bnow\b|\bany ?more\b|\bany longer\b|"
     r"\bright now\b|\bfor now\b|\bfor the time being\b|\bat present\b|\bat the moment\b|\bcurrently\b|\blately\b|\brecently\b|\btoo\b|\bas well\b|\ba lot\b|"
-    r"\bvery much\b|\bso much\b|\bmore than\b|\bwith (?:my|his|her|our|their|a|the)\b|\bin (?:19|20)\d\d\b|"
+    r"\bvery much\b|\bso much\b|\bat all\b|\bmore than\b|\bwith (?:my|his|her|our|their|a|the)\b|\bin (?:19|20)\d\d\b|"
     r"\bsince (?:19|20)\d\d\b|\bthough\b|\beither\b|\bafter all\b|\bfor (?:work|a living|fun|years)\b|"
     r"\band (?:I|we|my|now)\b|\bnot\s|\bactually\b|\bthen\b|\bhaha\b|\blol\b|\bI think\b|\bI guess\b|"
     r"\bbut\b|\bfrom (?:now|then)\b|\bever since\b|\bthe most\b|\bbest\b|\bplease\b|"
@@ -968,7 +968,7 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             body = "I " + re.sub(r"^(?:(?P<be>are|were)\s+)?(?:both\s+|all\s+)?",
                                  lambda m: ("am " if m.group("be") == "are" else "was " if m.group("be") else ""),
                                  pair.group("rest"), flags=re.I)
-        found, introduced = _statements_of(_copula_repeated(body), out, last_key, introduced, topics=topics)
+        found, introduced = _statements_of(_copula_repeated(_uncleft(body)), out, last_key, introduced, topics=topics)
         if pair and found:
             relation = RELATIONS_EN[(pair.group("rel") or pair.group("rel2")).lower()]
             found = found + [Statement(relation, s.attribute, s.value, s.op, s.certain) for s in found
@@ -996,6 +996,18 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
 _COPULA_SHARED = re.compile(r"^(?P<head>(?:I|we|(?:my|our)\s+(?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:am|is|are)\s+)"
                             r"(?P<first>[^,;]+?)\s+and\s+(?=(?:originally|from|based|living|working|allergic|"
                             r"an?\s|\d+\b))", re.I)
+
+
+# "It's walnuts I'm allergic to", "it was Lyon that we moved to": the value put first for emphasis (a cleft).
+_CLEFT = re.compile(r"^it\s+(?:is|was)\s+(?P<x>(?!(?:not|so|too|very|really|just|a bit|about|like|one of)\b)"
+                    r"(?![a-z]+(?:ed|ing|en)\b)[^,;]{1,40}?)\s+"  # (not "it's based on a book that I love")
+                    r"(?:that\s+|which\s+)?(?P<said>(?-i:I|we|my\s+[\w-]+)\s+(?:[a-z]+\s+){0,3}?[a-z]+)$", re.I)
+
+
+def _uncleft(body: str) -> str:
+    """``body`` said the plain way when it is a cleft (:data:`_CLEFT`): "I am allergic to walnuts"."""
+    cleft = _CLEFT.match(body)
+    return f"{cleft.group('said')} {cleft.group('x')}" if cleft else body
 
 
 def _copula_repeated(body: str) -> str:

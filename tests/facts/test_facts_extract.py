@@ -1240,3 +1240,19 @@ def test_chat_phrasings_of_ordinary_statements(text: str, expected: list[tuple[s
 def test_a_statement_before_a_question_to_the_assistant_stands(text: str,
                                                                  expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Actually it's walnuts I'm allergic to, not almonds.", [("user", "allergic_to", "walnuts", "add", True),
+                                                            ("user", "allergic_to", "almonds", "end", True)]),
+    ("it's Lyon I live in", [("user", "lives_in", "Lyon", "set", True)]),
+    ("I'm not a fan of cilantro at all.", [("user", "dislikes", "cilantro", "add", True)]),
+    ("It's based on a book series that I love.", []),  # a participle, not a value put first
+    ("我现在不当老师了，改做翻译了。", [("user", "job", "老师", "end", True), ("user", "job", "翻译", "set", True)]),
+    ("哦不对，我是在网易工作，刚才说错了。", [("user", "works_at", "网易", "correct", True)]),
+    ("更正：我过敏的是虾，不是所有海鲜。", [("user", "allergic_to", "虾", "add", True), ("user", "allergic_to", "海鲜", "end", True)]),
+    ("帮我写个故事，主人公叫小红，住在巴黎，是个厨师。", []),  # the story's, not the speaker's
+])
+def test_values_put_first_emphatic_shi_and_what_a_story_asked_for_says(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
