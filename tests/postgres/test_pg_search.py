@@ -166,7 +166,48 @@ def test_hits_on_both_sides_of_the_recent_rows_come_once_and_in_order(big: Postg
     layer = user.session("s1") if kind == "session" else user.daily(user.days()[0])
     ids, plans = _searched(big, layer, "number 1999", limit)
     assert ids == ([2000] + list(range(19991, 20001)))[-limit:]
-    assert len(plans) == (1 if limit <= 10 else 3)  # the recent part; then the walk (nothing) and the rest
+    # the recent part; then the walk (nothing), a sample of the rows before the rest ("number" is in every one),
+    # and the rest
+    assert len(plans) == (1 if limit <= 10 else 4)
+
+
+@pytest.mark.parametrize("kind", ["session", "daily"])
+def test_a_phrase_with_a_word_in_most_rows_asks_the_index_for_its_rare_word(big: PostgresStore, kind: str) -> None:
+    # "message number 1500": "message" and "number" are in every row, the phrase in ten (1,500 and 15,001-15,009;
+    # 15,000 is a special row),
+    # none of the last RECENT_ROWS + WALK_ROWS. Asked for the whole phrase, the trigram index read the postings of
+    # "mes", "ess", "num", "umb" … — each as long as the layer — to find them; asked for "1500", only its own
+    user = big.user("alice")
+    layer = user.session("s1") if kind == "session" else user.daily(user.days()[0])
+    with _recording(big) as statements:
+        ids = [m.message_id for m in layer.search("Message Number 1500", limit=20)]
+    assert ids == [1501] + list(range(15002, 15011))  # message ids: position + 1
+    (rest_sql, rest_params), = [(sql, params) for sql, params in statements if "+ 0 <" in sql]
+    assert rest_params["pattern"] == "%1500%", rest_params  # type: ignore[index]
+
+    def index_pages(pattern: str) -> int:
+        with psycopg.connect(big.db.pool.conninfo) as conn:
+            (plan,) = conn.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + rest_sql,
+                                   {**rest_params, "pattern": pattern}, prepare=False).fetchone()  # type: ignore[dict-item]
+        return sum(int(node["Shared Hit Blocks"]) + int(node["Shared Read Blocks"])  # type: ignore[call-overload]
+                   for node in _nodes(plan[0]["Plan"]) if node.get("Index Name") == "am_messages_search")
+
+    # the same answer from far fewer index pages than the whole phrase would have read
+    assert index_pages("%1500%") * 4 < index_pages("%message number 1500%")
+
+
+@pytest.mark.parametrize("keyword", ["number 18", "filler number", "message 7 number"])
+def test_a_phrase_whose_words_are_not_common_enough_is_asked_whole(big: PostgresStore, monkeypatch: pytest.MonkeyPatch,
+                                                                  keyword: str) -> None:
+    # a word shorter than a trigram ("18", "7" with one word of three letters or more: nothing sampled), or every
+    # word common ("filler number": the rarest is in every row too): the index is asked for the whole keyword
+    monkeypatch.setattr("agentmem_nb.store.postgres.layer.RECENT_ROWS", 4)
+    monkeypatch.setattr("agentmem_nb.store.postgres.layer.WALK_ROWS", 4)
+    layer = big.user("alice").session("s1")
+    with _recording(big) as statements:
+        layer.search(keyword, limit=20)
+    rest = [params for sql, params in statements if "+ 0 <" in sql]
+    assert all(params["pattern"] == f"%{keyword}%" for params in rest), rest  # type: ignore[index]
 
 
 def _nodes(node: dict[str, object]) -> list[dict[str, object]]:
@@ -342,13 +383,15 @@ def store_url(pg_url: str) -> str:
 
 
 @pytest.mark.parametrize("older_window", [64, 1000])
-@pytest.mark.parametrize("keyword", ["tea", "找工作", "message", "message 12", "message 5", "absent"])
+@pytest.mark.parametrize("keyword", ["tea", "找工作", "message", "message 12", "message 5", "absent", "message 120",
+                                     "message 12 green", "tea message"])
 def test_a_long_day_answers_as_the_file_backend_does_whether_its_last_rows_or_the_index_answer(
         pg_url: str, tmp_path, monkeypatch: pytest.MonkeyPatch, keyword: str, older_window: int) -> None:
     # 130 messages, of which the last 16 are searched first, then the 32 before them, then the rest (RECENT_ROWS and
     # WALK_ROWS made small; OLDER_WINDOW 64: the older rows are too many to plan freely; 1,000: they are not): a
     # keyword with `limit` hits among the last is answered there, one with fewer by the older parts too ("message
-    # 12": rows 12 and 120-129; "message 5": rows 5 and 50-59); the answers must not differ from the files'
+    # 12": rows 12 and 120-129; "message 5": rows 5 and 50-59; "message 120", whose index lookup leaves "message",
+    # in every row, out: row 120); the answers must not differ from the files'
     monkeypatch.setattr("agentmem_nb.store.postgres.layer.RECENT_ROWS", 16)
     monkeypatch.setattr("agentmem_nb.store.postgres.layer.WALK_ROWS", 32)
     monkeypatch.setattr("agentmem_nb.store.postgres.layer.OLDER_WINDOW", older_window)

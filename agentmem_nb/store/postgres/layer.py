@@ -155,9 +155,19 @@ ORDER BY position DESC LIMIT {count}
 # every posting the layer has (btree_gin matches it as a range: 343 pages, 3.6 ms, for a 1M thread; 0.4 ms without it
 # for a keyword in 1,000 rows). Each part's bounds come from the first statement's answer, so an append between the
 # statements neither repeats a hit nor skips one.
+#
+# A keyword of several words, some in most rows ("the cat", "message 99999" where every message says "message"): the
+# trigram index reads the postings of every trigram of the pattern, and a word in most rows has postings as long as
+# the layer — 45 ms for "message 99999" (11 hits) in a 1M thread, all of it reading postings. So before the third part
+# a sample of the rows it starts from (SAMPLE_ROWS) says how common each word is, and when every other word is in at
+# least COMMON_SHARE of them, the index is asked for the rarest word alone (three characters at least: a trigram) and
+# the whole keyword checked on each candidate (`strpos`). The candidates are nearly the same (the common words are in
+# most rows anyway), and the long postings are not read. The answer is the same either way.
 RECENT_ROWS = 512
 WALK_ROWS = 4096
 OLDER_WINDOW = 16_384
+SAMPLE_ROWS = 256
+COMMON_SHARE = 0.5
 _SINCE = f"(SELECT rows - %(recent)s {_THIS_LAYER})"  # where the recent part begins (at most 0: all of the layer)
 RECENT, WALK, FREE, REST = "recent", "walk", "free", "rest"
 
@@ -177,8 +187,9 @@ def _part(alias: str, column: str, part: str) -> tuple[str, str]:
     if part == FREE:
         return f"{match} AND {position} < %(before)s", position
     if part == REST:  # `+ 0` in the bound too: ANDed with a btree's range of most of the layer, the trigram
-        # candidates cost a read of that range (45 ms for a 1M day), not a filter of the few candidates
-        return f"{match} AND {position} + 0 < %(before)s", f"{position} + 0"
+        # candidates cost a read of that range (45 ms for a 1M day), not a filter of the few candidates. The pattern
+        # may be one word of the keyword (see SAMPLE_ROWS): the whole keyword is checked too.
+        return f"{match} AND {walked} AND {position} + 0 < %(before)s", f"{position} + 0"
     return match, position
 
 
@@ -467,33 +478,59 @@ class PostgresLayer:
                 first = max(0, since - WALK_ROWS)
                 hits += self._older_hits(needle, limit - len(hits), WALK, layer_id, since, first)
                 if len(hits) < limit and first > 0:
-                    hits += self._older_hits(needle, limit - len(hits), REST, layer_id, first)
+                    hits += self._older_hits(needle, limit - len(hits), REST, layer_id, first,
+                                             index_keyword=self._rarest_word(needle, layer_id, first))
         # a subquery's order is not promised to its outer query: put the hits in the layer's order here
         return self._messages(sorted(hits, key=itemgetter(0)))
 
-    def _older_hits(self, needle: str, limit: int, part: str, layer_id: int, before: int, first: int = 0
-                    ) -> list[tuple[Any, ...]]:
-        sql, params = self.search_query(needle, limit=limit, part=part, older_than=(layer_id, before), first=first)
+    def _older_hits(self, needle: str, limit: int, part: str, layer_id: int, before: int, first: int = 0, *,
+                    index_keyword: str | None = None) -> list[tuple[Any, ...]]:
+        sql, params = self.search_query(needle, limit=limit, part=part, older_than=(layer_id, before), first=first,
+                                        index_keyword=index_keyword)
         # prepare=False: planned for this very pattern (a generic plan cannot tell a rare keyword from a common one)
         return self._db.fetch(sql, params, prepare=False)
 
     def search_query(self, folded_keyword: str, *, limit: int, part: str = RECENT,
-                     older_than: tuple[int, int] | None = None, first: int = 0) -> tuple[str, dict[str, Any]]:
+                     older_than: tuple[int, int] | None = None, first: int = 0, index_keyword: str | None = None
+                     ) -> tuple[str, dict[str, Any]]:
         """The statement and parameters that find the hits for a keyword already folded in one part of the layer
         (for ``EXPLAIN``; see :data:`RECENT_ROWS`): :data:`RECENT`, its last positions; with ``older_than=(layer_id,
         before)``, :data:`WALK` the positions from ``first`` up to ``before``, :data:`FREE` or :data:`REST` every
         position before ``before``. :meth:`search` runs the first, with the flag of rows waiting to be folded beside
-        it, then the others while it has fewer than ``limit`` hits."""
+        it, then the others while it has fewer than ``limit`` hits. ``index_keyword``: what :data:`REST` asks the
+        trigram index for, a word of the keyword (see :data:`SAMPLE_ROWS`; by default the keyword)."""
         if (part == RECENT) != (older_than is None):
             raise ValueError(f"part {part!r} and older_than={older_than!r}: only the recent part has no bound")
         layer_id, before = older_than or (None, None)
-        params = {**self._params, "pattern": like_pattern(folded_keyword), "needle": folded_keyword,
+        params = {**self._params, "pattern": like_pattern(index_keyword or folded_keyword), "needle": folded_keyword,
                   "limit": int(limit), "recent": RECENT_ROWS, "layer": layer_id, "before": before, "first": first}
         if self._kind != "session":
             return _day_search(part, limit), params
         match, order = _part("am_messages", "position", part)
         return self._query(f"readable AND {match}", params, order=f"{order} DESC", limit=limit,
                            layer=_LAYER if older_than is None else "%(layer)s")
+
+    def _rarest_word(self, needle: str, layer_id: int, before: int) -> str | None:
+        """The word of ``needle`` to ask the trigram index for in the rows before ``before``, or ``None`` for the
+        whole keyword (see :data:`SAMPLE_ROWS`): the rarest word of three characters or more in the last
+        :data:`SAMPLE_ROWS` rows before ``before`` (a day's: its copies' session rows), when every other word is in
+        at least :data:`COMMON_SHARE` of them."""
+        words = list(dict.fromkeys(needle.split()))
+        if not 2 <= len(words) <= 8 or sum(len(word) >= 3 for word in words) < 2:
+            return None  # nothing to leave out (a word, or one the index can ask for); many: a sentence, as asked
+        counts = ", ".join(f"count(*) FILTER (WHERE strpos(s.folded, %(w{i})s) > 0)" for i in range(len(words)))
+        rows = ("SELECT folded FROM am_messages WHERE layer_id = %(layer)s AND position < %(before)s "
+                "ORDER BY position DESC" if self._kind == "session" else
+                "SELECT folded FROM am_messages WHERE copy_layer = %(layer)s AND copy_position < %(before)s "
+                "ORDER BY copy_position DESC")
+        params = {"layer": layer_id, "before": before, **{f"w{i}": word for i, word in enumerate(words)}}
+        sample = f"SELECT count(*), {counts} FROM ({rows} LIMIT {literal_limit(SAMPLE_ROWS)}) AS s"
+        (sampled, *found), = self._db.fetch(sample, params, prepare=False)
+        rarest = min((word for word in words if len(word) >= 3), key=lambda w: found[words.index(w)], default=None)
+        if not sampled or rarest is None:
+            return None
+        common = all(count >= COMMON_SHARE * sampled for word, count in zip(words, found) if word != rarest)
+        return rarest if common and found[words.index(rarest)] < COMMON_SHARE * sampled else None
 
     def _fold_pending(self) -> bool:
         """Fold the rows another program wrote or changed (``folded`` NULL; cheap when there are none); whether
