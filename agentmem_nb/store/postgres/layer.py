@@ -18,7 +18,8 @@ Why it looks like this:
   does not read the layer. The layer's last :data:`RECENT_ROWS` rows are walked first, then the older ones (planned
   freely in a short layer; in a long one, more walked, then the rest through the index), each only while fewer than
   ``limit`` hits are found, so that a keyword common long ago but absent lately is not walked to through the whole
-  layer (see :data:`RECENT_ROWS`).
+  layer (see :data:`RECENT_ROWS`); a phrase whose other words are in most rows asks the index for its rare word
+  only (see :data:`SAMPLE_ROWS`).
 * **An append indexes its text once.** Its day copy keeps the whole record (every read of a day reads the day's
   rows) but no folded text: the session row names it (``copy_layer``, ``copy_position``) and the index leads with that
   too, so a day search finds the copies through their session rows' postings (:data:`DAYS_SEARCH`), beside the
