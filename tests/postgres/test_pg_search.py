@@ -196,6 +196,32 @@ def test_a_phrase_with_a_word_in_most_rows_asks_the_index_for_its_rare_word(big:
     assert index_pages("%1500%") * 4 < index_pages("%message number 1500%")
 
 
+def test_a_phrase_whose_rare_word_is_common_somewhere_in_the_older_rows_is_asked_whole(
+        pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The thread's topic changed: its last 300 rows say "kubernetes", the 900 before them "deployment", and three of
+    # those both. Next to the recent rows "deployment" looks rare; over the older rows "kubernetes" is in a quarter.
+    # Asked for either word alone, the index would give hundreds of candidates; asked for the phrase, it gives the
+    # three (the review's case: 194,000 rows read instead of 3 in a 200k thread, when the sample was taken next to
+    # the recent rows)
+    monkeypatch.setattr("agentmem_nb.store.postgres.layer.RECENT_ROWS", 16)
+    monkeypatch.setattr("agentmem_nb.store.postgres.layer.WALK_ROWS", 32)
+    monkeypatch.setattr("agentmem_nb.store.postgres.layer.OLDER_WINDOW", 64)
+    upgrade_database(pg_url)
+    store = MemoryStore(pg_url, zone="UTC")
+    assert isinstance(store, PostgresStore)
+    user = store.user("u")
+    for i in range(1200):
+        text = f"we talk about kubernetes here {i}" if i >= 900 else (
+            f"kubernetes deployment notes of item {i}" if i in (100, 200, 300) else f"deployment notes of item {i}")
+        user.append("s", "user", text, day="2026-04-08")
+    for layer in (user.session("s"), user.daily("2026-04-08")):
+        with _recording(store) as statements:
+            assert [m.message_id for m in layer.search("kubernetes deployment", limit=20)] == [101, 201, 301]
+        rest = [params for sql, params in statements if "+ 0 <" in sql]
+        assert [params["pattern"] for params in rest] == ["%kubernetes deployment%"], rest  # type: ignore[index]
+    store.close()
+
+
 @pytest.mark.parametrize("keyword", ["number 18", "filler number", "message 7 number"])
 def test_a_phrase_whose_words_are_not_common_enough_is_asked_whole(big: PostgresStore, monkeypatch: pytest.MonkeyPatch,
                                                                   keyword: str) -> None:
