@@ -1185,7 +1185,8 @@ def test_a_pronoun_still_names_the_relative_a_few_statements_back() -> None:
     ("I started at Google a while back", [("user", "works_at", "Google", "set", True)]),
     ("I moved to Leeds a while ago", [("user", "lives_in", "Leeds", "set", True)]),
 ])
-def test_a_time_said_after_a_value_is_not_part_of_it(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+def test_a_time_said_after_a_value_is_not_part_of_it(text: str,
+                                                      expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read(text) == expected
 
 
@@ -1197,8 +1198,8 @@ def test_a_time_said_after_a_value_is_not_part_of_it(text: str, expected: list[t
     ("My sister is a nurse and based in Leeds", [("sister", "job", "nurse", "set", True),
                                                  ("sister", "lives_in", "Leeds", "set", True)]),
 ])
-def test_one_subject_and_be_shared_by_two_complements_gives_both(text: str,
-                                                                 expected: list[tuple[str, str, str, str, bool]]) -> None:
+def test_one_subject_and_be_shared_by_two_complements_gives_both(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read(text) == expected
 
 
@@ -1231,14 +1232,15 @@ def test_chat_phrasings_of_ordinary_statements(text: str, expected: list[tuple[s
 @pytest.mark.parametrize(("text", "expected"), [
     ("I'm obsessed with sushi but I honestly can't stand cilantro, any ideas that work for both?",
      [("user", "likes", "sushi", "add", True), ("user", "dislikes", "cilantro", "add", True)]),
-    ("My sister lives in Oslo, what should I send her for her birthday?", [("sister", "lives_in", "Oslo", "set", True)]),
+    ("My sister lives in Oslo, what should I send her for her birthday?",
+     [("sister", "lives_in", "Oslo", "set", True)]),
     # a question of the statement itself, or about someone not ours, or with no "I" or "my" of its own: nothing
     ("Do you remember I live in Paris, what's the weather?", []),
     ("If I moved to Lisbon, what would I need?", []),
     ("Love the necklace, any special meaning to it?", []),
 ])
-def test_a_statement_before_a_question_to_the_assistant_stands(text: str,
-                                                                 expected: list[tuple[str, str, str, str, bool]]) -> None:
+def test_a_statement_before_a_question_to_the_assistant_stands(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read(text) == expected
 
 

@@ -187,8 +187,9 @@ def test_a_phrase_with_a_word_in_most_rows_asks_the_index_for_its_rare_word(big:
 
     def index_pages(pattern: str) -> int:
         with psycopg.connect(big.db.pool.conninfo) as conn:
-            (plan,) = conn.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + rest_sql,
-                                   {**rest_params, "pattern": pattern}, prepare=False).fetchone()  # type: ignore[dict-item]
+            asked = {**rest_params, "pattern": pattern}  # type: ignore[dict-item]
+            (plan,) = conn.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + rest_sql, asked,
+                                   prepare=False).fetchone()
         return sum(int(node["Shared Hit Blocks"]) + int(node["Shared Read Blocks"])  # type: ignore[call-overload]
                    for node in _nodes(plan[0]["Plan"]) if node.get("Index Name") == "am_messages_search")
 
