@@ -753,11 +753,11 @@ def _as_end(statements: list[Statement]) -> list[Statement]:
     return out
 
 
-# Afterthoughts closing a sentence ("I'm Tom, by the way"): no part of the value.
+# Afterthoughts closing a sentence or a clause ("I'm Tom, by the way", "I'm Priya btw, I'm a dental hygienist"): no
+# part of the value.
 _TAIL = re.compile(r"\s*,?\s*\b(?:by the way|btw|fyi|lol|lmao|haha\w*|hehe|tbh|imo|honestly|sadly|luckily|"
                    r"thankfully|unfortunately|just so you know|for the record|nice to meet you|"
                    r"if you must know|if that matters|if that helps|in case you were wondering)\s*[.!]*(?=\s*[,;]|$)", re.I)
-# (at a clause's end too: "I'm Priya btw, I'm a dental hygienist")
 # A statement, then a question to the assistant in the same sentence ("I'm allergic to nuts, any recipe ideas?",
 # "my sister lives in Oslo, what should I send her?"): the statement stands. A question about the statement itself
 # ("…, right?", "…, isn't it?") is a tag, read where the sentence is (a tag of another form keeps it a question).

@@ -531,10 +531,11 @@ class PostgresLayer:
         params = {"layer": layer_id, "positions": positions, **{f"w{i}": word for i, word in enumerate(words)}}
         (sampled, *found), = self._db.fetch(f"SELECT count(*), {counts} FROM am_messages WHERE {where}", params,
                                             prepare=False)
-        rarest = min((word for word in words if len(word) >= 3), key=lambda w: found[words.index(w)], default=None)
-        if not sampled or rarest is None or found[words.index(rarest)] > RARE_SHARE * sampled:
+        rows_with = dict(zip(words, found))
+        rarest = min((word for word in words if len(word) >= 3), key=rows_with.__getitem__)
+        if not sampled or rows_with[rarest] > RARE_SHARE * sampled:
             return None
-        common = all(count >= COMMON_SHARE * sampled for word, count in zip(words, found) if word != rarest)
+        common = all(count >= COMMON_SHARE * sampled for word, count in rows_with.items() if word != rarest)
         return rarest if common else None
 
     def _fold_pending(self) -> bool:
