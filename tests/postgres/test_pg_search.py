@@ -321,6 +321,23 @@ def test_what_is_appended_is_searchable_at_once(big: PostgresStore) -> None:
     assert [m.message_id for m in user.session("s1").search("marseille")] == [written.session.message_id]
 
 
+@pytest.mark.parametrize("count", [2**63, 2**70])
+def test_a_count_past_a_bigint_reads_every_row_as_the_file_backend_does(pg_url: str, tmp_path, count: int) -> None:
+    # a row count is written into the statement (literal_limit); past PostgreSQL's bigint it failed ("bigint out of
+    # range") where the files give every message
+    upgrade_database(pg_url)
+    stores = [MemoryStore(tmp_path / "memory", zone="UTC"), MemoryStore(pg_url, zone="UTC")]
+    for store in stores:
+        for i in range(3):
+            store.user("u").append("s", "user", f"message {i}", day="2026-04-08")
+    files, database = (store.user("u").session("s") for store in stores)
+    assert [m.content for m in database.tail(count)] == [m.content for m in files.tail(count)] == \
+           ["message 0", "message 1", "message 2"]
+    assert [m.content for m in database.head(count)] == [m.content for m in files.head(count)]
+    assert stores[1].user("u").log.tail(count) == []
+    stores[1].close()  # type: ignore[attr-defined]
+
+
 def test_a_window_is_an_index_lookup_by_thread_and_id(big: PostgresStore) -> None:
     layer = big.user("alice").session("s1")
     assert [m.message_id for m in layer.window(10001, 2, 2).messages] == [9999, 10000, 10001, 10002, 10003]

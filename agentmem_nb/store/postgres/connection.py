@@ -46,8 +46,12 @@ def literal_limit(count: int) -> str:
     for its first five runs with their parameters, then once for any (a generic plan) if that plan is not costlier
     than theirs; the generic plan of a ``LIMIT $n`` counts on a tenth of the rows, so the server never chose it and
     planned the statement on every run: a window's statement took 0.74 ms in a 100k thread, 0.21 with its sides
-    as literals (benchmarks/POSTGRES.md, run N). One prepared statement per count asked for (psycopg keeps 100)."""
-    return str(max(0, int(count)))
+    as literals (benchmarks/POSTGRES.md, run N). One prepared statement per count asked for (psycopg keeps 100).
+    A count past PostgreSQL's bigint is all rows, as on files (``tail(2**63)``: "bigint out of range" before)."""
+    return str(min(max(0, int(count)), _ALL_ROWS))
+
+
+_ALL_ROWS = 2**63 - 1  # the largest LIMIT PostgreSQL takes (a bigint)
 
 
 def _alive(conn: psycopg.Connection[Any]) -> None:
