@@ -234,7 +234,7 @@ def test_a_phrase_whose_words_are_not_common_enough_is_asked_whole(big: Postgres
     with _recording(big) as statements:
         layer.search(keyword, limit=20)
     rest = [params for sql, params in statements if "+ 0 <" in sql]
-    assert all(params["pattern"] == f"%{keyword}%" for params in rest), rest  # type: ignore[index]
+    assert rest and all(params["pattern"] == f"%{keyword}%" for params in rest), rest  # type: ignore[index]
 
 
 def _nodes(node: dict[str, object]) -> list[dict[str, object]]:

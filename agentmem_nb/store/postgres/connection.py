@@ -41,6 +41,9 @@ from agentmem_nb.redact import redact, redact_url, register_secret, url_secrets
 __all__ = ["Database", "is_database_url", "literal_limit"]
 
 
+_ALL_ROWS = 2**63 - 1  # the largest LIMIT PostgreSQL takes (a bigint)
+
+
 def literal_limit(count: int) -> str:
     """A row count written into a statement as a literal, not sent as a parameter. A prepared statement is planned
     for its first five runs with their parameters, then once for any (a generic plan) if that plan is not costlier
@@ -50,8 +53,6 @@ def literal_limit(count: int) -> str:
     A count past PostgreSQL's bigint is all rows, as on files (``tail(2**63)``: "bigint out of range" before)."""
     return str(min(max(0, int(count)), _ALL_ROWS))
 
-
-_ALL_ROWS = 2**63 - 1  # the largest LIMIT PostgreSQL takes (a bigint)
 
 
 def _alive(conn: psycopg.Connection[Any]) -> None:

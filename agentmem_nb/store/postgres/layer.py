@@ -509,7 +509,7 @@ class PostgresLayer:
             raise ValueError(f"part {part!r} and older_than={older_than!r}: only the recent part has no bound")
         layer_id, before = older_than or (None, None)
         params = {**self._params, "pattern": like_pattern(index_keyword or folded_keyword), "needle": folded_keyword,
-                  "limit": int(limit), "recent": RECENT_ROWS, "layer": layer_id, "before": before, "first": first}
+                  "recent": RECENT_ROWS, "layer": layer_id, "before": before, "first": first}  # (limit: a literal)
         if self._kind != "session":
             return _day_search(part, limit), params
         match, order = _part("am_messages", "position", part)
