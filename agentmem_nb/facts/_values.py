@@ -92,6 +92,23 @@ def _format(year: int | None, month: int, day: int) -> str | None:
     return f"{year:04d}-{month:02d}-{day:02d}" if year else f"{month:02d}-{day:02d}"
 
 
+# Holidays on the same day every year, by which a birthday is often said ("on Valentine's Day", "国庆节那天"). Holidays
+# of a moving date (Easter, Thanksgiving, 春节, 中秋) name no one day, so they are not here.
+_HOLIDAYS = (
+    (r"\bnew\s*years?\s*eve\b", 12, 31), (r"\bnew\s*years?(?:\s*day)?\b", 1, 1),
+    (r"\bchristmas\s*eve\b|\bxmas\s*eve\b", 12, 24), (r"\bchristmas(?:\s*day)?\b|\bxmas\b", 12, 25),
+    (r"\bboxing\s*day\b", 12, 26), (r"\bvalentines?\s*day\b|\bvalentines\b", 2, 14),
+    (r"\bhalloween\b", 10, 31), (r"\bst\.?\s*patricks?\s*day\b|\bsaint\s*patricks?\s*day\b", 3, 17),
+    (r"\bapril\s*fools?(?:\s*day)?\b", 4, 1), (r"\b(?:the\s*)?fourth\s*of\s*july\b|\bindependence\s*day\b", 7, 4),
+    (r"\bleap\s*day\b", 2, 29), (r"\bmay\s*day\b", 5, 1),
+    (r"元旦", 1, 1), (r"情人节", 2, 14), (r"妇女节|三八节", 3, 8), (r"植树节", 3, 12), (r"愚人节", 4, 1),
+    (r"劳动节|五一", 5, 1), (r"青年节|五四", 5, 4), (r"儿童节|六一", 6, 1), (r"建党节|七一", 7, 1), (r"建军节|八一", 8, 1),
+    (r"教师节", 9, 10), (r"国庆", 10, 1), (r"万圣节", 10, 31), (r"光棍节|双十一|双11", 11, 11), (r"平安夜", 12, 24),
+    (r"圣诞", 12, 25),
+)
+_HOLIDAY_RES = [(re.compile(pattern, re.I), month, day) for pattern, month, day in _HOLIDAYS]
+
+
 def normalise_date(text: str) -> str:
     """The date named in ``text`` as ``MM-DD`` (or ``YYYY-MM-DD`` when a year is given); ``text`` itself (trimmed)
     when it names no date this module reads."""
@@ -126,6 +143,10 @@ def normalise_date(text: str) -> str:
                                 cn_day)
             if formatted:
                 return formatted
+    plain = text.replace("'", "").replace("’", "")
+    for pattern, month, day in _HOLIDAY_RES:
+        if pattern.search(plain):
+            return f"{month:02d}-{day:02d}"
     return text.strip()
 
 

@@ -76,6 +76,7 @@ _LEADING = re.compile(r"^(?:(?:上|这|下)?(?:周|星期|礼拜)[一二三四�
                       r"(?:这|上|下|本)(?:个)?(?:学期|季度|月|周|星期)(?:开始|起)|(?:上|这|上个|这个)?(?:周末|礼拜天)|后来|随后|接着|这段时间|这阵子|这些天|这几天|(?:严格|准确|确切|老实|坦白|认真)(?:来|地)?(?:说|讲)|说真的|讲真|说起来|按理说|技术上|嗯|哦|噢|啊|哈哈|呵呵|对了|对(?=[，,])|是的|昨天|今天|前天|前几天|这周|本周|那天|好的|好吧|那个|另外|还有|而且|然后|现在|目前|最近|如今|"
                       r"今年|去年|前年|上个月|上周|前段时间|前阵子|刚刚|刚才|顺便说一下|顺便说|顺便|话说|跟你说|"
                       r"告诉你|说实话|老实说|其实吧|总之|反正|所以|从小|小时候|这几年|近几年|这些年|平时|一直以来|"
+                      r"没想到|想不到|谁知道|谁能想到|谁想到|万万没想到|"
                       r"自从\S{1,6}以后|自从\S{1,6}|\d{4}年(?:以后|之后|以来|起|开始)?|年初|年底|年中|月初|月底|"
                       r"[^，,。我]{1,10}?(?:以后|之后|以来|的时候)(?=我)|(?:但|可|而|却)(?=我)|比起[^，,。我]{1,8}(?=我)|(?:后来|结果)?发现(?:其实|原来)?(?=是|我|对)|"
                       # a time before the subject: "业余时间我…", "大学毕业后我…", "周末我…"
@@ -226,7 +227,9 @@ def _clean(raw: str, attribute: str) -> str:
     if attribute == "likes":  # "铁杆球迷": the thing, not how devoted
         value = re.sub(r"^(?:铁杆|忠实|资深|狂热|死忠|超级|骨灰级)(?=\S)", "", value)
     if attribute in ("likes", "dislikes"):
-        value = re.sub(r"^(?:吃|喝|看|玩|听|去|做|打|弹|唱|跳)(?=\S{2,})", lambda m: m.group(0), value)
+        # "喜欢吃榴莲", "爱看恐怖片": what one eats, drinks, watches or hears is the thing liked (one character
+        # after the verb is an activity: 吃辣, 看书; other verbs make one too: 打游戏, 弹钢琴)
+        value = re.sub(r"^(?:吃|喝|看|听)(?=\S{2,})", "", value)
         value = re.sub(r"^上了?(?=\S)", "", value)  # "喜欢上了X", "爱上了X": X
     return value.strip()
 
@@ -494,6 +497,7 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         if re.match(r"^(?:不是|并不是)(?P<old>[^，,]+)[，,](?:而)?是(?P<new>.+)$", body):
             correction = True
             body = re.sub(r"^(?:不是|并不是)[^，,]+[，,](?:而)?", "", body)
+        body = _ellipsis_filled(body)
         named_first = re.match(r"^(?P<n>[\u4e00-\u9fff]{2,3}|[A-Z][a-z]+)是我(?:的)?(?P<rel>" + _REL + r")(?P<rest>(?:[，,].*)?)$",
                                body)
         if named_first and not re.match(r"^(?:这|那|他|她|它|谁)", named_first.group("n")):  # "安娜是我老婆，她是兽医"
@@ -509,8 +513,10 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
             speaker = re.sub(r"的$", "", inverted.group("who"))  # ("是我的家": 我, then the verb)
             body = f"{speaker}{verb}{inverted.group('v')}"
         # "我今年39": a number said as this year's is an age, with or without 岁
-        body = re.sub(r"今年(?P<n>\d{1,3}|[一二两三四五六七八九十]{1,3})(?![\d一二两三四五六七八九十岁年月号日个块次只天度分%])",
-                      r"今年\g<n>岁", body)
+        body = re.sub(r"(?:今年(?:刚满|刚|已经|都|才)?|^(?:刚满|满)(?=\d))(?P<n>\d{1,3}|[一二两三四五六七八九十]{1,3})"
+                      r"(?![\d一二两三四五六七八九十岁年月号日个块次只天度分%])", r"今年\g<n>岁", body)
+        # "我才40就天天腰疼", "我都30了": an age said as only or already that many (two digits: not a price or count)
+        body = re.sub(r"(?:^|(?<=[，,]))(?P<who>我(?:" + _REL + r")?)(?:才|都|已经)(?P<n>[1-9]\d)(?=就|了|[，,]|$)", r"\g<who>\g<n>岁", body)
         if _STAY.search(body):  # "在柏林待了五年后，我又回到了慕尼黑": back where one lived, after years elsewhere (alone,
             body = re.sub(r"(?:又)?回到了?(?:老家)?(?=[^，,。]{2})", "搬回", body)  # 回到 is coming back from a day out)
         renamed = _RENAMED.search(body)
@@ -546,6 +552,26 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         # ("其实是对灰尘过敏，不是猫": a list keeps its other values, so the one named as wrong ends)
         out.extend(marked(found + ends, correction=correction, certain=certain))
     return out
+
+
+# Ellipsis: a predicate said once and meant twice. "我不是老师，我姐姐才是": the relative's is the predicate denied;
+# "我室友的生日是12月3号，我的是12月30号": 我的 is my own of the noun just named.
+_DENIED_THEN_OTHER = re.compile(r"^我(?:并)?不是(?P<pred>[^，,。]{1,12})[，,](?:而|但)?(?:是(?P<who>我?的?(?:" + _REL + r"))|"
+                                r"(?P<who2>我?的?(?:" + _REL + r"))(?:才是|是))(?:啦|呢|哦)?$")
+_NOUN_OF_OTHER = re.compile(r"的(?P<noun>生日|名字|年龄|老家|工作|职业|公司)是")
+
+
+def _ellipsis_filled(body: str) -> str:
+    """``body`` with an elided predicate written out (:data:`_DENIED_THEN_OTHER`, :data:`_NOUN_OF_OTHER`)."""
+    denied = _DENIED_THEN_OTHER.match(body)
+    if denied:
+        who = denied.group("who") or denied.group("who2")
+        who = who if who.startswith("我") else "我" + who
+        return f"{who}是{denied.group('pred')}"
+    other = _NOUN_OF_OTHER.search(body)
+    if other:
+        body = re.sub(r"(?<=[，,])(?:而)?我的(?=是)", f"我的{other.group('noun')}", body)
+    return body
 
 
 # A stay of years somewhere: "待了五年", "住了十年后", "三年后".

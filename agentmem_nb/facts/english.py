@@ -89,6 +89,10 @@ _SPEAKER_PREFIX = re.compile(r"^(?:as I (?:said|mentioned|told you)|like I said|
                              r"I (?:should|must|have to|need to|would|gotta) (?:say|admit|mention)(?: that)?|"
                              r"I (?:can|could) (?:say|tell you)(?: that)?|I (?:said|mentioned)(?: that)?|"
                              r"just so you know|for the record|fyi|fun fact|by the way|btw|to be honest|tbh|"
+                             # asked to keep a fact in mind: "Please keep in mind I'm allergic to …", "note that …"
+                             r"(?:just\s+)?(?:a\s+)?heads up|(?:please\s+)?(?:keep|bear) in mind(?:\s+that)?|"
+                             r"(?:please\s+)?(?:note|remember)(?:\s+that|(?=\s+(?:I|my|we)\b))|"
+                             r"for (?:the|this|your) (?:form|records?|info(?:rmation)?|reference)|"
                              r"(?:it\s+)?turns out(?:\s+that)?|as it turns out|"
                              r"I am (?:pretty |quite |fairly |absolutely |completely |100% )?(?:sure|certain)(?:\s+that)?|"
                              r"honestly|anyway|anyhow|well|so|oh|ah|um|uh|hmm|yeah|yes|yep|ok|okay|alright|hi|hello|"
@@ -126,9 +130,16 @@ _ADVERBS = re.compile(r"^(?:(?:really|totally|absolutely|just|also|still|current
                       r"(?:do|does|did)(?=\s+(?!not\b))|mostly|usually|always|totally|so|too|even|already|officially|happily|"
                       r"quite|very much|very|deeply|secretly|absolutely|literally|again|both|all|" + _ASPECT + r"|"
                       + _LY + r")\s+)+", re.I)
+# A verb after "and also" opens a clause of its own ("and also work at Google"); a noun is one more item ("peanuts and
+# also shellfish").
+_ALSO_VERB = (r"(?:live|lives|lived|work|works|worked|like|likes|love|loves|hate|hates|speak|speaks|enjoy|enjoys|"
+              r"prefer|prefers|play|plays|go|goes|have|has|had|am|is|are|do|does|got|moved|started|own|owns|teach|"
+              r"teaches|study|studies|run|runs|volunteer|volunteers)\b")
 _CLAUSE_SPLIT = re.compile(
     # ("a while ago" is a time, not a second clause)
-    r"\s*;\s*|,?\s+(?:but|(?<!\ba )while|whereas|although|though)\s+|,?\s+and\s+(?=(?:I|we|my|he|she|now|also|then|currently|"
+    r"\s*;\s*|,?\s+(?:but|(?<!\ba )while|whereas|although|though|meanwhile,?)\s+|,?\s+and\s+(?=(?:I|we|my|he|she|now|"
+    # ("and also work at …" is a clause; "peanuts and also shellfish" one more item)
+    r"also\s+" + _ALSO_VERB + r"|then|currently|"
     r"since|recently|live|lives|work|works|moved|move|like|likes|love|loves|hate|hates|am|is|have|has|just|"
     r"do|does|no longer|enjoy|enjoys|dislike|dislikes|prefer|prefers|joined|got)\b)|,\s+(?=(?:I|my|we|he|she|his|her|now|but|these days|currently|today|since then)\b)|"
     # a second verb of the same subject ("handed in my notice and started at KPMG") or a consequence ("…, so I'm now a
@@ -156,7 +167,7 @@ _BOUNDARY = re.compile(
     r"college|university|good)\b|\bon (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|the \d)|"
     r"\bover\b|\brather than\b|\binstead of\b|\bfor\s+(?:[a-z]+\s+){0,2}(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|several|"
     r"many)\s+(?:years?|months?|weeks?|days?|decades?)\b|\bafter\b|\bbefore\b|\buntil\b|\byesterday\b|\btoday\b|\btonight\b|\bthis (?:morning|afternoon|evening)\b|"
-    r"\blast night\b|\bthe other day\b|\b(?:my|our) (?:whole|entire) (?:life|lives)\b|\ball (?:my|our) (?:life|lives)\b|\band (?:he|she|they|it|you|then|also|so)\b|$)", re.I)
+    r"\blast night\b|\bthe other day\b|\b(?:my|our) (?:whole|entire) (?:life|lives)\b|\ball (?:my|our) (?:life|lives)\b|\band (?:he|she|they|it|you|then|so)\b|\band also\s+" + _ALSO_VERB + r"|$)", re.I)
 _PRONOUNS = {"it", "that", "this", "them", "him", "her", "you", "those", "these", "one", "so", "there", "here",
              "everything", "anything", "something", "nothing", "yourself", "myself", "himself", "herself", "things", "stuff", "us", "me", "myself", "what",
              "too", "much", "a lot", "lots", "very much", "the idea", "the most", "that one", "all", "both",
@@ -273,11 +284,13 @@ def _clean_value(raw: str, attribute: str) -> str:
         value = called.group(1)
     if attribute == "name":
         value = " ".join(value.split()[:3])
+    # how, not what: "French and Arabic fluently", "sushi religiously"
+    value = re.sub(r"\s+" + _LY + r"$", "", value.strip())
     return value.strip()
 
 
 def _split_values(value: str) -> list[str]:
-    parts = re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+and\s+|\s+or\s+|\s*&\s*", value)
+    parts = re.split(r"\s*,\s*(?:and\s+|or\s+)?(?:also\s+)?|\s+and\s+(?:also\s+)?|\s+or\s+|\s*&\s*", value)
     return [p.strip() for p in parts if p.strip()]
 
 
@@ -325,7 +338,10 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("name", "set", r"^(?-i:am\s+(?P<v>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?))(?=\s*(?:,|$))"),
     ("birthday", "set", r"^(?:birthday|bday|birth date|date of birth|birthdate)\s+(?:is|falls on|is on)\s+"
                         r"(?:on\s+)?(?P<v>.+)"),
-    ("birthday", "set", r"^(?:was|were) born on\s+(?P<v>.+)"),
+    ("birthday", "set", r"^(?:(?:was|were)\s+)?born on\s+(?P<v>.+)"),
+    # "born 3 Nov 1991" (a form's shorthand): a date right after "born"
+    ("birthday", "set", r"^(?:(?:was|were)\s+)?born\s+(?P<v>(?:the\s+)?\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?[A-Za-z]{3,}\.?"
+                        r"(?:,?\s+(?:19|20)\d\d)?|[A-Za-z]{3,}\.?\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+(?:19|20)\d\d)?)"),
     ("birthday", "set", r"^(?:was|were) born in\s+(?P<v>(?:19|20)\d\d.*|(?:january|february|march|april|may|june|july|"
                         r"august|september|october|november|december)\b.*)"),
     ("hometown", "set", r"^(?:(?:was|were)\s+)?born and (?:raised|bred)\s+in\s+(?P<v>.+)"),
@@ -337,7 +353,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("hometown", "set", r"^(?:grew|grow) up (?:in|on|near|outside(?: of)?)\s+(?P<v>.+)"),
     ("hometown", "set", r"^(?:hometown|home town)\s+is\s+(?P<v>.+)"),
     ("age", "set", r"^(?:am|is|are)\s+(?P<v>\d{1,3})(?:\s*(?:years?|yrs?)(?:\s+old)?)?\s*"
-                   r"(?:now|today|this year)?(?=\s*(?:,|$))"),
+                   r"(?:now|today|this year)?(?=\s*(?:,|$)|\s+(?:and|but)\s)"),  # ("I'm 32 and get winded …")
     ("age", "set", r"^(?:just\s+)?turned\s+(?P<v>\d{1,3}|" + NUMBER_WORDS + r")\b(?!\s+(?:times|years ago|o'clock))"),
     # an age said as what one is ("I'm a 34-year-old nurse", "as a 34 year old, …"): the number before year-old
     ("age", "set", r"^(?:(?:am|is|are)|as)\s+an?\s+(?P<v>\d{1,3}|" + NUMBER_WORDS + r")[\s-]+(?:years?|yrs?)[\s-]+old\b"),
@@ -968,7 +984,8 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             body = "I " + re.sub(r"^(?:(?P<be>are|were)\s+)?(?:both\s+|all\s+)?",
                                  lambda m: ("am " if m.group("be") == "are" else "was " if m.group("be") else ""),
                                  pair.group("rest"), flags=re.I)
-        found, introduced = _statements_of(_copula_repeated(_uncleft(body)), out, last_key, introduced, topics=topics)
+        found, introduced = _statements_of(_copula_repeated(_uncleft(_ellipsis_filled(body))), out, last_key, introduced,
+                                           topics=topics)
         if pair and found:
             relation = RELATIONS_EN[(pair.group("rel") or pair.group("rel2")).lower()]
             found = found + [Statement(relation, s.attribute, s.value, s.op, s.certain) for s in found
@@ -980,8 +997,13 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             found = (found or []) + [p for p in pets if (p.key.subject, p.value) not in known] if pets else found
         if found is None:
             if (correction or not certain) and (last := _last_key(out, last_key)) is not None:
-                # the first clause that names a value: "it's John, with an h", "Portland, I am not sure"
-                value = next((v for v in (_bare_value(p, last.attribute) for p in re.split(r",\s*", body)) if v), "")
+                # the first clause that names a value: "it's John, with an h", "Portland, I am not sure"; one that
+                # says it is the value comes first ("sorry autocorrect, it's Kathryn"), and a date may hold a comma
+                parts = re.split(r",\s*", body)
+                parts = [p for p in parts if _VALUE_SAID.match(p)] + parts
+                if last.attribute == "birthday":
+                    parts = [_VALUE_SAID.sub("", body)] + parts
+                value = next((v for v in (_bare_value(p, last.attribute) for p in parts) if v), "")
                 if value:
                     out.append(Statement(last.subject, last.attribute, value, "correct", certain))
             continue
@@ -996,6 +1018,30 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
 _COPULA_SHARED = re.compile(r"^(?P<head>(?:I|we|(?:my|our)\s+(?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:am|is|are)\s+)"
                             r"(?P<first>[^,;]+?)\s+and\s+(?=(?:originally|from|based|living|working|allergic|"
                             r"an?\s|\d+\b))", re.I)
+
+
+# Ellipsis: a predicate said once and meant twice.
+# "I'm not a doctor, my wife is" / "I don't live in Leeds, my sister does": the other person's is the predicate denied.
+_DENIED_THEN_OTHER = re.compile(
+    r"^I\s+(?P<aux>am|do|did|have)\s+not\s+(?P<pred>[^,;]+?)\s*[,;]\s*(?:but\s+|though\s+)?"
+    r"(?P<who>(?:my|our)\s+(?:[\w-]+\s+){0,2}?[\w-]+|he|she|they)\s+(?:is|are|was|were|does|do|did|has|have)"
+    r"(?:\s+(?:though|tho))?$", re.I)
+# "my friend's birthday is October 12th and mine is October 20th": mine is my own of the noun just named.
+_NOUN_OF_OTHER = re.compile(r"(?:'s|s')\s+(?P<noun>" + _QUALIFIER + r"?(?:birthday|bday|name|age|job|hometown|"
+                            r"home town|favou?rite\s+\w+|company|employer))\s+(?:is|was)\b", re.I)
+
+
+def _ellipsis_filled(body: str) -> str:
+    """``body`` with an elided predicate written out (:data:`_DENIED_THEN_OTHER`, :data:`_NOUN_OF_OTHER`)."""
+    denied = _DENIED_THEN_OTHER.match(body)
+    if denied:
+        who, pred = denied.group("who"), denied.group("pred")
+        verb = {"am": "is", "have": "has"}.get(denied.group("aux").lower(), "does")
+        return f"{who} {verb} {pred}"  # ("my sister does live in Leeds": the "does" is read as emphasis)
+    other = _NOUN_OF_OTHER.search(body)
+    if other:
+        body = re.sub(r"\bmine\s+(?=(?:is|was)\b)", f"my {other.group('noun')} ", body, flags=re.I)
+    return body
 
 
 # "It's walnuts I'm allergic to", "it was Lyon that we moved to": the value put first for emphasis (a cleft).
@@ -1035,10 +1081,14 @@ def _last_key(out: list[Statement], last_key: FactKey | None) -> FactKey | None:
     return out[-1].key if out else last_key
 
 
+# What a bare correction says before its value: "it is Lyon", "I meant Lyon".
+_VALUE_SAID = re.compile(r"^(?:it\s+is|it\s+was|that\s+is|that\s+was|I\s+meant|I\s+mean|meant|make\s+that|"
+                         r"it\s+should\s+be|should\s+be|the\s+right\s+one\s+is)\s+", re.I)
+
+
 def _bare_value(body: str, attribute: str) -> str:
     """The value of a bare correction: "it is Lyon", "I meant Lyon", "Lyon", "the 4th"."""
-    body = re.sub(r"^(?:it\s+is|it\s+was|that\s+is|that\s+was|I\s+meant|I\s+mean|meant|make\s+that|it\s+should\s+be"
-                  r"|should\s+be|the\s+right\s+one\s+is|in|at|on)\s+", "", body.strip(), flags=re.I)
+    body = re.sub(r"^(?:in|at|on)\s+", "", _VALUE_SAID.sub("", body.strip()), flags=re.I)
     # "it's spelled Kathryn", "it's definitely Lyon": how it is written or how sure, then the value
     body = re.sub(r"^(?:(?:spelled|spelt|written|definitely|certainly|really|actually|just)\s+)+", "", body, flags=re.I)
     if re.match(r"^(?:I|we|my|he|she|they|you)\b", body, re.I):
@@ -1131,7 +1181,10 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
             if not statements and alone and alone.group("verb").lower() in _ACTIVITIES:
                 # "I don't run anymore": the activity, as a like that ended ("running")
                 statements = [Statement(who, "likes", _gerund(alone.group("verb").lower()), "end")]
-        if ending:
+        if ending and re.match(r"^(?:really\s+)?(?:cannot|can't|could not|can not)\s+(?:stand|bear|stomach)\b", rest, re.I):
+            # "I can't stand mushrooms anymore": an aversion now, not one that stopped — the like ends, the dislike is
+            statements = _as_end(statements) + [s for s in statements if s.key.attribute == "dislikes"]
+        elif ending:
             statements = _as_end(statements)
         if statements:
             matched = True

@@ -11,7 +11,7 @@ import pytest
 from agentmem_nb import MemoryStore
 from agentmem_nb.facts import OfflineExtractor, record_message
 from agentmem_nb.store import FactSource
-from agentmem_nb.store.facts import FactKey
+from agentmem_nb.store.facts import FactKey, fact_key
 
 
 def _read(text: str, last: FactKey | None = None) -> list[tuple[str, str, str, str, bool]]:
@@ -1258,3 +1258,59 @@ def test_a_statement_before_a_question_to_the_assistant_stands(
 def test_values_put_first_emphatic_shi_and_what_a_story_asked_for_says(
         text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a predicate said once and meant for someone else too
+    ("I'm not a doctor, my wife is.", [("wife", "job", "doctor", "set", True)]),
+    ("I don't live in Leeds, my sister does.", [("sister", "lives_in", "Leeds", "set", True)]),
+    ("My best friend's birthday is October 12th and mine is October 20th.",
+     [("best_friend", "birthday", "10-12", "set", True), ("user", "birthday", "10-20", "set", True)]),
+    ("我不是老师，我姐姐才是。", [("sister", "job", "老师", "set", True)]),
+    ("我不是医生，是我老公", [("husband", "job", "医生", "set", True)]),
+    ("我室友的生日是12月3号，我的是12月30号。",
+     [("roommate", "birthday", "12-03", "set", True), ("user", "birthday", "12-30", "set", True)]),
+    # two people in one sentence, joined by "meanwhile", each with an age
+    ("my boss is 61 and still runs marathons, meanwhile I'm 32 and get winded on the stairs",
+     [("boss", "age", "61", "set", True), ("user", "age", "32", "set", True)]),
+    ("我爸今年65了，身体比我还好，我才40就天天腰疼", [("father", "age", "65", "set", True), ("user", "age", "40", "set", True)]),
+    ("今年刚满26，感觉时间过得好快啊", [("user", "age", "26", "set", True)]),
+])
+def test_an_elided_predicate_or_a_second_person_in_the_sentence_is_read(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("fun fact my bday is on valentines day so i never get a proper date lol", [("user", "birthday", "02-14", "set", True)]),
+    ("I was born on New Year's Day.", [("user", "birthday", "01-01", "set", True)]),
+    ("我生日就是国庆节那天哈哈，每次都跟放假撞一起", [("user", "birthday", "10-01", "set", True)]),
+    ("My birthday is at Easter this year.", []),  # a holiday with no fixed day names no date
+    ("for the form: born 3 Nov 1991, and I speak French and Arabic fluently",
+     [("user", "birthday", "1991-11-03", "set", True), ("user", "speaks", "French", "add", True),
+      ("user", "speaks", "Arabic", "add", True)]),
+    ("Please keep in mind I'm allergic to peanuts and shellfish when you suggest recipes.",
+     [("user", "allergic_to", "peanuts", "add", True), ("user", "allergic_to", "shellfish", "add", True)]),
+    ("I'm allergic to peanuts and also shellfish so pls nothing with either",
+     [("user", "allergic_to", "peanuts", "add", True), ("user", "allergic_to", "shellfish", "add", True)]),
+    ("I live in Paris and also work at Google", [("user", "lives_in", "Paris", "set", True),
+                                                 ("user", "works_at", "Google", "set", True)]),
+    ("I can't stand mushrooms anymore", [("user", "likes", "mushrooms", "end", True),
+                                         ("user", "dislikes", "mushrooms", "add", True)]),
+    ("I don't like mushrooms anymore", [("user", "likes", "mushrooms", "end", True)]),
+    ("我不喜欢吃榴莲。", [("user", "dislikes", "榴莲", "add", True)]),  # what one eats is the thing disliked
+    ("我喜欢吃辣", [("user", "likes", "吃辣", "add", True)]),  # (one character after it: an activity)
+    ("没想到现在我居然爱上榴莲了！", [("user", "likes", "榴莲", "add", True)]),
+])
+def test_holidays_forms_requests_and_consumption_verbs(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "last", "expected"), [
+    ("Oh wait, actually it's November 3, 1989.", ("user", "birthday"), [("user", "birthday", "1989-11-03", "correct", True)]),
+    ("sorry autocorrect, it's Kathryn", ("user", "name"), [("user", "name", "Kathryn", "correct", True)]),
+])
+def test_a_bare_correction_takes_the_value_it_says_is_the_value(
+        text: str, last: tuple[str, str], expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text, fact_key(*last)) == expected
