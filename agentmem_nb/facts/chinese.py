@@ -82,7 +82,7 @@ _LEADING = re.compile(r"^(?:(?:上|这|下)?(?:周|星期|礼拜)[一二三四�
                       # a time before the subject: "业余时间我…", "大学毕业后我…", "周末我…"
                       r"[^，,。我你他她它]{0,6}?(?:后|时间|期间|时|周末|晚上|早上|春天|夏天|秋天|冬天)(?=我)|"
                       r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=我)|从[^，,。我]{1,8}?(?:开始|起)|就)+[，,、\s]*")
-_ADVERBS = re.compile(r"^(?:以[^，,。以]{1,10}?的?身份|(?:去年|今年|前年)?(?:春天|夏天|秋天|冬天)|是(?=对[^，,。]{1,10}过敏)|是(?=在[^，,。]{1,12}?(?:工作|上班|住|生活))|(?:可|却|但)?(?:偏偏|竟然|居然|反而)|晚上|早上|白天|每天|天天|(?:上|这)?(?:周|星期|礼拜)[一二三四五六日天](?:起)?|"
+_ADVERBS = re.compile(r"^(?:以[^，,。以]{1,10}?的?身份|算是(?=住|在)|(?:去年|今年|前年)?(?:春天|夏天|秋天|冬天)|是(?=对[^，,。]{1,10}过敏)|是(?=在[^，,。]{1,12}?(?:工作|上班|住|生活))|(?:可|却|但)?(?:偏偏|竟然|居然|反而)|晚上|早上|白天|每天|天天|(?:上|这)?(?:周|星期|礼拜)[一二三四五六日天](?:起)?|"
                       r"开始(?=去|在|到|当|做|住|搬|喜欢|爱|学)|(?:转行|改行)(?=当|做|成)|[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:天|周|星期|月|年)(?:前|以前|之前)|超级|实在|真心|简直|完全|根本|十分|相当|极其|尤其|格外|始终|老是|常年|长期|长年|"
                       r"一点儿?(?:都|也)|从来|压根儿?|丝毫|[^，,。以之]{1,6}?(?:以后|之后|后)(?=搬|去|来|在|住|开始|就)|这段时间|这阵子|(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=入职|搬|去|来|开始|加入|跳槽|离|"
                       r"辞职|在|就|被|又)|也|都|还|一直|现在|目前|已经|刚|刚刚|真的|真|非常|特别|很|超|挺|比较|就|又|才|本来|终于|"
@@ -100,7 +100,7 @@ _PRONOUN_VALUES = {"它", "他", "她", "这", "那", "这个", "那个", "你",
                    "那些", "这里", "那里", "哪里", "都", "家", "家里", "这儿", "那儿", "屋里", "宿舍", "一个人", "某人",
                    "别人", "人家"}
 _JOB_SUFFIX = (r"(?:师|士|员|生|家|手|工|者|官|(?<![家成延增生兄学])长|医生|护士|律师|演员|歌手|记者|翻译|会计|销售|老师|教授|学生|经理|老板|"
-               r"主管|总监|司机|厨师|模特|警察|军人|农民|工人|博士|硕士|研究生|本科生|主播|博主|自由职业者|公务员|"
+               r"代表|主管|总监|司机|厨师|模特|警察|军人|农民|工人|博士|硕士|研究生|本科生|主播|博主|自由职业者|公务员|"
                r"创业者|店主|保安|快递员|外卖员|程序员|工程师|设计师|产品经理|运营|编辑|导演|作家|画家|摄影师|博士后|博后|"
                r"医生|兽医|牙医|药剂师|教练|秘书|助理|实习生|保姆|法官|科学家|研究员|顾问|CEO|CTO|HR)")
 
@@ -114,6 +114,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("birthday", "set", r"^(?:是)?(?P<v>[^月]*?\d{1,2}\s*月.*?|[^月]*?[一二三四五六七八九十]{1,3}月.*?)(?:的)?生日$"),
     ("birthday", "set", r"^(?:出生|生)(?:于|在|日期是|日期为)(?P<v>.*?\d{1,2}\s*月.+|.*?[一二三四五六七八九十]{1,3}月.+)"),
     ("hometown", "set", r"^(?:的)?老家(?:在|是)(?P<v>.+)"),
+    ("hometown", "set", r"^(?:的)?老家(?P<v>[^，,。在是]{2,8}?)的$"),  # "老家长春的"
     ("hometown", "set", r"^(?:从小)?(?:长大|出生|土生土长)的(?:地方|城市|小城|村子|小镇)(?:是|在)(?P<v>.+)"),
     ("hometown", "set", r"^(?:是)?(?:在)?(?P<v>[^，,。]{1,8}?)(?:土生土长|长大)的?$"),
     ("hometown", "set", r"^(?:来自|出生于|出生在|生在)(?P<v>.+)"),
@@ -139,6 +140,8 @@ _RULES: list[tuple[str, FactOp, str]] = [
     # an age said as what one is: "作为一个34岁的人", "是个三十岁的程序员"
     ("age", "set", r"^(?:作为|身为|是)(?:一个|一名|一位|个|名)?(?P<v>\d{1,3}|[一二两三四五六七八九十]{1,3})(?:周)?岁的"),
     ("age", "set", r"^(?:的)?年龄是(?P<v>\d{1,3}|[一二两三四五六七八九十百]{1,4})"),
+    # "我爸今年60了，我妈58": a person then a bare number of years (two digits: no count of things)
+    ("age", "set", r"^(?P<v>[1-9]\d)(?:了|啦)?$"),
     ("from_to", "set", r"^(?:刚|已经|终于)?从(?P<old>[^，,。到去来]{1,12}?)(?:搬|迁|移居|移民)(?:家)?(?:到|去|来)了?(?P<v>[^，,。]+)"),
     ("lives_in", "set", r"^(?:搬到了?|搬去了?|搬家到了?|搬回了?|搬来了?|搬进了?|迁到了?|移居到?|移民到?|定居到?)(?P<v>.+)"),
     ("lives_in", "set", r"^(?:常驻在?|常住在?|待在|呆在|扎根在?|落户在?|住在|住|居住在|居住于|定居在|定居于|生活在|家住|家在|常住在|现居|现住)(?P<v>.+)"),
@@ -164,12 +167,12 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("works_at", "set", r"^(?:换到了?|换去了?|转到了?|调到了?)(?P<v>[^，,。]+?)(?:工作|上班)"),
     ("works_at", "set", r"^(?:的)?(?:公司|单位|东家)是(?P<v>.+)"),
     ("job", "set", r"^(?:的)?(?:职业|工作|本职工作)是(?P<v>.+)"),
-    ("job", "set", r"^(?:是|当上了?|当|做|成了|成为了?|当了|升为|升职为|升职成了?|晋升为|升任|担任|转行做了?|改行当了?|转行当了?|改行做了?|改做了?|改当了?)(?:一名|一个|一位|个|名|位)?"
+    ("job", "set", r"^(?:算是|算|是|当上了?|当|做|成了|成为了?|当了|升为|升职为|升职成了?|晋升为|升任|担任|转行做了?|改行当了?|转行当了?|改行做了?|改做了?|改当了?)(?:一名|一个|一位|个|名|位)?"
                    r"(?:[^，,。的]{1,10}的)?(?:一名|一个|一位|个|名|位)?(?P<v>[^，,。的]{0,8}?" + _JOB_SUFFIX + r")(?:了|啦)?"
                    # ("当急救员已经十二年了": for years, still)
                    r"(?:(?:已经|都)?(?:[一二三四五六七八九十两几\d]{1,3}|好几)(?:个)?(?:年|月)(?:多)?了?)?$"),
     # "我是做设计的": a trade of two characters or more ("做梦的", "搞笑的" are no trade)
-    ("job", "set", r"^(?:是)?(?:做|干|搞)(?P<v>[^，,。]{2,8}?)的$"),
+    ("job", "set", r"^(?:是)?(?:做|干|搞)(?P<v>[^，,。]{2,8}?)的(?:啦|呀|啊|哦|哈|呢|嘛)*$"),
     ("job", "set", r"^从事(?P<v>[^，,。]{1,10}?)(?:工作|行业)?$"),
     # "对牛奶不过敏了", "对花粉已经不过敏了": the allergy ended (before the rule below, which would read "牛奶不")
     ("allergic_to", "end", r"^对(?P<v>[^，,。不]+?)(?:已经|早就|现在|也|都)?不(?:再)?过敏"),
@@ -205,6 +208,8 @@ def _clean(raw: str, attribute: str) -> str:
         value = _TAIL.sub("", value).strip() if attribute not in ("job",) else re.sub(
             r"(?:了|啦|呢|啊|呀|哦|吧|嘛){1,6}$", "", value)
     value = re.sub(r"^(?:了|在|是|于)", "", value) if attribute not in ("birthday", "age") else value
+    if attribute == "job":  # "还是做硬件工程师": the trade, not the verb of doing it
+        value = re.sub(r"^(?:做|当|干)(?=\S{2})", "", value)
     if attribute in ("lives_in", "works_at", "hometown") and (called := re.search(r"叫(?P<x>[^的，,。]{1,10})的", value)):
         value = called.group("x")  # "一个叫丽江的小城": the name
     if attribute == "lives_in":  # "嘉兴的一个小镇", "老家那不勒斯": where one lives is the named place (a hometown
@@ -318,6 +323,7 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
 
 
 def _predicates(rest: str, subject: str) -> list[Statement]:
+    rest = re.sub(r"[^\w）)]{1,16}$", "", rest)  # a trailing emoji or symbol ("…的啦😂")
     for _ in range(3):  # time words and adverbs in any order: "上个月也搬到了…"
         rest = _ADVERBS.sub("", _LEADING.sub("", rest.strip()))
     rest = re.sub(r"^(?:的)(?=名字|生日|老家|家|职业|工作|公司|爱好|年龄|最)", "的", rest)
@@ -381,18 +387,23 @@ def _ended_without_predicate(rest: str, subject: str) -> list[Statement]:
     return []
 
 
-def _as_end(statements: list[Statement]) -> list[Statement]:
-    return [Statement(s.subject, "likes" if s.attribute == "dislikes" else s.attribute, s.value, "end", s.certain)
-            for s in statements]
+def _as_end(statements: list[Statement], *, aversion: bool = False) -> list[Statement]:
+    """``statements`` as ended; a dislike read from a like denied ("不喜欢X了") as the like that ended, one read from
+    an ``aversion`` ("以前讨厌香菜") as the dislike that ended."""
+    return [Statement(s.subject, "likes" if s.attribute == "dislikes" and not aversion else s.attribute, s.value,
+                      "end", s.certain) for s in statements]
+
+
+_AVERSION = re.compile(r"^(?:特别|非常|很|超|最|好|挺|真的|真)?(?:讨厌|反感|厌恶|恨|受不了|忍受不了)")
 
 
 def _bare_value(body: str, attribute: str) -> str:
     for _ in range(2):  # "也现在算是在蚂蚁集团了": the adverbs left by the hedge, then the copula
         body = _ADVERBS.sub("", _LEADING.sub("", body.strip()))
     body = re.sub(r"^(?:也|或者|还是|或)?(?:(?:应该是|应该|算是|是在|是|在|叫|改成|改为|为)){1,2}", "", body.strip())
-    body = re.sub(r"^在(?=\S{2})", "", body) if attribute in ("works_at", "lives_in") else body
-    if re.match(r"^(?:我|他|她|你)", body):
-        return ""
+    body = re.sub(r"^(?:住在|在)(?=\S{2})", "", body) if attribute in ("works_at", "lives_in") else body
+    if re.match(r"^(?:我|他|她|你)", body) or re.search(r"啥|什么|都|也|就|还", body):
+        return ""  # (a clause, not a value: "活儿啥都干")
     value = _clean(body, attribute)
     if attribute == "age":
         value = re.sub(r"岁.*$", "", value)
@@ -455,6 +466,8 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
     for found_sentence in re.finditer(r"[^。！!？?；;\n…]+[。！!？?；;\n…]*", text):
         sentence = found_sentence.group(0).strip()
         asked = bool(re.search(r"[？?]\s*$", sentence))
+        if asked and re.search(r"吧[？?]+\s*$", sentence) and _HEDGE.search(sentence):
+            asked = False  # "现在大概算产品经理了吧？": a guess said with a rising tone, not a question
         sentence = sentence.rstrip("。！!？?；;\n… ")
         clauses = [c for c in _CLAUSES.split(sentence) if c.strip()]
         if asked and clauses:  # the clause before the question mark is the question; the ones before it may state
@@ -629,14 +642,18 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
         if who == "other":
             continue
         rest = _ADVERBS.sub("", rest)
-        ending = bool(_END.search(rest)) or bool(_PAST.match(rest))
+        past = bool(_PAST.match(rest))  # ("以前不喜欢香菜": what was said, negation and all, is what ended)
+        ending = bool(_END.search(rest)) or past
         if ending:
             rest = _PAST.sub("", _END.sub("", rest, count=1))
             rest = _ADVERBS.sub("", rest)
         # "不住在那了", "不吃肉了": 了 closes a change, so a value ends (a habit stopped is no dislike)
-        negated_then = re.match(r"^(?:不|没)(?=住|在|喜欢|爱|是|做|当|吃|喝|抽|对|" + _ACTIVITY + r")(?P<rest>.+?)了$", rest)
+        negated_then = re.match(r"^(?:不|没)(?=住|在|喜欢|爱|讨厌|是|做|当|吃|喝|抽|对|" + _ACTIVITY + r")(?P<rest>.+?)了$", rest)
         if negated_then and not ending:
             ending, rest = True, negated_then.group("rest") if not rest.startswith("不喜欢") else rest
+        taste = next((s for s in reversed(found) if s.key.attribute in ("likes", "dislikes")), None)
+        if taste is not None and re.fullmatch(r"(?:爱上|喜欢上|迷上|爱|喜欢|讨厌|受不了)了?", rest):
+            rest += taste.value  # "以前讨厌香菜，现在爱上了": what the clause before named
         statements = _predicates(rest, who)
         # (not "在家休息", "在家带娃": at home, doing something — no place of work or home named)
         elliptic = (re.match(r"^在(?!家(?:里|中)?(?:休息|待|呆|养|带|躺|歇|陪|办公|$))(?P<v>[^，,。在]{1,12}?)(?:了|呢|啦)?$",
@@ -661,7 +678,7 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
         if ending and not statements:
             statements = _ended_without_predicate(re.sub(r"^(?:不|没)", "", rest), who)
         if ending:
-            statements = _as_end(statements)
+            statements = _as_end(statements, aversion=past or bool(_AVERSION.match(rest)))
         if statements:
             matched = True
             found += statements

@@ -99,6 +99,7 @@ _SPEAKER_PREFIX = re.compile(r"^(?:as I (?:said|mentioned|told you)|like I said|
                              r"hey|ya|yah|yup|welp|ugh|omg|also|plus|and|but|or|in my (?:free|spare|down) time|on (?:the )?weekends|"
                              r"at (?:the )?weekends|in the (?:evenings?|mornings?)|after work|outside (?:of )?work|"
                              r"now|nowadays|these days|currently|lately|recently|today|"
+                             r"as of (?:today|now|this \w+|last \w+|yesterday|(?:mon|tues|wednes|thurs|fri|satur|sun)day)|"
                              r"at the moment|right now|since (?:last \w+|\d{4}|january|february|march|april|may|june|july|august|"
                              r"september|october|november|december|then|\w+ \d{4})|in (?:january|february|march|april|"
                              r"june|july|august|september|october|november|december)|last (?:year|month|week|summer|spring|"
@@ -128,7 +129,7 @@ _LY = (r"(?-i:(?!(?:fly|apply|reply|rely|supply|comply|imply|ally|rally|bully|ta
 _ADVERBS = re.compile(r"^(?:(?:really|totally|absolutely|just|also|still|currently|now|recently|actually|finally|"
                       r"definitely|truly|genuinely|honestly|basically|kind of|sort of|pretty much|seriously|"
                       r"(?:do|does|did)(?=\s+(?!not\b))|mostly|usually|always|totally|so|too|even|already|officially|happily|"
-                      r"quite|very much|very|deeply|secretly|absolutely|literally|again|both|all|" + _ASPECT + r"|"
+                      r"quite|very much|very|deeply|secretly|absolutely|literally|again|both|all|super|" + _ASPECT + r"|"
                       + _LY + r")\s+)+", re.I)
 # A verb after "and also" opens a clause of its own ("and also work at Google"); a noun is one more item ("peanuts and
 # also shellfish").
@@ -157,7 +158,7 @@ _BOUNDARY = re.compile(
     r"ten|\d+)\s+)?(?:years|months|weeks|days|decades|ages|long)\s+ago\b|"
     r"\blast (?:year|month|week(?:end)?|summer|spring|fall|autumn|winter|time|monday|tuesday|wednesday|thursday|"
     r"friday|saturday|sunday)\b|\bthis (?:year|month|week(?:end)?)\b|\ba (?:while|bit|little while) (?:ago|back)\b|\bthese days\b|\bnowadays\b|\bnow\b|\bany ?more\b|\bany longer\b|"
-    r"\bright now\b|\bfor now\b|\bfor the time being\b|\bat present\b|\bat the moment\b|\bcurrently\b|\blately\b|\brecently\b|\btoo\b|\bas well\b|\ba lot\b|"
+    r"\bright now\b|\bas of\b|\bfor now\b|\bfor the time being\b|\bat present\b|\bat the moment\b|\bcurrently\b|\blately\b|\brecently\b|\btoo\b|\bas well\b|\ba lot\b|"
     r"\bvery much\b|\bso much\b|\bat all\b|\bmore than\b|\bwith (?:my|his|her|our|their|a|the)\b|\bin (?:19|20)\d\d\b|"
     r"\bsince (?:19|20)\d\d\b|\bthough\b|\beither\b|\bafter all\b|\bfor (?:work|a living|fun|years)\b|"
     r"\band (?:I|we|my|now)\b|\bnot\s|\bactually\b|\bthen\b|\bhaha\b|\blol\b|\bI think\b|\bI guess\b|"
@@ -252,7 +253,7 @@ def _clean_value(raw: str, attribute: str) -> str:
     cut = _BOUNDARY.search(raw)
     value = raw[: cut.start()] if cut else raw
     # a trailing emoji or symbol (a few: an open run was retried at every symbol of a long one, 20,000 took 6 s)
-    value = re.sub(r"[^\w)'’.]{1,16}$", "", value.strip(" \t'\"-—:"))
+    value = re.sub(r"[^\w)'’.]{1,16}$", "", value.strip(" \t'\"-—:*"))
     if attribute in ("likes", "dislikes", "allergic_to", "hobby"):
         value = re.sub(r"^(?:to|both|either)\s+", "", value)  # "I like to cook": the activity; "both cats and dogs"
     if attribute == "speaks":  # "English at work", "Spanish to my kids": the language, not where or to whom
@@ -380,6 +381,8 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         r"currently residing|based)\s+(?:(?:out|over|down|back|here)\s+)?"  # "live out in Croydon"
                         r"(?:in|at|near|on)\s+(?P<v>.+)"),
     ("lives_in", "set", r"^(?:(?:am|is|are)\s+)?based out of\s+(?P<v>.+)"),
+    # "I'm still stuck in Galway": where one lives and would rather not (a named place: not "stuck in traffic")
+    ("lives_in", "set", r"^(?:am|is|are)\s+(?:still\s+)?stuck\s+in\s+(?P<v>(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*)*)"),
     ("lives_in", "set", r"^(?:have|has)\s+been\s+in\s+(?P<v>[^,.;!?]+?)\s+(?=(?:for|since)\s)"),
     # "I've been at Deloitte since 2019": a named organisation one has been at for years or since a date
     ("works_at", "set", r"^(?:have|has)\s+been\s+(?:working\s+)?at\s+(?P<v>(?-i:[A-Z])[^,.;!?]*?)\s+(?=(?:since\s+"
@@ -437,7 +440,9 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("job", "set", r"^(?:(?:got|was|were|have been|has been|been|am|is)\s+)?promoted to\s+(?:an?\s+|the\s+)?"
                    r"(?P<v>.+)"),
     ("job", "set", r"^(?:job|profession|occupation) is\s+(?:being\s+)?(?:an?\s+)?(?P<v>.+)"),
-    ("job", "set", r"^(?:am|is|are|have been|has been)\s+(?:now\s+)?(?:an?\s+)" + _JOB),
+    ("job", "set", r"^(?:am|is|are|be|have been|has been)\s+(?:now\s+)?(?:an?\s+)" + _JOB),
+    # "I was a barista for four years": a job said in the past is one that ended
+    ("job", "end", r"^(?:was|were)\s+(?:an?\s+)" + _JOB),
     ("dislikes", "add", r"^(?:do not|does not|did not|(?:have\s+|has\s+)?never) (?:really\s+)?(?:like|love|enjoy|"
                         r"care for|fancy|eat|drink|liked|loved|enjoyed|cared for)\s+(?P<v>.+)"),
     ("dislikes", "add", r"^(?:dislike|dislikes|hate|hates|detest|detests|loathe|loathes|despise|despises|"
@@ -513,7 +518,7 @@ _NOUN_IS = re.compile(r"\b(name|birthday|bday|hometown|job|age|favou?rite \w+|fa
 _IS_AFTER_S = re.compile(r"^(?:an?|the|from|in|at|into|with|called|named|living|working|based|originally|now|still|"
                          r"currently|no longer|not|allergic|obsessed|crazy|also|really|\d)\b", re.I)
 _NAMED_AFTER_BE = re.compile(r"^(?:am|is|are)\s+(?P<prep>at|with|in)\s+"
-                             r"(?P<v>(?-i:[A-Z])[\w&.'-]*(?:\s+(?-i:[A-Z])[\w&.'-]*)*)$", re.I)
+                             r"(?P<v>(?-i:[A-Z])[\w&.'-]*(?:\s+(?-i:[A-Z])[\w&.'-]*)*)(?:\s+as of\s+\w+)?$", re.I)
 _INTRODUCED = re.compile(r"^(?:I|we)\s+(?:have|has|have got|got)\s+(?:an?\s+|one\s+|the\s+)?" + _REL_ADJ + r"?(?P<rel>"
                          + _REL + r")$", re.I)
 # Kinds of dog and cat, for "a beagle named Rocky": the pet is the dog or the cat of the speaker.
@@ -633,7 +638,7 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
 # Adverbs between an auxiliary and its verb ("am currently working as", "have just moved to"): the auxiliary stays.
 _AUX_ADVERBS = re.compile(r"^(?P<aux>(?:am|is|are|was|were|have|has|had)\s+)(?:(?:currently|now|still|also|just|recently|"
                           r"finally|really|actually|already|officially|mostly|basically|happily|temporarily|"
-                          r"permanently|even|only|since|" + _LY + r")\s+)+", re.I)
+                          r"permanently|even|only|since|super|so|very|" + _LY + r")\s+)+", re.I)
 
 
 # Whom one moved or lives with, between the verb and its place ("moved in with us in Leeds", "live with my parents
@@ -759,6 +764,10 @@ def _gerund(verb: str) -> str:
     if re.fullmatch(r"[a-z]*[^aeiou][aeiou][bdgmnpt]", verb) and len(verb) <= 4:
         return verb + verb[-1] + "ing"
     return verb + "ing"
+
+
+_AVERSION = re.compile(r"^(?:(?:really|always|truly|kind of|kinda)\s+)?(?:hate|hated|hates|dislike|disliked|dislikes|"
+                       r"detest|detested|detests|loathe|loathed|loathes|despise|despised|despises)\b", re.I)
 
 
 def _as_end(statements: list[Statement]) -> list[Statement]:
@@ -909,6 +918,8 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
                         r"remember that|as you know)\s*\?+\s*$", sentence, re.I)
         if tag:  # "I live in Madrid, remember?": a statement with a question tag
             sentence = sentence[: tag.start()]
+        elif sentence.rstrip().endswith("?") and _HEDGE.search(sentence) and not _QUESTION_START.match(sentence):
+            sentence = sentence.rstrip(" ?")  # "I think I'm at Capgemini now?": a guess said with a rising tone
         elif sentence.rstrip().endswith("?"):
             asked = _ASKED_AFTER.search(sentence)
             said = sentence[: asked.start()].strip() if asked is not None else ""
@@ -943,7 +954,11 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
         if label and not re.match(r"^(?:name|birthday|age|job)$", label.group("label"), re.I):
             # (a heading that is a correction marker, "Correction:" or "Actually no —", is peeled below as one)
             body = body[label.end():] if not _CORRECTION.match(label.group("label")) else body
-        correction = False
+        # "*John": chat's way to correct what one just typed (a star before or after the right word)
+        starred = re.fullmatch(r"\*\s*(?P<a>[^*]+)|(?P<b>[^*\s]+)\s*\*(?P<rest>(?:\s*,.*)?)", body)
+        correction = starred is not None
+        if starred:
+            body = starred.group("a") or (starred.group("b") + starred.group("rest"))
         for _ in range(4):  # peel discourse words and correction markers in any order
             before = body
             body = _SPEAKER_PREFIX.sub("", body)
@@ -1091,12 +1106,14 @@ def _bare_value(body: str, attribute: str) -> str:
     body = re.sub(r"^(?:in|at|on)\s+", "", _VALUE_SAID.sub("", body.strip()), flags=re.I)
     # "it's spelled Kathryn", "it's definitely Lyon": how it is written or how sure, then the value
     body = re.sub(r"^(?:(?:spelled|spelt|written|definitely|certainly|really|actually|just)\s+)+", "", body, flags=re.I)
-    if re.match(r"^(?:I|we|my|he|she|they|you)\b", body, re.I):
-        return ""
+    if re.match(r"^(?:I|we|my|he|she|they|you)\b", body, re.I) or re.search(r"\b(?:is|are|was|were|am)\b", body):
+        return ""  # (a clause, not a value: "the merger stuff is confusing")
     value = _clean_value(body, attribute)
     if attribute == "age":
         number = re.match(r"^\d{1,3}", value)
         return number.group(0) if number else ""
+    if attribute in ("hometown", "lives_in", "works_at") and _UNNAMED.match(value):
+        return ""  # "it's a trial contract": a kind of thing, no place or employer named
     return value if _value_ok(value) else ""
 
 
@@ -1167,6 +1184,9 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
             ending = True
         if ending:
             rest = " ".join(_NO_LONGER.sub("", rest).split())
+        taste = next((s for s in reversed(found) if s.key.attribute in ("likes", "dislikes")), None)
+        if taste is not None:  # "I used to hate olives but now I love them": them is what the clause before named
+            rest = re.sub(r"\b(?:them|it)$", lambda _: taste.value, rest, flags=re.I)
         statements = _predicates(rest, who, topics=topics)
         if ending and not statements:  # "do not work at X anymore": the predicate without its negation, ended
             # (a "do" goes with its "not"; a copula or "have" stays: "am not a teacher", "have not worked at")
@@ -1184,6 +1204,10 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
         if ending and re.match(r"^(?:really\s+)?(?:cannot|can't|could not|can not)\s+(?:stand|bear|stomach)\b", rest, re.I):
             # "I can't stand mushrooms anymore": an aversion now, not one that stopped — the like ends, the dislike is
             statements = _as_end(statements) + [s for s in statements if s.key.attribute == "dislikes"]
+        elif ending and _AVERSION.match(re.sub(r"^(?:do|does|did)\s+not\s+", "", rest, flags=re.I)):
+            # "I used to hate olives", "I don't hate jazz anymore": the aversion is what ended (a like denied is
+            # read as a dislike, "don't like X anymore", and there the like ends: _as_end)
+            statements = [Statement(s.subject, s.attribute, s.value, "end", s.certain) for s in statements]
         elif ending:
             statements = _as_end(statements)
         if statements:

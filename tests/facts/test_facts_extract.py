@@ -445,7 +445,8 @@ def test_they_names_the_parents_spoken_about_and_he_does_not(
 @pytest.mark.parametrize(("text", "expected"), [
     ("香菜我是真受不了。", [("user", "dislikes", "香菜", "add", True)]),
     ("火锅我最爱吃了。", [("user", "likes", "火锅", "add", True)]),
-    ("我哥讨厌寿司，但我很喜欢。", [("brother", "dislikes", "寿司", "add", True)]),
+    # (我很喜欢 with no object: what the clause before named, as "but I love it")
+    ("我哥讨厌寿司，但我很喜欢。", [("brother", "dislikes", "寿司", "add", True), ("user", "likes", "寿司", "add", True)]),
 ])
 def test_chinese_an_object_said_before_the_speaker(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read(text) == expected
@@ -595,7 +596,7 @@ def test_a_new_name_for_the_one_spoken_about_corrects_its_name(text: str) -> Non
 
 @pytest.mark.parametrize(("text", "expected"), [
     ("I drink green tea every morning, I love it.", [("user", "likes", "green tea", "add", True)]),
-    ("I used to hate sushi but now I love it.", [("user", "likes", "sushi", "end", True),
+    ("I used to hate sushi but now I love it.", [("user", "dislikes", "sushi", "end", True),
                                                  ("user", "likes", "sushi", "add", True)]),
 ])
 def test_it_after_a_thing_is_that_thing(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
@@ -1312,5 +1313,56 @@ def test_holidays_forms_requests_and_consumption_verbs(
     ("sorry autocorrect, it's Kathryn", ("user", "name"), [("user", "name", "Kathryn", "correct", True)]),
 ])
 def test_a_bare_correction_takes_the_value_it_says_is_the_value(
+        text: str, last: tuple[str, str], expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text, fact_key(*last)) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # an aversion that ended is the dislike that ended; a like denied that ended is the like that ended
+    ("I used to hate olives but now I honestly love them", [("user", "dislikes", "olives", "end", True),
+                                                           ("user", "likes", "olives", "add", True)]),
+    ("I don't hate jazz anymore", [("user", "dislikes", "jazz", "end", True)]),
+    ("I don't like jazz anymore", [("user", "likes", "jazz", "end", True)]),
+    ("I like jazz but my wife hates it", [("user", "likes", "jazz", "add", True), ("wife", "dislikes", "jazz", "add", True)]),
+    ("我以前特别讨厌吃香菜，现在居然爱上了", [("user", "dislikes", "香菜", "end", True), ("user", "likes", "香菜", "add", True)]),
+    ("我以前不喜欢香菜", [("user", "dislikes", "香菜", "end", True)]),
+    ("我现在不讨厌香菜了", [("user", "dislikes", "香菜", "end", True)]),
+    ("我不喜欢香菜了", [("user", "likes", "香菜", "end", True)]),
+])
+def test_what_ended_is_the_taste_as_it_was_said(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Before that I was a barista for four years, so this is huge for me.", [("user", "job", "barista", "end", True)]),
+    ("I used to be a barista", [("user", "job", "barista", "end", True)]),
+    ("I was a kid then", []),
+    ("My roommate is super allergic to cats so no pets for me", [("roommate", "allergic_to", "cats", "add", True)]),
+    ("I'm no longer with Target as of friday.", [("user", "works_at", "Target", "end", True)]),
+    ("I'm still stuck in Galway haha", [("user", "lives_in", "Galway", "set", True)]),
+    ("I'm stuck in traffic", []),
+    ("我是做程序员的啦😂", [("user", "job", "程序员", "set", True)]),
+    ("我以前当护士，现在在药企做医药代表", [("user", "job", "护士", "end", True), ("user", "works_at", "药企", "set", True),
+                                   ("user", "job", "医药代表", "set", True)]),
+    ("换工作了哈，现在去小米了，还是做硬件工程师", [("user", "job", "硬件工程师", "set", True)]),
+    ("我爸今年60了，我妈58", [("father", "age", "60", "set", True), ("mother", "age", "58", "set", True)]),
+    ("一共58", []),
+    ("现在大概算产品经理了吧？我也不确定，活儿啥都干", [("user", "job", "产品经理", "set", False)]),
+    ("你是北京人吧？", []),
+])
+def test_past_jobs_intensifiers_particles_and_guesses_said_as_questions(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "last", "expected"), [
+    ("*John, with an h", ("user", "name"), [("user", "name", "John", "correct", True)]),
+    ("Kathryn*", ("user", "name"), [("user", "name", "Kathryn", "correct", True)]),
+    # a clause or a kind of thing is no value, even said unsure right after one
+    ("not sure, the merger stuff is confusing lol", ("user", "works_at"), []),
+    ("It's a trial contract, so I'm not sure.", ("user", "works_at"), []),
+    ("我也不确定，活儿啥都干", ("user", "job"), []),
+])
+def test_a_starred_word_corrects_and_a_clause_is_no_bare_value(
         text: str, last: tuple[str, str], expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read(text, fact_key(*last)) == expected
