@@ -268,6 +268,27 @@ _INTRODUCED = re.compile(r"^我(?:们)?(?:家)?(?:(?:刚|最近|也|还|新)?(?:
                          r"新添了?|生了?|接回了?|迎来了?))(?:一|两|三)?(?:个|位|只|条)?" + _KIN_ORDER + r"(?P<rel>" + _REL
                          + r")$")
 _ANIMALS = frozenset({"dog", "cat"})
+# The pets one keeps (``has_pet``), kept ("我养了一只狗和一只兔子") or gone ("兔子送给朋友了", "不养猫了").
+_PET_ZH = r"(?P<kind>[\u4e00-\u9fff]{0,3}?犬|狗狗|小狗|狗|猫咪|小猫|猫|兔子|仓鼠|鹦鹉|乌龟|金鱼|鱼|鸟|龙猫|刺猬|蜥蜴|蛇|荷兰猪|豚鼠|八哥|马)"
+_PETS_KEPT = re.compile(r"(?:一|两|三|四|几|\d+)?(?:只|条|个|匹|缸)" + _PET_ZH)
+_KEEPS_PETS = re.compile(r"^我(?:们)?(?:家)?(?:还|也|现在|新)?(?:养了?|养着|有|领养了?|收养了?|捡了?|买了?)")
+_PET_GONE = re.compile(r"(?:^|[，,]|(?<=家的)|(?<=我的)|(?<=那只)|(?<=那条))" + _PET_ZH
+                       + r"(?:去年|前年|上个月|上周|前几天|前阵子|最近|已经|刚刚|刚)?(?:送人了|送给[^，,。]{1,6}了|死了|去世了|走了|"
+                       r"没了|丢了|跑丢了|被领养了)|不养" + _PET_ZH.replace("(?P<kind>", "(?P<kind2>") + r"了")
+_PET_NAMES = {"狗狗": "狗", "小狗": "狗", "猫咪": "猫", "小猫": "猫"}
+
+
+def _pets(body: str) -> list[Statement]:
+    """The user's pets a sentence says are kept or gone."""
+    gone = [Statement("user", "has_pet", k, "end")
+            for m in _PET_GONE.finditer(body) if (k := _pet_name(m.group("kind") or m.group("kind2")))]
+    if gone or not _KEEPS_PETS.match(body):
+        return gone
+    return [Statement("user", "has_pet", _pet_name(m.group("kind")), "add") for m in _PETS_KEPT.finditer(body)]
+
+
+def _pet_name(kind: str) -> str:
+    return "狗" if kind.endswith("犬") else _PET_NAMES.get(kind, kind)  # (a breed: "比格犬" is a dog)
 
 
 def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
@@ -548,6 +569,10 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         elif found is None and (spoken := _subject(_LEADING.sub("", _CLAUSES.split(body)[0]))[0]) not in (
                 None, "user", "other"):
             introduced = spoken  # "我老婆以前教高中数学。现在她…": one's relative spoken about, with no fact read
+        pets = _pets(body)
+        if pets:
+            kept = {s.value for s in found or [] if s.key.attribute == "has_pet"}
+            found = [*(found or []), *(p for p in pets if p.value not in kept)]
         if re.match(r"^我(?:们)?(?:家)?(?:还|也)?(?:养了?|养着|有)", body):  # "我养了一条比格犬叫旺财，还有一只猫叫咪咪"
             pets = [Statement("cat" if pet.group("kind").endswith("猫") else "dog", "name", pet.group("name"))
                     for pet in _PET_NAMED.finditer(body)]

@@ -529,6 +529,46 @@ _PET_KINDS = {"dog": ("dog|doggo|puppy|pup|beagle|labrador|lab|poodle|terrier|re
 _PET_NAMED = re.compile(r"\b(?:an?|one|our|my)\s+(?:[\w-]+\s+){0,2}?(?:(?P<dog>" + _PET_KINDS["dog"] + r")|(?P<cat>"
                         + _PET_KINDS["cat"] + r"))\s*,?\s+(?:named|called)\s+(?P<name>(?-i:[A-Z])[\w'-]+)", re.I)
 _HAVE_PETS = re.compile(r"^(?:I|we)\s+(?:also\s+|just\s+)?(?:have|has|have got|got|own|adopted|rescued|keep)\b", re.I)
+# The pets one keeps (``has_pet``): any kind, a dog or cat by its breed too. Had ("I have a hamster and a parrot") or
+# no longer had ("our hamster died", "we gave away the rabbit", "we no longer have the hamster").
+_OTHER_PETS = ("parrot|hamster|rabbit|bunny|guinea pig|goldfish|fish|turtle|tortoise|snake|lizard|gecko|budgie|"
+               "parakeet|cockatiel|canary|bird|ferret|chinchilla|horse|pony|rat|mouse|hedgehog|iguana|axolotl")
+def _pet(after: str) -> str:
+    """A pet of any kind (groups ``dog``, ``cat``, ``other``), plural or not, then ``after`` (a lookahead)."""
+    return (r"(?:(?P<dog>" + _PET_KINDS["dog"] + r")|(?P<cat>" + _PET_KINDS["cat"] + r")|(?P<other>" + _OTHER_PETS
+            + r"))(?:s|es)?(?=" + after + ")")
+
+
+_PET_END = r"\s*(?:[,.;!?)]|$|\s+(?:and|named|called|who|that|which|at|in|too|as well|any ?more|any longer)\b)"
+_OWNED = (r"\b(?:an?|one|two|three|four|\d+|some|a couple of|a few|our|my)\s+"
+          r"(?:(?!(?:for|of|with|to|about|from|in|on|like|than)\b)[\w-]+\s+){0,2}?")  # (not "a love for horses")
+_PETS_KEPT = re.compile(_OWNED + _pet(_PET_END), re.I)
+_PETS_HAD = re.compile(r"(?:" + _OWNED + r"|\bthe\s+)" + _pet(_PET_END), re.I)
+_PET_DIED = re.compile(r"\b(?:my|our|the)\s+(?:[\w-]+\s+){0,2}?" + _pet(r"\s+(?:died|passed|ran away|is gone|went to|"
+                                                                      r"got rehomed|was rehomed|had to go)\b"), re.I)
+_PET_GIVEN = re.compile(r"\b(?:gave away|gave up|rehomed|sold|had to give up|gave)\s+(?:my|our|the)\s+(?:[\w-]+\s+){0,2}?"
+                        + _pet(_PET_END), re.I)
+
+
+def _pet_kind(found: re.Match[str]) -> str:
+    if found.group("dog"):
+        return "dog"
+    if found.group("cat"):
+        return "cat"
+    kind = found.group("other").lower()
+    return {"bunny": "rabbit"}.get(kind, kind)
+
+
+def _pets(sentence: str, ended: bool) -> list[Statement]:
+    """The user's pets a sentence says are kept or gone (``ended``: it says "no longer …")."""
+    gone = [Statement("user", "has_pet", _pet_kind(m), "end") for pattern in (_PET_DIED, _PET_GIVEN)
+            for m in pattern.finditer(sentence)]
+    if gone or not _HAVE_PETS.match(sentence):
+        return gone
+    kept = _PETS_HAD if ended else _PETS_KEPT  # ("no longer have the hamster": the one spoken of before)
+    return [Statement("user", "has_pet", _pet_kind(m), "end" if ended else "add") for m in kept.finditer(sentence)]
+
+
 _INTRO_ROLE = re.compile(r"^I am (?P<name>(?-i:[A-Z])[a-z]+)\s*,\s*(?:an?\s+)(?P<job>[a-zA-Z-]+(?:\s+[a-zA-Z-]+){0,2}?)"
                          r"(?:\s+(?:based|living)\s+in\s+(?P<place>(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*)*))?$", re.I)
 # "I'm Tom, 41, a dad of two living in Hull": a name, then pieces in apposition, each read on its own.
@@ -611,7 +651,8 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
             return relation, rest, names
         apposition = re.match(r"^,?\s*" + _NAME + r"\s*,?\s*(?P<rest>.*)$", rest)
         if apposition and not re.match(r"^(?:I|My|He|She|They|We)$", apposition.group("name")):
-            names.append(Statement(relation, "name", apposition.group("name").strip()))
+            # ("my friend Lucy's birthday is …": the name, less the possessive that goes with the noun after it)
+            names.append(Statement(relation, "name", re.sub(r"'s$", "", apposition.group("name").strip())))
             rest = apposition.group("rest")
         return relation, rest, names
     found = re.match(r"^(?:my|our)\s+(?P<rest>.*)$", clause, re.I)
@@ -1005,6 +1046,14 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             relation = RELATIONS_EN[(pair.group("rel") or pair.group("rel2")).lower()]
             found = found + [Statement(relation, s.attribute, s.value, s.op, s.certain) for s in found
                              if s.key.subject == "user"]
+        if not _REPORTED.search(sentence):
+            plain = re.sub(r"^(?:sadly|unfortunately|so|and|but)\b[,\s]*", "", sentence, flags=re.I)
+            ended = bool(_NO_LONGER.search(plain) or _END_MARKERS.search(plain))
+            if ended:  # "we no longer have the hamster", "I don't have a dog anymore": the pet had
+                plain = re.sub(r"^(?P<who>I|we)\s+(?:no longer|do not|does not)\s+(?=have\b)", r"\g<who> ", plain,
+                               flags=re.I)
+            kept = {s.value for s in found or [] if s.key.attribute == "has_pet"}
+            found = [*(found or []), *(p for p in _pets(plain, ended) if p.value not in kept)] or found
         if _HAVE_PETS.match(sentence) and not _REPORTED.search(sentence):  # "We have two pets: a beagle named Rocky …"
             pets = [Statement("dog" if pet.group("dog") else "cat", "name", pet.group("name"))
                     for pet in _PET_NAMED.finditer(sentence)]

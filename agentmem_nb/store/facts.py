@@ -26,6 +26,9 @@ Why it looks like this:
 * **Single-valued versus accumulating.** ``lives_in`` has one value at a time: a new one supersedes. ``likes`` keeps
   every value, each ended on its own ("no longer likes …"); ``likes``/``dislikes`` are opposites, so adding one ends
   the same value in the other.
+* **A value said to be over is history even when it is news.** "I used to live in Sydney", said before any value of
+  ``lives_in`` was known, records Sydney as superseded (effect ``past``: it ended by the time it was said; when it
+  began is unknown), so the key's timeline shows it.
 * **Unsure contradictions wait for a person.** A different value that the extractor is not sure of (a hedge, or a
   bare restatement of an attribute that does not change by itself, such as a name or a birthday) is held as a
   ``conflict`` beside the active value until :meth:`FactsLayer.resolve` records a decision. The merge policy
@@ -379,13 +382,15 @@ class FactsLayer:
             return out
 
     def history(self, subject: str, attribute: str) -> list[Fact]:
-        """Every value one key ever had, as a timeline: oldest ``valid_from`` first (ties in recorded order)."""
+        """Every value one key ever had, as a timeline: oldest ``valid_from`` first (ties in recorded order). A value
+        known only to have ended ("I used to live in Sydney": no ``valid_from``) stands where it ended, before what
+        began then; one with no time at all stands last."""
         key = fact_key(subject, attribute)
         with self._lock:
             view = self._fresh()
             found = [view.facts[i] for i in view.by_key.get(key, [])]
-        return sorted(found, key=lambda f: (f.valid_from is None, f.valid_from or _dt.datetime.min.replace(
-            tzinfo=_dt.timezone.utc), f.fact_id))
+        never = _dt.datetime.max.replace(tzinfo=_dt.timezone.utc)
+        return sorted(found, key=lambda f: (f.valid_from or f.valid_to or never, f.valid_from is not None, f.fact_id))
 
     def conflicts(self) -> list[Fact]:
         """Values held for review (see :meth:`resolve`)."""
@@ -518,9 +523,13 @@ class FactsLayer:
         pending = [view.facts[i] for i in ids if view.facts[i].status == "conflict"]
         if statement.op == "end":
             ends = [f.fact_id for f in active if not value or normalise_value(f.value) == value]
-            if not ends:
-                return None
-            return {"effect": "end", "ends": ends, "ended_by": "negation"}
+            if ends:
+                return {"effect": "end", "ends": ends, "ended_by": "negation"}
+            if not value or any(normalise_value(view.facts[i].value) == value for i in ids):
+                return None  # nothing named, or that value is known already (ended, or waiting for review)
+            # "I used to live in Sydney", said first: a value that was true and stopped, kept in the key's history
+            # (when it began is unknown; it ended by the time it was said)
+            return {"effect": "past", "ends": [], "ended_by": "negation"}
         if any(normalise_value(f.value) == value for f in active):
             return None  # already known
         if any(normalise_value(f.value) == value for f in pending) and statement.op != "correct":
@@ -551,7 +560,10 @@ class FactsLayer:
                 view.bad.append((event_id, "an assertion without a subject, attribute or value"))
                 return
             self._end(view, record.get("ends"), fact.valid_from, str(record.get("ended_by") or "change"))
-            if record.get("effect") in ("active", "conflict"):
+            if record.get("effect") == "past":
+                fact = replace(fact, status="superseded", valid_from=None, valid_to=fact.valid_from,
+                               ended_by=str(record.get("ended_by") or "negation"))
+            if record.get("effect") in ("active", "conflict", "past"):
                 view.facts[event_id] = fact
                 view.order.append(event_id)
                 view.by_key.setdefault(fact.key, []).append(event_id)

@@ -43,3 +43,19 @@ def test_recording_the_same_message_twice_appends_nothing(store: Store) -> None:
     facts.record(first, source=FactSource("s1", 4))  # a queue replayed after a crash: message 4 comes again
     assert len(facts.events()) == 3 and [f.value for f in facts.get("user", "lives_in")] == ["Lyon"]
     assert facts.has_source("s1", 4) and not facts.has_source("s1", 5)
+
+
+def test_a_value_said_to_be_over_is_kept_as_history_when_nothing_was_known(store: Store) -> None:
+    facts = store.user("alice").facts
+    assert isinstance(facts, FactRecord)
+    # "I used to live in Sydney. Now I live in Melbourne.": Sydney was never active here, yet it is the key's past
+    ended = facts.record([Statement("user", "lives_in", "Sydney", "end")], source=FactSource("s1", 1))
+    assert [(f.value, f.status, f.ended_by) for f in ended] == [("Sydney", "superseded", "negation")]
+    assert ended[0].valid_from is None and ended[0].valid_to is not None
+    facts.record([Statement("user", "lives_in", "Melbourne")], source=FactSource("s1", 2))
+    assert [(f.value, f.status) for f in facts.history("user", "lives_in")] == [("Sydney", "superseded"),
+                                                                              ("Melbourne", "active")]
+    # said over again, from another message: the history has it once; an end naming nothing records nothing
+    assert facts.record([Statement("user", "lives_in", "sydney", "end")], source=FactSource("s1", 3)) == []
+    assert facts.record([Statement("user", "works_at", "", "end")], source=FactSource("s1", 4)) == []
+    assert [f.value for f in facts.history("user", "lives_in")] == ["Sydney", "Melbourne"]

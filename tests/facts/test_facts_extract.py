@@ -232,9 +232,9 @@ def test_words_addressed_to_the_assistant_are_the_speakers(text: str,
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ("We have a dog. His name is Rex.", [("dog", "name", "Rex", "set", True)]),
+    ("We have a dog. His name is Rex.", [("user", "has_pet", "dog", "add", True), ("dog", "name", "Rex", "set", True)]),
     ("I have a sister, she lives in Rome.", [("sister", "lives_in", "Rome", "set", True)]),
-    ("我们家养了一只猫，叫咪咪。", [("cat", "name", "咪咪", "set", True)]),
+    ("我们家养了一只猫，叫咪咪。", [("cat", "name", "咪咪", "set", True), ("user", "has_pet", "猫", "add", True)]),
     ("我有一个妹妹，她住在上海。", [("sister", "lives_in", "上海", "set", True)]),
 ])
 def test_a_relation_introduced_without_a_fact_is_the_one_spoken_about(
@@ -497,10 +497,14 @@ def test_a_habit_given_up_ends_a_like_and_is_no_employer_or_dislike(
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ("We have two pets: a beagle named Rocky and a cat named Luna.", [("dog", "name", "Rocky", "set", True),
-                                                                       ("cat", "name", "Luna", "set", True)]),
-    ("I have a golden retriever called Sunny.", [("dog", "name", "Sunny", "set", True)]),
-    ("我养了一条比格犬叫旺财，还有一只猫叫咪咪。", [("dog", "name", "旺财", "set", True), ("cat", "name", "咪咪", "set", True)]),
+    # the pets kept (a breed is its kind), then their names
+    ("We have two pets: a beagle named Rocky and a cat named Luna.",
+     [("user", "has_pet", "dog", "add", True), ("user", "has_pet", "cat", "add", True),
+      ("dog", "name", "Rocky", "set", True), ("cat", "name", "Luna", "set", True)]),
+    ("I have a golden retriever called Sunny.", [("user", "has_pet", "dog", "add", True),
+                                                 ("dog", "name", "Sunny", "set", True)]),
+    ("我养了一条比格犬叫旺财，还有一只猫叫咪咪。", [("user", "has_pet", "狗", "add", True), ("user", "has_pet", "猫", "add", True),
+                                       ("dog", "name", "旺财", "set", True), ("cat", "name", "咪咪", "set", True)]),
     ("我邻居养了一条狗叫饼干。", []),
 ])
 def test_pets_of_any_breed_named_in_one_sentence(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
@@ -892,7 +896,7 @@ def test_chinese_i_meant_corrects_the_last_attribute() -> None:
                                           ("roommate", "works_at", "Tesco", "set", True)]),
     ("我室友小汤晚上在面包店上夜班。", [("roommate", "name", "小汤", "set", True), ("roommate", "works_at", "面包店", "set", True)]),
     ("我喜欢巴黎，但我住在里昂。", [("user", "likes", "巴黎", "add", True), ("user", "lives_in", "里昂", "set", True)]),
-    ("我新养了一只小狗！它叫肉肉。", [("dog", "name", "肉肉", "set", True)]),
+    ("我新养了一只小狗！它叫肉肉。", [("user", "has_pet", "狗", "add", True), ("dog", "name", "肉肉", "set", True)]),
 ])
 def test_now_after_a_past_an_aside_about_a_relative_a_joining_word_and_it_for_a_new_pet(
         text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
@@ -1366,3 +1370,32 @@ def test_past_jobs_intensifiers_particles_and_guesses_said_as_questions(
 def test_a_starred_word_corrects_and_a_clause_is_no_bare_value(
         text: str, last: tuple[str, str], expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read(text, fact_key(*last)) == expected
+
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I have a hamster and a parrot.", [("user", "has_pet", "hamster", "add", True),
+                                        ("user", "has_pet", "parrot", "add", True)]),
+    ("Sadly we no longer have the hamster.", [("user", "has_pet", "hamster", "end", True)]),
+    ("I don't have a dog anymore", [("user", "has_pet", "dog", "end", True)]),
+    ("Our cat died last week", [("user", "has_pet", "cat", "end", True)]),
+    ("We gave away the rabbit", [("user", "has_pet", "rabbit", "end", True)]),
+    ("我养了一只狗和一只兔子。", [("user", "has_pet", "狗", "add", True), ("user", "has_pet", "兔子", "add", True)]),
+    ("兔子送给朋友了，现在家里只剩狗。", [("user", "has_pet", "兔子", "end", True)]),
+    ("我们家的狗去年走了", [("user", "has_pet", "狗", "end", True)]),
+    ("我不养猫了", [("user", "has_pet", "猫", "end", True)]),
+    # no pet of the user's: denied, wished for, someone else's, a love of a kind, an allergy
+    ("I don't have a dog", []),
+    ("I want to get a dog", []),
+    ("My sister has a cat", []),
+    ("I've always had a love for horses!", []),
+    ("I have a dog allergy", [("user", "allergic_to", "dog", "add", True)]),
+    ("我想养一只猫", []),
+])
+def test_the_pets_one_keeps_and_no_longer_keeps(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+def test_a_relatives_name_said_with_a_possessive_is_the_name() -> None:
+    assert _read("My friend Lucy's birthday is November 3rd, help me pick a gift?") == [
+        ("friend", "name", "Lucy", "set", True), ("friend", "birthday", "11-03", "set", True)]
