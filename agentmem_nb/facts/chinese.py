@@ -48,7 +48,7 @@ _KIN_ORDER = r"(?:(?:大|二|三|四|小|亲|老|最小的|最大的|双胞胎|�
                                                                                 reverse=True)) + r"))?"
 _QUOTED = re.compile(r"“[^”]*”|「[^」]*」|\"[^\"]*\"|『[^』]*』")
 _SENTENCES = re.compile(r"[。！!？?；;\n…]+")
-_CLAUSES = re.compile(r"[，,：:]|但是|不过(?!敏(?!感))|可是|而且|并且|然后|所以|因为")  # ("不过敏": not allergic, no "but")
+_CLAUSES = re.compile(r"[，,：:]|但是|不过(?!敏(?!感))|可是|而且|并且|然后|所以|因为|虽然|尽管|虽说")  # ("不过敏": not allergic, no "but")
 _QUESTION = re.compile(r"[？?]|吗$|吗[呀啊]?$|呢$|(?<!没)(?<!没有)什么|哪里|哪儿|哪个|哪家|哪|谁|多少|(?<!不)怎么|为什么|为啥|是不是|有没有|"
                        r"(?<!不)对不对$|是否|几岁|几月|几号|吗")
 _HYPOTHETICAL = re.compile(r"如果|要是|假如|假设|万一|的话|打算|计划|准备|想要|想去|想搬|想换|想在|想当|想做|想学|考虑|"
@@ -165,6 +165,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
     # ("给一家多伦多的公司工作" names no employer: an unnamed one is none)
     ("works_at", "set", r"^(?:在家|远程|全职|兼职){0,2}(?:给|替)(?!别人|自己|人家|大家|家里|家人|老板)(?!(?:一|某)(?:家|个|所|间)(?![^，,。]*叫))(?P<v>[^，,。]+?)(?:远程|全职|兼职)?(?:打工|干活|工作|上班|做事|办公)"),
     ("works_at", "set", r"^(?:换到了?|换去了?|转到了?|调到了?)(?P<v>[^，,。]+?)(?:工作|上班)"),
+    ("works_at", "set", r"^(?:的)?工作(?:换成|换到|换去|调到)了?(?P<v>[^，,。]{2,12}?)(?:了|啦)?$"),  # "工作换成平安保险了"
     ("works_at", "set", r"^(?:的)?(?:公司|单位|东家)是(?P<v>.+)"),
     ("job", "set", r"^(?:的)?(?:职业|工作|本职工作)是(?P<v>.+)"),
     ("job", "set", r"^(?:算是|算|是|当上了?|当|做|成了|成为了?|当了|升为|升职为|升职成了?|晋升为|升任|担任|转行做了?|改行当了?|转行当了?|改行做了?|改做了?|改当了?)(?:一名|一个|一位|个|名|位)?"
@@ -314,7 +315,7 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
         # An appositive name: "我妹妹小美住在上海" — a few characters before a predicate word.
         apposition = re.match(r"^(?P<name>[\u4e00-\u9fff]{1,4}?|[A-Z][a-zA-Z]+)(?=(?:也|现在|目前|已经|一直|还|很|非常|特别|超|最|挺|"
                               r"真|都|又|就|不)?"
-                              r"(?:住|在|喜欢|爱|迷|是|叫|搬|今年|讨厌|不喜欢|的生日|生日|从事|当|做|对|"
+                              r"(?:住|在|喜欢|爱|迷|是|叫|搬|今年|讨厌|不喜欢|的生日|生日|从事|当|做|对|会说|会讲|能说|"
                               r"(?:今|明|昨)(?:天|晚)|(?:这|上|下)?(?:周末|个月|星期)|正在|要来|要去|会来|来我|刚|结婚|"
                               r"晚上|早上|白天|平时|每天|(?:\d{1,3}|[一二两三四五六七八九十]{1,3})(?:周)?岁|"
                               r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?|明年|今年|去年))", rest)
@@ -504,11 +505,14 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
             joined = re.sub(r"(?:(?:下|这)(?:个)?(?:周|星期|礼拜|月)[一二三四五六日天末]?|快(?:要)?到了)[，,]?", "",
                             "，".join(clauses))
             clauses = [c for c in _CLAUSES.split(joined) if c.strip()]
+            if clauses and re.fullmatch(r"(?:就)?是我(?:的)?生日(?:了|啦)?", clauses[0]):  # "是我生日，9月12号": said the
+                clauses = [f"我的生日是{normalise_date(sentence)}"] + clauses[1:]  # plain way
         clauses = _before_later_clause(clauses)
         sentence = "，".join(clauses)
         if not sentence or _HYPOTHETICAL.search(sentence) or _FIGURATIVE.search(sentence) or _reported(sentence):
             continue
-        certain = not _HEDGE.search(sentence)
+        # (a request closing the sentence ends in 吧 as a request does, not as a guess: "…，帮我翻成德语吧")
+        certain = not _HEDGE.search(re.sub(r"[，,](?:帮我|请|麻烦|给我|你帮我|你给我|替我)[^，,]*吧$", "", sentence))
         body = _HEDGE.sub("", sentence) if not certain else sentence
         correction = bool(re.search(r"其实|实际上|事实上", sentence))  # "我生日其实是5月4号": a correction inside
         for _ in range(4):
@@ -676,6 +680,15 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
         negated_then = re.match(r"^(?:不|没)(?=住|在|喜欢|爱|讨厌|是|做|当|吃|喝|抽|对|" + _ACTIVITY + r")(?P<rest>.+?)了$", rest)
         if negated_then and not ending:
             ending, rest = True, negated_then.group("rest") if not rest.startswith("不喜欢") else rest
+        other = next((s for s in reversed(found) if s.key.subject != who and s.key.attribute in ("lives_in", "works_at")
+                      and s.op == "set"), None)
+        # (a place or employer named, not what one is doing somewhere: "我在家带娃", "我在学校上课")
+        parallel = re.fullmatch(r"(?:一直|还|现在|目前|则|就)?在(?!家)(?P<v>(?:(?!带|休息|上课|睡|吃|玩|等|看|做|写|学|忙|加班|开会|"
+                                r"排队|准备|考虑|路上)[^，,。在]){2,8}?)(?:呢|啦|了|哈)?", rest) if other else None
+        if parallel and other is not None and _ok(value := _clean(parallel.group("v"), other.key.attribute)):
+            found.append(Statement(who, other.key.attribute, value, "set"))  # "我姐姐住在上海，我在苏州": the same of me
+            matched = True
+            continue
         taste = next((s for s in reversed(found) if s.key.attribute in ("likes", "dislikes")), None)
         if taste is not None and re.fullmatch(r"(?:爱上|喜欢上|迷上|爱|喜欢|讨厌|受不了)了?", rest):
             rest += taste.value  # "以前讨厌香菜，现在爱上了": what the clause before named

@@ -97,6 +97,7 @@ _SPEAKER_PREFIX = re.compile(r"^(?:as I (?:said|mentioned|told you)|like I said|
                              r"I am (?:pretty |quite |fairly |absolutely |completely |100% )?(?:sure|certain)(?:\s+that)?|"
                              r"honestly|anyway|anyhow|well|so|oh|ah|um|uh|hmm|yeah|yes|yep|ok|okay|alright|hi|hello|"
                              r"hey|ya|yah|yup|welp|ugh|omg|also|plus|and|but|or|in my (?:free|spare|down) time|on (?:the )?weekends|"
+                             r"good (?:morning|afternoon|evening|night|day)|"
                              r"at (?:the )?weekends|in the (?:evenings?|mornings?)|after work|outside (?:of )?work|"
                              r"now|nowadays|these days|currently|lately|recently|today|"
                              r"as of (?:today|now|this \w+|last \w+|yesterday|(?:mon|tues|wednes|thurs|fri|satur|sun)day)|"
@@ -145,7 +146,8 @@ _CLAUSE_SPLIT = re.compile(
     r"do|does|no longer|enjoy|enjoys|dislike|dislikes|prefer|prefers|joined|got)\b)|,\s+(?=(?:I|my|we|he|she|his|her|now|but|these days|currently|today|since then)\b)|"
     # a second verb of the same subject ("handed in my notice and started at KPMG") or a consequence ("…, so I'm now a
     # lawyer"): a clause of its own
-    r",?\s+and\s+(?=(?:started|began|became|left|quit|took|went|switched|settled|relocated|retired|retrained|graduated)\b)|"
+    r"(?:,?\s+and|,)\s+(?=(?:started|began|became|left|quit|took|went|switched|settled|relocated|retired|retrained|graduated|"
+    r"joined|moved)\b)|"
     r",?\s+so\s+(?=(?:I|we|my|now)\b)|"
     # a reason or a time with a subject of its own ("…, which is funny since I live in Oslo", "…because my wife works
     # at IKEA"): a clause of its own
@@ -168,7 +170,7 @@ _BOUNDARY = re.compile(
     r"college|university|good)\b|\bon (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|the \d)|"
     r"\bover\b|\brather than\b|\binstead of\b|\bfor\s+(?:[a-z]+\s+){0,2}(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|several|"
     r"many)\s+(?:years?|months?|weeks?|days?|decades?)\b|\bafter\b|\bbefore\b|\buntil\b|\byesterday\b|\btoday\b|\btonight\b|\bthis (?:morning|afternoon|evening)\b|"
-    r"\blast night\b|\bthe other day\b|\b(?:my|our) (?:whole|entire) (?:life|lives)\b|\ball (?:my|our) (?:life|lives)\b|\band (?:he|she|they|it|you|then|so)\b|\band also\s+" + _ALSO_VERB + r"|$)", re.I)
+    r"\blast night\b|\bthe other day\b|\b(?:my|our) (?:whole|entire) (?:life|lives)\b|\ball (?:my|our) (?:life|lives)\b|\band (?:he|she|they|it|you|then|so|today|tonight|yesterday|lately)\b|\band also\s+" + _ALSO_VERB + r"|$)", re.I)
 _PRONOUNS = {"it", "that", "this", "them", "him", "her", "you", "those", "these", "one", "so", "there", "here",
              "everything", "anything", "something", "nothing", "yourself", "myself", "himself", "herself", "things", "stuff", "us", "me", "myself", "what",
              "too", "much", "a lot", "lots", "very much", "the idea", "the most", "that one", "all", "both",
@@ -229,6 +231,7 @@ class _Clause:
 
 def _normalise(text: str) -> str:
     text = text.translate(_APOSTROPHES)
+    text = re.sub(r"(?<!\S)[:;]-?[()DPp](?!\S)", ".", text)  # an emoticon ends what was said: "Good evening :) I …"
     text = _QUOTED.sub(" ", text)
     for pattern, replacement in _CONTRACTION_RES:
         text = pattern.sub(replacement, text)
@@ -258,6 +261,7 @@ def _clean_value(raw: str, attribute: str) -> str:
         value = re.sub(r"^(?:to|both|either)\s+", "", value)  # "I like to cook": the activity; "both cats and dogs"
     if attribute == "speaks":  # "English at work", "Spanish to my kids": the language, not where or to whom
         value = re.split(r"\s+(?:at|with|to|in|on|for|from|around)\s+", value)[0]
+
     if attribute in ("job",):
         value = re.sub(r"^(?:an?|the)\s+", "", value, flags=re.I)
         value = re.split(r"\s+(?:in|at|for|with|from|by)\s+", value)[0]
@@ -288,6 +292,11 @@ def _clean_value(raw: str, attribute: str) -> str:
     # how, not what: "French and Arabic fluently", "sushi religiously"
     value = re.sub(r"\s+" + _LY + r"$", "", value.strip())
     return value.strip()
+
+
+# How well one speaks a language, before it: "a bit of Japanese", "conversational Spanish", "fluent French".
+_SPOKEN_HOW_WELL = re.compile(r"^(?:(?:a (?:bit|little)(?: of)?|a few words of|some|basic|conversational|fluent|native|"
+                              r"broken|decent|passable|rusty|intermediate|beginner|advanced)\s+)+", re.I)
 
 
 def _split_values(value: str) -> list[str]:
@@ -437,6 +446,9 @@ _RULES: list[tuple[str, FactOp, str]] = [
     # a change of state names the new job: "became a principal", "got promoted to senior engineer"
     # (a job by its word: "became a US citizen / an uncle / a widow" is a change of state, no job)
     ("job", "set", r"^(?:became|become|have become|has become)\s+an?\s+" + _JOB),
+    # "I retired in June", "took early retirement": the job ends, whatever it was
+    ("job", "end", r"^(?:have\s+|has\s+)?(?:just\s+|finally\s+|officially\s+)?(?:retired|took (?:an? )?(?:early )?"
+                   r"retirement)(?P<v>)(?!\s+(?:from|as)\b)"),
     ("job", "set", r"^(?:(?:got|was|were|have been|has been|been|am|is)\s+)?promoted to\s+(?:an?\s+|the\s+)?"
                    r"(?P<v>.+)"),
     ("job", "set", r"^(?:job|profession|occupation) is\s+(?:being\s+)?(?:an?\s+)?(?P<v>.+)"),
@@ -779,7 +791,10 @@ def _predicates(rest: str, subject: str, *, topics: frozenset[str] = frozenset()
         if attribute == "left":  # "I left Apple" / "I left Paris": end whichever of the two has that value
             return [Statement(subject, a, value, "end") for a in ("works_at", "lives_in")] if _value_ok(value) else []
         if attribute in ACCUMULATING:
-            values = [v for v in _split_values(value) if _value_ok(v)]
+            values = _split_values(value)
+            if attribute == "speaks":
+                values = [_SPOKEN_HOW_WELL.sub("", v) for v in values]
+            values = [v for v in values if _value_ok(v)]
             return [Statement(subject, attribute, v, op) for v in values]
         if op == "end" and not value:
             return [Statement(subject, attribute, "", "end")]
@@ -827,7 +842,7 @@ _TAIL = re.compile(r"\s*,?\s*\b(?:by the way|btw|fyi|lol|lmao|haha\w*|hehe|tbh|i
 # A statement, then a question to the assistant in the same sentence ("I'm allergic to nuts, any recipe ideas?",
 # "my sister lives in Oslo, what should I send her?"): the statement stands. A question about the statement itself
 # ("…, right?", "…, isn't it?") is a tag, read where the sentence is (a tag of another form keeps it a question).
-_ASKED_AFTER = re.compile(r",\s*(?:so\s+|and\s+|but\s+)?(?:any|what|how|which|where|when|who|why|can|could|would|"
+_ASKED_AFTER = re.compile(r"(?:,|\s[-—–]|:)\s*(?:so\s+|and\s+|but\s+)?(?:any|what|how|which|where|when|who|why|can|could|would|"
                           r"will|do|does|should|thoughts|ideas|suggestions|recommendations|tips|advice|help)\b[^,]*"
                           r"\?\s*$", re.I)
 # The value said first, its predicate after: "Pizza is my favourite food", "Lyon is where I live now".
@@ -1166,6 +1181,11 @@ def _bare_value(body: str, attribute: str) -> str:
     return value if _value_ok(value) else ""
 
 
+# A bare place of one's own after another person's ("… and I'm in Bergen", "…, I'm still in Leeds").
+_PARALLEL_PLACE = re.compile(r"(?:am|is|are)\s+(?:still\s+|now\s+|just\s+)?(?:in|at)\s+"
+                             r"(?P<v>(?-i:[A-Z])[\w.'&-]*(?:\s+(?-i:[A-Z])[\w.'&-]*){0,3})(?:\s+(?:now|still))?", re.I)
+
+
 def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
                    introduced: str | None = None, *,
                    topics: frozenset[str] = frozenset()) -> tuple[list[Statement] | None, str | None]:
@@ -1233,6 +1253,13 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
             ending = True
         if ending:
             rest = " ".join(_NO_LONGER.sub("", rest).split())
+        other = next((s for s in reversed(found) if s.key.subject != who and s.key.attribute in ("lives_in", "works_at")
+                      and s.op == "set"), None)
+        parallel = _PARALLEL_PLACE.fullmatch(rest) if other is not None else None
+        if parallel and other is not None:  # "My sister lives in Oslo and I'm in Bergen": the same of me
+            found.append(Statement(who, other.key.attribute, parallel.group("v"), "set"))
+            matched = True
+            continue
         taste = next((s for s in reversed(found) if s.key.attribute in ("likes", "dislikes")), None)
         if taste is not None:  # "I used to hate olives but now I love them": them is what the clause before named
             rest = re.sub(r"\b(?:them|it)$", lambda _: taste.value, rest, flags=re.I)

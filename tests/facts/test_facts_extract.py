@@ -1399,3 +1399,33 @@ def test_the_pets_one_keeps_and_no_longer_keeps(text: str, expected: list[tuple[
 def test_a_relatives_name_said_with_a_possessive_is_the_name() -> None:
     assert _read("My friend Lucy's birthday is November 3rd, help me pick a gift?") == [
         ("friend", "name", "Lucy", "set", True), ("friend", "birthday", "11-03", "set", True)]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a question after a dash, an emoticon, a time after "and", a change verb after a comma, how well one speaks
+    ("I live in Vancouver - can you suggest a few weekend hikes nearby?", [("user", "lives_in", "Vancouver", "set", True)]),
+    ("Good evening :) I speak Portuguese, can you reply in it sometimes so I don't get rusty?",
+     [("user", "speaks", "Portuguese", "add", True)]),
+    ("I work at Mercy Hospital as a nurse and today was pure chaos.",
+     [("user", "works_at", "Mercy Hospital", "set", True), ("user", "job", "nurse", "set", True)]),
+    ("Quit Crumbs last Friday, started at Blue Bottle this week.",
+     [("user", "works_at", "Crumbs", "end", True), ("user", "works_at", "Blue Bottle", "set", True)]),
+    ("I speak Portuguese and a bit of Japanese.", [("user", "speaks", "Portuguese", "add", True),
+                                                   ("user", "speaks", "Japanese", "add", True)]),
+    ("I like some jazz", [("user", "likes", "some jazz", "add", True)]),  # (how well: only of a language)
+    ("I'm not teaching anymore, took early retirement in June", [("user", "job", "", "end", True)]),
+    # one's own place after another person's
+    ("My sister lives in Oslo and I'm in Bergen", [("sister", "lives_in", "Oslo", "set", True),
+                                                   ("user", "lives_in", "Bergen", "set", True)]),
+    ("我姐姐住在上海，我在苏州", [("sister", "lives_in", "上海", "set", True), ("user", "lives_in", "苏州", "set", True)]),
+    ("我老公在华为上班，我在家带娃", [("husband", "works_at", "华为", "set", True)]),
+    ("我老公在华为上班，我在学校上课", [("husband", "works_at", "华为", "set", True)]),
+    ("我不会说粤语，虽然我住在广州", [("user", "lives_in", "广州", "set", True)]),
+    ("我同事王磊会说德语，帮我把这段话翻成德语吧", [("colleague", "name", "王磊", "set", True),
+                                    ("colleague", "speaks", "德语", "add", True)]),
+    ("下周五是我生日，9月12号，帮我订个餐厅呗", [("user", "birthday", "09-12", "set", True)]),
+    ("工作换成平安保险了，上周刚入职", [("user", "works_at", "平安保险", "set", True)]),
+])
+def test_requests_greetings_and_a_second_person_around_a_fact(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
