@@ -76,13 +76,13 @@ _LEADING = re.compile(r"^(?:(?:上|这|下)?(?:周|星期|礼拜)[一二三四�
                       r"(?:这|上|下|本)(?:个)?(?:学期|季度|月|周|星期)(?:开始|起)|(?:上|这|上个|这个)?(?:周末|礼拜天)|后来|随后|接着|这段时间|这阵子|这些天|这几天|(?:严格|准确|确切|老实|坦白|认真)(?:来|地)?(?:说|讲)|说真的|讲真|说起来|按理说|技术上|嗯|哦|噢|啊|哈哈|呵呵|对了|对(?=[，,])|是的|昨天|今天|前天|前几天|这周|本周|那天|好的|好吧|那个|另外|还有|而且|然后|现在|目前|最近|如今|"
                       r"今年|去年|前年|上个月|上周|前段时间|前阵子|刚刚|刚才|顺便说一下|顺便说|顺便|话说|跟你说|"
                       r"告诉你|说实话|老实说|其实吧|总之|反正|所以|从小|小时候|这几年|近几年|这些年|平时|一直以来|"
-                      r"没想到|想不到|谁知道|谁能想到|谁想到|万万没想到|"
+                      r"没想到|想不到|谁知道|谁能想到|谁想到|万万没想到|开春|入春|入夏|入秋|入冬|开年|"
                       r"自从\S{1,6}以后|自从\S{1,6}|\d{4}年(?:以后|之后|以来|起|开始)?|年初|年底|年中|月初|月底|"
                       r"[^，,。我]{1,10}?(?:以后|之后|以来|的时候)(?=我)|(?:但|可|而|却)(?=我)|比起[^，,。我]{1,8}(?=我)|(?:后来|结果)?发现(?:其实|原来)?(?=是|我|对)|"
                       # a time before the subject: "业余时间我…", "大学毕业后我…", "周末我…"
                       r"[^，,。我你他她它]{0,6}?(?:后|时间|期间|时|周末|晚上|早上|春天|夏天|秋天|冬天)(?=我)|"
                       r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=我)|从[^，,。我]{1,8}?(?:开始|起)|就)+[，,、\s]*")
-_ADVERBS = re.compile(r"^(?:以[^，,。以]{1,10}?的?身份|算是(?=住|在)|(?:去年|今年|前年)?(?:春天|夏天|秋天|冬天)|是(?=对[^，,。]{1,10}过敏)|是(?=在[^，,。]{1,12}?(?:工作|上班|住|生活))|(?:可|却|但)?(?:偏偏|竟然|居然|反而)|晚上|早上|白天|每天|天天|(?:上|这)?(?:周|星期|礼拜)[一二三四五六日天](?:起)?|"
+_ADVERBS = re.compile(r"^(?:以[^，,。以]{1,10}?的?身份|算是(?=住|在)|(?:去年|今年|前年)?(?:春天|夏天|秋天|冬天)|是(?=对[^，,。]{1,10}过敏)|是(?=在[^，,。]{1,12}?(?:工作|上班|住|生活))|(?:可|却|但)?(?:偏偏|竟然|居然|反而)|却|晚上|早上|白天|每天|天天|(?:上|这)?(?:周|星期|礼拜)[一二三四五六日天](?:起)?|"
                       r"开始(?=去|在|到|当|做|住|搬|喜欢|爱|学)|(?:转行|改行)(?=当|做|成)|[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:天|周|星期|月|年)(?:前|以前|之前)|超级|实在|真心|简直|完全|根本|十分|相当|极其|尤其|格外|始终|老是|常年|长期|长年|"
                       r"一点儿?(?:都|也)|从来|压根儿?|丝毫|[^，,。以之]{1,6}?(?:以后|之后|后)(?=搬|去|来|在|住|开始|就)|这段时间|这阵子|(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=入职|搬|去|来|开始|加入|跳槽|离|"
                       r"辞职|在|就|被|又)|也|都|还|一直|现在|目前|已经|刚|刚刚|真的|真|非常|特别|很|超|挺|比较|就|又|才|本来|终于|"
@@ -99,8 +99,11 @@ _NOT_JOBS = frozenset({"新手", "高手", "老手", "对手", "好手", "能手
 _PRONOUN_VALUES = {"它", "他", "她", "这", "那", "这个", "那个", "你", "我", "他们", "东西", "什么", "一切", "这些",
                    "那些", "这里", "那里", "哪里", "都", "家", "家里", "这儿", "那儿", "屋里", "宿舍", "一个人", "某人",
                    "别人", "人家"}
+# What an organisation's name ends with: "同仁医院", "招商银行", "字节跳动公司".
+_ORGANISATION = (r"(?:医院|诊所|公司|银行|集团|学校|大学|学院|中学|小学|幼儿园|研究所|研究院|中心|工厂|报社|电视台|杂志社|"
+                 r"事务所|律所|保险|证券|基金|酒店|餐厅|超市|商场|书店|咖啡馆|药房|药店|政府|法院|检察院|派出所|部门|局)")
 _JOB_SUFFIX = (r"(?:师|士|员|生|家|手|工|者|官|(?<![家成延增生兄学])长|医生|护士|律师|演员|歌手|记者|翻译|会计|销售|老师|教授|学生|经理|老板|"
-               r"代表|主管|总监|司机|厨师|模特|警察|军人|农民|工人|博士|硕士|研究生|本科生|主播|博主|自由职业者|公务员|"
+               r"代表|出纳|主管|总监|司机|厨师|模特|警察|军人|农民|工人|博士|硕士|研究生|本科生|主播|博主|自由职业者|公务员|"
                r"创业者|店主|保安|快递员|外卖员|程序员|工程师|设计师|产品经理|运营|编辑|导演|作家|画家|摄影师|博士后|博后|"
                r"医生|兽医|牙医|药剂师|教练|秘书|助理|实习生|保姆|法官|科学家|研究员|顾问|CEO|CTO|HR)")
 
@@ -126,7 +129,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         r"文明|大(?!连|同|理|庆|兴|冶)|老(?!挝)|新(?!疆|乡|余|竹))"
                         r"[^，,。的]{2,6}?)人$"),
     ("hometown", "set", r"^(?:是)?从(?P<v>[^搬]+?)来的$"),  # not "从X搬过来的": moved from X
-    ("age", "set", r"^(?:今年|已经|都|快|刚满|满|刚|快要)?(?P<v>\d{1,3}|[一二两三四五六七八九十百]{1,4})(?:周)?岁"),
+    ("age", "set", r"^(?:是)?(?:今年|已经|都|快|刚满|满|刚|快要)?(?P<v>\d{1,3}|[一二两三四五六七八九十百]{1,4})(?:周)?岁"),
     ("speaks", "add", r"^(?:的)?母语是(?P<v>[^，,。]+?(?:语|话|文))$"),
     ("name", "correct", r"^(?:改名(?:字)?|改了名(?:字)?)(?:叫做|叫|为|成)(?P<v>.+)"),
     # a language, not what was said (说了很多废话, 讲笑话, 说的是真话, 讲电话): no 了/的 after the verb, no kind of talk
@@ -166,6 +169,9 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("works_at", "set", r"^(?:在家|远程|全职|兼职){0,2}(?:给|替)(?!别人|自己|人家|大家|家里|家人|老板)(?!(?:一|某)(?:家|个|所|间)(?![^，,。]*叫))(?P<v>[^，,。]+?)(?:远程|全职|兼职)?(?:打工|干活|工作|上班|做事|办公)"),
     ("works_at", "set", r"^(?:换到了?|换去了?|转到了?|调到了?)(?P<v>[^，,。]+?)(?:工作|上班)"),
     ("works_at", "set", r"^(?:的)?工作(?:换成|换到|换去|调到)了?(?P<v>[^，,。]{2,12}?)(?:了|啦)?$"),  # "工作换成平安保险了"
+    # "后来我调到了同仁医院": moved to an organisation, named as one (its kind last)
+    # (调/跳槽: a move of one's work; "去了趟医院", "转到了…医院" are a visit or a patient's transfer)
+    ("works_at", "set", r"^(?:调到了?|调去了?|跳槽到了?|跳槽去了?)(?P<v>[^，,。]{1,10}?" + _ORGANISATION + r")"),
     ("works_at", "set", r"^(?:的)?(?:公司|单位|东家)是(?P<v>.+)"),
     ("job", "set", r"^(?:的)?(?:职业|工作|本职工作)是(?P<v>.+)"),
     ("job", "set", r"^(?:算是|算|是|当上了?|当|做|成了|成为了?|当了|升为|升职为|升职成了?|晋升为|升任|担任|转行做了?|改行当了?|转行当了?|改行做了?|改做了?|改当了?)(?:一名|一个|一位|个|名|位)?"
@@ -332,14 +338,14 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
                     r"(?P<rest>.*)$", clause)
     if both:  # "我和我老公都讨厌冷天": what both say is the speaker's too
         return "user", both.group("rest"), names
-    found = re.match(r"^(?:我们|咱们|我|本人|咱)(?P<rest>.*)$", clause)
+    found = re.match(r"^(?:我们(?:全家|一家|一家人|家)?|咱们|我|本人|咱)(?P<rest>.*)$", clause)
     if found:
         return "user", found.group("rest"), names
     call = _CALLED.match(clause)
     if call and (call.group("tail") or not call.group("bare")):  # "你可以叫我小王", "大家都叫我…": the speaker's name,
         return "user", "叫" + call.group("v"), names  # whoever calls them so
-    if re.match(r"^(?:他|她|它|他们|她们|你|您|你们|大家|别人|有人|人家|某人|这|那|[A-Za-z]|[\u4e00-\u9fff]{1,3}(?:说|觉得))",
-                clause):
+    if re.match(r"^(?:他|她|它|他们|她们|你|您|你们|大家|别人|有人|人家|某人|这|那|[A-Za-z]|"
+                r"(?!(?:还|也|都)?(?:会|能)(?:说|讲))[\u4e00-\u9fff]{1,3}(?:说|觉得))", clause):  # (会说: speaks, no one's words)
         return "other", "", names
     return None, clause, names
 
@@ -470,7 +476,9 @@ def _before_later_clause(clauses: list[str]) -> list[str]:
             return clauses  # a plan or a guess in the first clauses: the sentence is one ("我也不确定，可能…")
         if at == 0:
             continue
-        if _CONDITIONAL.search(clause):
+        if _CONDITIONAL.search(clause) and not re.search(r"的话[^了吧啊呀呢。！!？?]", clause):
+            # ("…，如果可以的话": governs what came before; "…，去香港玩的话沟通没问题" — its consequence said after
+            # it in the same clause — governs its own clause)
             return clauses
         hedge = _FORWARD_HEDGE.match(clause)
         if _HYPOTHETICAL.search(clause) or (hedge and clause[hedge.end():].strip()):
@@ -561,7 +569,10 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         if renamed and (who := last_relative([], out, last_key)) is not None:  # "我们给它改名叫盐巴了"
             out.append(Statement(who, "name", renamed.group("v"), "correct"))
             continue
-        introduced_as = re.match(r"^我是(?P<name>[\u4e00-\u9fff]{2,3})(?=[，,]|$)", body) if greeted else None
+        # "你好！我是李娜，…", "我是李思琪，想问问…": an introduction — after a greeting, or a full name (a common surname
+        # and one or two characters)
+        introduced_as = re.match(r"^我是(?P<name>[\u4e00-\u9fff]{2,3})(?=[，,]|$)" if greeted else
+                                 r"^我是(?P<name>[" + _SURNAMES + r"][\u4e00-\u9fff]{1,2})(?=[，,]|$)", body)
         if introduced_as and not re.search(_JOB_SUFFIX + r"$|人$", introduced_as.group("name")):
             out.append(Statement("user", "name", introduced_as.group("name")))  # "你好！我是李娜，…": an introduction
             body = body[introduced_as.end():].lstrip("，, ")
@@ -614,6 +625,11 @@ def _ellipsis_filled(body: str) -> str:
     if other:
         body = re.sub(r"(?<=[，,])(?:而)?我的(?=是)", f"我的{other.group('noun')}", body)
     return body
+
+
+# The most common Chinese surnames: "我是李思琪" names the speaker ("我是高手", "我是王老师" are kinds: _JOB_SUFFIX).
+_SURNAMES = ("王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆"
+             "汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤欧阳")
 
 
 # A stay of years somewhere: "待了五年", "住了十年后", "三年后".

@@ -73,7 +73,7 @@ _QUESTION_START = re.compile(r"^(?:(?:do|does|did)(?!\s+not\b)|is|are|am|was|wer
 _HYPOTHETICAL = re.compile(
     r"\b(?:if|unless|whether|suppose|supposing|imagine|pretend|what if|someday|one day|in the future|"
     r"next (?:year|month|week|summer|spring|fall|autumn|winter)|in a (?:few|couple of) (?:years|months|weeks)|"
-    r"(?:might|(?-i:may)|could|would|will|shall|should|must)(?!\s+(?:not\s+)?be\b)(?!\s+\d)"
+    r"(?:might|(?-i:may)|could|would|will|shall|should|must)(?!\s+(?:not\s+)?be\b)(?!\s+\d)(?!\s+not\s+touch\b)"
     r"(?<!I should)(?<!I must)(?<!I would)(?!\s+(?:say|admit|mention)\b)|"
     r"going to|about to|plan(?:s|ning)? (?:to|on)|want(?:s|ed)? to|hop(?:e|es|ing) to|wish(?:es)?|"
     r"thinking (?:about|of)|consider(?:s|ing)|dream(?:s|ing)? (?:of|about)|would like|"
@@ -85,7 +85,7 @@ _FIGURATIVE = re.compile(r"\b(?:basically|practically|literally|virtually|sort o
 _REPORTED = re.compile(r"\b(?:said|says|say|told|tells|tell|claims?|claimed|mentioned|heard|hears|according to|"
                        r"asked|asks|wrote|writes|posted|texted|thinks|thought|believes|reckons|insists|swears|joked)\b",
                        re.I)
-_SPEAKER_PREFIX = re.compile(r"^(?:as I (?:said|mentioned|told you)|like I said|I (?:told|tell) you(?: that)?|"
+_SPEAKER_PREFIX = re.compile(r"^(?:now that|as I (?:said|mentioned|told you)|like I said|I (?:told|tell) you(?: that)?|"
                              r"I (?:should|must|have to|need to|would|gotta) (?:say|admit|mention)(?: that)?|"
                              r"I (?:can|could) (?:say|tell you)(?: that)?|I (?:said|mentioned)(?: that)?|"
                              r"just so you know|for the record|fyi|fun fact|by the way|btw|to be honest|tbh|"
@@ -130,7 +130,7 @@ _LY = (r"(?-i:(?!(?:fly|apply|reply|rely|supply|comply|imply|ally|rally|bully|ta
 _ADVERBS = re.compile(r"^(?:(?:really|totally|absolutely|just|also|still|currently|now|recently|actually|finally|"
                       r"definitely|truly|genuinely|honestly|basically|kind of|sort of|pretty much|seriously|"
                       r"(?:do|does|did)(?=\s+(?!not\b))|mostly|usually|always|totally|so|too|even|already|officially|happily|"
-                      r"quite|very much|very|deeply|secretly|absolutely|literally|again|both|all|super|" + _ASPECT + r"|"
+                      r"quite|very much|very|deeply|secretly|absolutely|literally|again|both|all|super|only|" + _ASPECT + r"|"
                       + _LY + r")\s+)+", re.I)
 # A verb after "and also" opens a clause of its own ("and also work at Google"); a noun is one more item ("peanuts and
 # also shellfish").
@@ -139,7 +139,7 @@ _ALSO_VERB = (r"(?:live|lives|lived|work|works|worked|like|likes|love|loves|hate
               r"teaches|study|studies|run|runs|volunteer|volunteers)\b")
 _CLAUSE_SPLIT = re.compile(
     # ("a while ago" is a time, not a second clause)
-    r"\s*;\s*|,?\s+(?:but|(?<!\ba )while|whereas|although|though|meanwhile,?)\s+|,?\s+and\s+(?=(?:I|we|my|he|she|now|"
+    r"\s*;\s*|\s+[—–-]\s+|,?\s+(?:but|(?<!\ba )while|whereas|although|though|meanwhile,?)\s+|,?\s+and\s+(?=(?:I|we|my|he|she|now|"
     # ("and also work at …" is a clause; "peanuts and also shellfish" one more item)
     r"also\s+" + _ALSO_VERB + r"|then|currently|"
     r"since|recently|live|lives|work|works|moved|move|like|likes|love|loves|hate|hates|am|is|have|has|just|"
@@ -153,7 +153,7 @@ _CLAUSE_SPLIT = re.compile(
     # at IKEA"): a clause of its own
     r"\s+(?:since|because|cause|as|now that)\s+(?=(?:I|we|my|our)\s+(?!(?:was|were|had|did|used)\b))")
 _BOUNDARY = re.compile(
-    r"\s*(?:[,;!?()\[\]]|(?<!\bSt)(?<!\bMr)(?<!\bDr)(?<!\bMs)(?<!\bMrs)(?<!\bJr)\.|\s-\s|\s—\s|\bbecause\b|\bsince\b|\bbut\b|\bso\b|\bwhen\b|\bwhere\b|\bwhich\b|\bwho\b|"
+    r"\s*(?:[,;!?()\[\]]|:\s|(?<!\bSt)(?<!\bMr)(?<!\bDr)(?<!\bMs)(?<!\bMrs)(?<!\bJr)\.|\s-\s|\s—\s|\bbecause\b|\bsince\b|\bbut\b|\bso\b|\bwhen\b|\bwhere\b|\bwhich\b|\bwho\b|"
     r"\bthat\b|\bfor (?:about |almost |nearly |over )?(?:\d+|a|an|two|three|four|five|six|ten|many|several|"
     r"the past|a few|a couple)\b|\b(?:about |around )?(?:\d+|a|an|two|three|few|several|couple of) "
     r"(?:years?|months?|weeks?|days?) ago\b|\b(?:(?:many|some|a few|a couple of|several|four|five|six|seven|eight|nine|"
@@ -219,6 +219,9 @@ _NON_JOBS = {"vegetarian", "vegan", "christian", "american", "italian", "indian"
              "heavy sleeper", "light sleeper", "picky eater", "messy eater", "social butterfly"}
 _HABITUAL = re.compile(r"(?:drinker|eater|lover|sleeper|riser|talker|walker|smoker|reader|watcher|goer|fanatic|"
                        r"enthusiast|addict|junkie|nerd|geek|buff|person|owner|user|player|fan)$", re.I)
+# What one does for sport or pleasure, or how far along one is, not a living: "I'm a runner", "as a beginner".
+_LEISURE = frozenset("runner jogger swimmer cyclist climber hiker skier surfer gamer beginner learner foodie traveller "
+                     "traveler".split())
 _NATIONALITY_HINT = re.compile(r"(?:an|ese|ish|i|ic)$")
 
 
@@ -267,6 +270,8 @@ def _clean_value(raw: str, attribute: str) -> str:
         value = re.split(r"\s+(?:in|at|for|with|from|by)\s+", value)[0]
     if attribute in ("lives_in", "works_in", "hometown", "works_at"):
         value = re.sub(r"^(?:the city of|the town of)\s+", "", value, flags=re.I)
+        if re.match(r"(?-i:[A-Z])", value):  # "Google and eat lunch there": the name ends where "and" goes on in
+            value = re.split(r"\s+and\s+(?=(?-i:[a-z]))", value, maxsplit=1)[0]  # lower case ("Marks and Spencer" stays)
         # A place or an employer ends before a purpose or a role: "Melbourne for uni", "Spotify as a data analyst".
         value = re.split(r"\s+(?:for|as|to|because)\s+|\s+originally$|\s+(?:on|at|during|over) (?:the )?(?:weekends?|"
                          r"weekdays|nights|holidays|evenings)\b", value, maxsplit=1)[0]
@@ -364,7 +369,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("hometown", "set", r"^(?:hometown|home town)\s+is\s+(?P<v>.+)"),
     ("age", "set", r"^(?:am|is|are)\s+(?P<v>\d{1,3})(?:\s*(?:years?|yrs?)(?:\s+old)?)?\s*"
                    r"(?:now|today|this year)?(?=\s*(?:,|$)|\s+(?:and|but)\s)"),  # ("I'm 32 and get winded …")
-    ("age", "set", r"^(?:just\s+)?turned\s+(?P<v>\d{1,3}|" + NUMBER_WORDS + r")\b(?!\s+(?:times|years ago|o'clock))"),
+    ("age", "set", r"^(?:(?:have|has)\s+)?(?:just\s+)?turned\s+(?P<v>\d{1,3}|" + NUMBER_WORDS + r")\b(?!\s+(?:times|years ago|o'clock))"),
     # an age said as what one is ("I'm a 34-year-old nurse", "as a 34 year old, …"): the number before year-old
     ("age", "set", r"^(?:(?:am|is|are)|as)\s+an?\s+(?P<v>\d{1,3}|" + NUMBER_WORDS + r")[\s-]+(?:years?|yrs?)[\s-]+old\b"),
     ("age", "set", r"^age is\s+(?P<v>\d{1,3})\b"),
@@ -458,7 +463,8 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("dislikes", "add", r"^(?:do not|does not|did not|(?:have\s+|has\s+)?never) (?:really\s+)?(?:like|love|enjoy|"
                         r"care for|fancy|eat|drink|liked|loved|enjoyed|cared for)\s+(?P<v>.+)"),
     ("dislikes", "add", r"^(?:dislike|dislikes|hate|hates|detest|detests|loathe|loathes|despise|despises|"
-                        r"cannot stand|can't stand|could not stand|avoid|avoids)\s+(?P<v>.+)"),
+                        r"cannot stand|can't stand|could not stand|avoid|avoids|will not touch|would not touch|"
+                        r"refuses to eat|refuse to eat)\s+(?P<v>.+)"),
     ("dislikes", "add", r"^(?:(?:am|is|are)\s+)?not (?:a\s+|really\s+|much of a\s+|that much of a\s+|(?:big|huge|"
                         r"massive|great)\s+)*(?:fan of|into|keen on|"
                         r"fond of|crazy about)\s+(?P<v>.+)"),
@@ -502,6 +508,9 @@ _PREDICATES = [(attribute, op, re.compile(pattern, re.I)) for attribute, op, pat
 _BE_NOW = re.compile(r"^(?-i:(?:am|is|are)\s+(?:(?P<back>back)\s+(?:home\s+)?)?(?P<prep>in|at)\s+"
                      r"(?P<v>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*)(?(back)(?:\s+(?:now|these days|nowadays))?|"
                      r"\s+(?:now|these days|nowadays)))$")
+# "I've been at KPMG (since January)": at a named place, for a while — where one works when work is the topic
+_BEEN_AT = re.compile(r"^(?-i:(?:have|has)\s+been\s+(?P<prep>at|with)\s+(?P<v>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*))"
+                      r"(?=\s*(?:$|,|\s+(?:and|for|since|now)\b))")
 _TOPIC_WORDS = {
     "works_at": re.compile(r"\b(?:work|works|worked|working|job|jobs|employer|company|hired|joined|switched|career|"
                            r"role|position|colleagues?|co-?workers?|boss|office|promoted|laid off|fired|quit|resigned|"
@@ -750,6 +759,7 @@ def _predicates(rest: str, subject: str, *, topics: frozenset[str] = frozenset()
         if attribute in ("hometown", "lives_in") and _NOT_PLACES.match(value):
             continue
         if attribute == "job" and (value.casefold() in _NON_JOBS or value.casefold().split(" of ")[0] in _NON_JOBS or
+                                   value.casefold() in _LEISURE or
                                    (" " in value and _HABITUAL.search(value)) or
                                    (" " not in value and _NATIONALITY_HINT.search(value) and value[:1].isupper())):
             continue
@@ -792,8 +802,9 @@ def _predicates(rest: str, subject: str, *, topics: frozenset[str] = frozenset()
             return [Statement(subject, a, value, "end") for a in ("works_at", "lives_in")] if _value_ok(value) else []
         if attribute in ACCUMULATING:
             values = _split_values(value)
-            if attribute == "speaks":
-                values = [_SPOKEN_HOW_WELL.sub("", v) for v in values]
+            if attribute == "speaks":  # (how well, before or after it: "a bit of Japanese", "Portuguese fairly well")
+                values = [re.sub(r"\s+(?:(?:fairly|pretty|very|really|quite|reasonably)\s+)?(?:well|badly|fluently|ok|okay)$",
+                                 "", _SPOKEN_HOW_WELL.sub("", v), flags=re.I) for v in values]
             values = [v for v in values if _value_ok(v)]
             return [Statement(subject, attribute, v, op) for v in values]
         if op == "end" and not value:
@@ -801,7 +812,7 @@ def _predicates(rest: str, subject: str, *, topics: frozenset[str] = frozenset()
         if not _value_ok(value):
             return []
         return [Statement(subject, attribute, value, op)]
-    here = _BE_NOW.match(rest)
+    here = _BE_NOW.match(rest) or _BEEN_AT.match(rest)
     attribute = "lives_in" if here and here.group("prep") == "in" else "works_at"
     if here and attribute in topics and _value_ok(value := _clean_value(here.group("v"), attribute)):
         return [Statement(subject, attribute, value, "set")]
@@ -959,6 +970,16 @@ _LEADING_PHRASE = re.compile(r"^(?:after|before|since|during|in|on|following|ove
                              r"(?=(?-i:I|We|we|My|my|Our|our)\b)", re.I)
 
 
+# "As a nurse (working nights), …": the speaker's job, said as the role they ask from.
+_AS_A = re.compile(r"^as\s+(?P<x>an?\s+[a-z][\w -]{1,40}?)(?:\s+(?:myself|working|who|with|living|based)\b[^,]*)?\s*,\s*",
+                   re.I)
+# A place named, then said to be one's own in a relative clause: "a getaway from Seattle, where I live"; or in
+# apposition to "my hometown": "back in my hometown of Aberdeen".
+_WHERE_I = re.compile(r"\b(?:in|from|to|near|around|of)\s+(?P<v>(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*){0,3}),?\s+"
+                      r"where\s+(?:I|we)\s+(?:(?:now|currently|still)\s+)?(?P<verb>live|grew up|was born)\b|"
+                      r"\b(?:my|our)\s+(?:hometown|home town)(?:\s+of|,)\s+(?P<home>(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*){0,3})")
+
+
 def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCES.split(text) if s and s.strip()]
 
@@ -970,6 +991,12 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
     introduced: str | None = None  # a relation named with no fact yet ("We have a dog."), for a later "his name"
     topics = _topics(text, last_key)
     for sentence in _sentences(_normalise(text)):
+        role = _AS_A.match(sentence)
+        if role:  # "As a nurse working night shifts, what should I eat?": what the speaker is, said before the ask
+            out += [s for s in _predicates("am " + role.group("x"), "user") if s.key.attribute == "job"]
+            sentence = sentence[role.end():]
+        out += [Statement("user", "lives_in", where.group("v")) if where.group("verb") == "live" else
+                Statement("user", "hometown", where.group("v") or where.group("home")) for where in _WHERE_I.finditer(sentence)]
         tag = re.search(r",\s*(?:remember|right|you know|ok|okay|eh|yeah|correct|didn't I|don't I|isn't it|no|"
                         r"remember that|as you know)\s*\?+\s*$", sentence, re.I)
         if tag:  # "I live in Madrid, remember?": a statement with a question tag
@@ -1007,7 +1034,9 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
         body = _THING_THEN_IT.sub(lambda m: m.group(0)[: m.start("it") - m.start()] + _TIME_WORDS.split(m.group("v"), 1)[0],
                                   body, count=1)
         label = re.match(r"^(?P<label>[\w' ]{1,25})(?::|\s+[—–-])\s+", body)
-        if label and not re.match(r"^(?:name|birthday|age|job)$", label.group("label"), re.I):
+        if label and not re.match(r"^(?:name|birthday|age|job)$|^(?:I|we)\b|^(?:my|our)(?:\s+\S+){2}", label.group("label"),
+                                  re.I):
+            # (a statement before a dash is no heading: "I live in Leeds - it's lovely")
             # (a heading that is a correction marker, "Correction:" or "Actually no —", is peeled below as one)
             body = body[label.end():] if not _CORRECTION.match(label.group("label")) else body
         # "*John": chat's way to correct what one just typed (a star before or after the right word)

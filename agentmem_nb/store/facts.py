@@ -523,6 +523,9 @@ class FactsLayer:
         pending = [view.facts[i] for i in ids if view.facts[i].status == "conflict"]
         if statement.op == "end":
             ends = [f.fact_id for f in active if not value or normalise_value(f.value) == value]
+            if not ends and key.attribute not in ACCUMULATING:  # "no longer a rider" of the one value "delivery
+                # rider": said shorter or longer, it names the value the key has (a list's items are told apart)
+                ends = [f.fact_id for f in active if value in normalise_value(f.value) or normalise_value(f.value) in value]
             if ends:
                 return {"effect": "end", "ends": ends, "ended_by": "negation"}
             if not value or any(normalise_value(view.facts[i].value) == value for i in ids):

@@ -59,3 +59,15 @@ def test_a_value_said_to_be_over_is_kept_as_history_when_nothing_was_known(store
     assert facts.record([Statement("user", "lives_in", "sydney", "end")], source=FactSource("s1", 3)) == []
     assert facts.record([Statement("user", "works_at", "", "end")], source=FactSource("s1", 4)) == []
     assert [f.value for f in facts.history("user", "lives_in")] == ["Sydney", "Melbourne"]
+
+
+def test_an_end_said_shorter_ends_the_one_value_of_a_single_valued_key(store: Store) -> None:
+    facts = store.user("alice").facts
+    assert isinstance(facts, FactRecord)
+    facts.record([Statement("user", "job", "delivery rider")], source=FactSource("s1", 1))
+    ended = facts.record([Statement("user", "job", "rider", "end")], source=FactSource("s1", 2))
+    assert [(f.value, f.status) for f in ended] == [("delivery rider", "superseded")] and facts.get("user", "job") == []
+    # a list keeps its items apart: "tea" ended is not "green tea"
+    facts.record([Statement("user", "likes", "green tea", "add")], source=FactSource("s1", 3))
+    facts.record([Statement("user", "likes", "tea", "end")], source=FactSource("s1", 4))
+    assert [f.value for f in facts.get("user", "likes")] == ["green tea"]

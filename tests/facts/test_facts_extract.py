@@ -585,7 +585,10 @@ def test_a_birthday_corrected_by_its_day_alone_keeps_the_month(tmp_path: Path, s
                                                           ("user", "lives_in", "Barcelona", "set", True)]),
     ("你好！我是李娜，在成都做UI设计师。", [("user", "name", "李娜", "set", True), ("user", "works_at", "成都", "set", True),
                                        ("user", "job", "UI设计师", "set", True)]),
-    ("我是李娜。", []),
+    # a full name (a common surname) is an introduction without a greeting too; a title or a kind is not
+    ("我是李娜。", [("user", "name", "李娜", "set", True)]),
+    ("我是李思琪，想问问红烧鱼怎么做不腥。", [("user", "name", "李思琪", "set", True)]),
+    ("我是高手。", []),
 ])
 def test_an_introduction_after_a_greeting_with_a_role_in_apposition(
         text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
@@ -1429,3 +1432,45 @@ def test_a_relatives_name_said_with_a_possessive_is_the_name() -> None:
 def test_requests_greetings_and_a_second_person_around_a_fact(
         text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read(text) == expected
+
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a fact said on the way to a request
+    ("I'm planning a weekend getaway from Seattle, where I live — anything good within a three-hour drive?",
+     [("user", "lives_in", "Seattle", "set", True)]),
+    ("Back in my hometown of Aberdeen we always had butteries for breakfast.", [("user", "hometown", "Aberdeen", "set", True)]),
+    ("As a nurse working night shifts, what should I eat before a 12-hour shift?", [("user", "job", "nurse", "set", True)]),
+    ("As a runner, what should I eat?", []),  # a pastime, not a living
+    ("I'm a runner", []),
+    ("I work at Google and eat lunch at the office most days, so I only need ideas for light dinners.",
+     [("user", "works_at", "Google", "set", True)]),
+    ("I work at Marks and Spencer", [("user", "works_at", "Marks and Spencer", "set", True)]),
+    ("My brother works at Tesla and never has time to cook.", [("brother", "works_at", "Tesla", "set", True)]),
+    ("I only speak English and French", [("user", "speaks", "English", "add", True), ("user", "speaks", "French", "add", True)]),
+    ("I speak Portuguese fairly well, so would Brazil be easier?", [("user", "speaks", "Portuguese", "add", True)]),
+    ("Now that I've turned 30, should I change anything in my running plan?", [("user", "age", "30", "set", True)]),
+    ("The milk has turned sour", []),
+    ("My son is 7 and a really picky eater — he won't touch broccoli.",
+     [("son", "age", "7", "set", True), ("son", "dislikes", "broccoli", "add", True)]),
+    ("I live in Leeds - it's lovely", [("user", "lives_in", "Leeds", "set", True)]),
+    ("我会说粤语，去香港玩的话沟通应该没问题吧？", [("user", "speaks", "粤语", "add", True)]),
+    ("今年开春我们全家搬到了昆明，这边有什么特色菜值得学？", [("user", "lives_in", "昆明", "set", True)]),
+    ("后来我调到了同仁医院，排班规律多了", [("user", "works_at", "同仁医院", "set", True)]),
+    ("我去了趟医院", []),
+    ("更正一下，我是三十五岁，不是三十八。", [("user", "age", "35", "correct", True)]),
+    ("纠正一下，我是出纳，不是会计。", [("user", "job", "出纳", "correct", True)]),
+    ("我朋友小周特别喜欢吃臭豆腐，我却最讨厌臭豆腐", [("friend", "name", "小周", "set", True),
+                                     ("friend", "likes", "臭豆腐", "add", True), ("user", "dislikes", "臭豆腐", "add", True)]),
+    ("我姐姐住在新加坡，会说英语和闽南语，我下个月去看她，要准备什么？",
+     [("sister", "lives_in", "新加坡", "set", True), ("sister", "speaks", "英语", "add", True),
+      ("sister", "speaks", "闽南语", "add", True)]),
+])
+def test_facts_said_on_the_way_to_a_request(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+def test_since_a_month_ive_been_at_a_named_place_is_where_one_works_when_work_is_the_topic() -> None:
+    assert _read("Since January I've been at KPMG and the travel is even worse.", fact_key("user", "works_at")) == [
+        ("user", "works_at", "KPMG", "set", True)]
+    assert _read("I've been at the gym", fact_key("user", "works_at")) == []
