@@ -103,7 +103,7 @@ _PRONOUN_VALUES = {"它", "他", "她", "这", "那", "这个", "那个", "你",
 _ORGANISATION = (r"(?:医院|诊所|公司|银行|集团|学校|大学|学院|中学|小学|幼儿园|研究所|研究院|中心|工厂|报社|电视台|杂志社|"
                  r"事务所|律所|保险|证券|基金|酒店|餐厅|超市|商场|书店|咖啡馆|药房|药店|政府|法院|检察院|派出所|部门|局)")
 _JOB_SUFFIX = (r"(?:师|士|员|生|家|手|工|者|官|(?<![家成延增生兄学])长|医生|护士|律师|演员|歌手|记者|翻译|会计|销售|老师|教授|学生|经理|老板|"
-               r"代表|出纳|主管|总监|司机|厨师|模特|警察|军人|农民|工人|博士|硕士|研究生|本科生|主播|博主|自由职业者|公务员|"
+               r"代表|出纳|审计|文案|策划|编剧|主管|总监|司机|厨师|模特|警察|军人|农民|工人|博士|硕士|研究生|本科生|主播|博主|自由职业者|公务员|"
                r"创业者|店主|保安|快递员|外卖员|程序员|工程师|设计师|产品经理|运营|编辑|导演|作家|画家|摄影师|博士后|博后|"
                r"医生|兽医|牙医|药剂师|教练|秘书|助理|实习生|保姆|法官|科学家|研究员|顾问|CEO|CTO|HR)")
 
@@ -133,7 +133,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("speaks", "add", r"^(?:的)?母语是(?P<v>[^，,。]+?(?:语|话|文))$"),
     ("name", "correct", r"^(?:改名(?:字)?|改了名(?:字)?)(?:叫做|叫|为|成)(?P<v>.+)"),
     # a language, not what was said (说了很多废话, 讲笑话, 说的是真话, 讲电话): no 了/的 after the verb, no kind of talk
-    ("speaks", "add", r"^(?:会说|能说|会讲|能讲|说|讲)(?:一口)?(?:流利的)?(?!了|的|过|着)"
+    ("speaks", "add", r"^(?:只|还|也)?(?:会说|能说|会讲|能讲|说|讲|会)(?:一口|一点点?|一些|点儿?)?(?:流利的)?(?!了|的|过|着)"
                       r"(?![^，,。]*?(?:笑|废|真|实|假|坏|好|大|空|闲|胡|鬼|情|里|脏|粗|梦|怪|狠|傻|谎|电|瞎|蠢|套|悄悄|客气)话$)"
                       r"(?P<v>[^，,。]+?(?:语|话|文))$"),
     # "今年三十了": an age without 岁 is still an age when it is the whole clause
@@ -345,7 +345,7 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
     if call and (call.group("tail") or not call.group("bare")):  # "你可以叫我小王", "大家都叫我…": the speaker's name,
         return "user", "叫" + call.group("v"), names  # whoever calls them so
     if re.match(r"^(?:他|她|它|他们|她们|你|您|你们|大家|别人|有人|人家|某人|这|那|[A-Za-z]|"
-                r"(?!(?:还|也|都)?(?:会|能)(?:说|讲))[\u4e00-\u9fff]{1,3}(?:说|觉得))", clause):  # (会说: speaks, no one's words)
+                r"(?!(?:还|也|都|只|就)?(?:会|能)(?:说|讲))[\u4e00-\u9fff]{1,3}(?:说|觉得))", clause):  # (会说: speaks, no one's words)
         return "other", "", names
     return None, clause, names
 
@@ -523,14 +523,18 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         certain = not _HEDGE.search(re.sub(r"[，,](?:帮我|请|麻烦|给我|你帮我|你给我|替我)[^，,]*吧$", "", sentence))
         body = _HEDGE.sub("", sentence) if not certain else sentence
         correction = bool(re.search(r"其实|实际上|事实上", sentence))  # "我生日其实是5月4号": a correction inside
+        # (and the word goes, so that the predicate reads as said plainly: "我老家其实是宁波")
+        explicit = False  # a correction said as one ("不对", "说错了"), not a "其实" that may only add
         for _ in range(4):
             before = body
             body = _LEADING.sub("", body)
             marker = _CORRECTION.match(body)
             if marker and marker.end() > 0:
                 correction, body = True, body[marker.end():]
+                explicit = explicit or bool(re.search(r"不对|不是的|错|更正|纠正|我是说|我的意思是|我指的是", marker.group(0)))
             if body == before:
                 break
+        body = re.sub(r"(?<=[^，,\s])(?:其实|实际上|事实上)(?=是|在|住|叫|对)", "", body)
         greeting = re.match(r"^(?:嗨|你好|您好|大家好|哈喽|哈啰|hi|hello|hey)[，,！!\s]*(?:我是|我叫)(?P<name>[\u4e00-\u9fff]{2,3}|"
                             r"[A-Za-z][\w'-]*)$", body, re.I)
         if greeting and not re.search(_JOB_SUFFIX + r"$|人$", greeting.group("name")):
@@ -579,6 +583,10 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         greeted = bool(re.fullmatch(r"(?:嗨|你好|您好|大家好|哈喽|哈啰|hi|hello|hey)[呀啊]?", body, re.I))
         found = _sentence_statements(body, introduced or last_relative([], out, last_key))
         introduced = None
+        pair = re.match(r"^我(?:和|跟|与)(?:我)?(?:的)?(?P<rel>" + _REL + r")(?:都|也|一起)", body)
+        if pair and found:  # "我和我老公都在协和医院上班": said of the speaker, and of the relative too
+            found = found + [Statement(RELATIONS_ZH[pair.group("rel")], s.attribute, s.value, s.op, s.certain)
+                             for s in found if s.key.subject == "user"]
         if found is None and (new := _INTRODUCED.match(_LEADING.sub("", body))):
             introduced = RELATIONS_ZH[new.group("rel")]  # "我新养了一只小狗。它叫肉肉。": 它 is the dog
         elif found is None and (spoken := _subject(_LEADING.sub("", _CLAUSES.split(body)[0]))[0]) not in (
@@ -603,6 +611,10 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         ends = [Statement(s.subject, s.attribute, old, "end") for s in found if old_value and s.op == "add"
                 and s.key.attribute in ACCUMULATING and _ok(old := _clean(old_value, s.attribute)) and old != s.value]
         # ("其实是对灰尘过敏，不是猫": a list keeps its other values, so the one named as wrong ends)
+        if explicit and not ends and not re.search(r"也|还|另外|以及", body):
+            # "哦不对，是对虾过敏": the item said last was the wrong one (the store ends it); not "其实…也…"
+            found = [Statement(s.subject, s.attribute, s.value, "correct", s.certain)
+                     if s.key.attribute in ACCUMULATING and s.op == "add" else s for s in found]
         out.extend(marked(found + ends, correction=correction, certain=certain))
     return out
 
@@ -679,6 +691,7 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
             r"^(?:他们|她们|两人|二老|两位老人)(?:俩)?(?P<rest>.*)$", clause)  # "我爸妈…，他们…": the pair
         if pronoun and spoken_of is not None:  # "我姐姐是护士。——不对，她其实是医生": 她 is the sister
             who, rest = spoken_of, _LEADING.sub("", pronoun.group("rest"))
+        unnamed = who is None
         if who is None:
             if subject == "other":
                 continue
@@ -736,4 +749,12 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
         if statements:
             matched = True
             found += statements
+        elif unnamed and _NOUN_SUBJECT.match(clause):
+            subject = "other"  # "剧里女主是律师，住在上海": someone named by a noun is spoken about, here and after
     return found if matched else None
+
+
+# A clause whose subject is a noun of someone else's ("女主是律师", "房东是上海人"): not an adverb or verb first.
+_NOUN_SUBJECT = re.compile(r"^(?!(?:就|也|都|还|又|真|确实|其实|应该|可能|现在|目前|以前|原来|本来|不|没|这|那|在|是|住|叫|最|很|"
+                           r"好|可|但|而|却|才|只|总|一直|已经|刚|从|对|给|跟|和|老家|家|工作|职业|生日|名字|年龄))"
+                           r"[\u4e00-\u9fff]{1,4}?是")

@@ -1474,3 +1474,30 @@ def test_since_a_month_ive_been_at_a_named_place_is_where_one_works_when_work_is
     assert _read("Since January I've been at KPMG and the travel is even worse.", fact_key("user", "works_at")) == [
         ("user", "works_at", "KPMG", "set", True)]
     assert _read("I've been at the gym", fact_key("user", "works_at")) == []
+
+
+@pytest.mark.parametrize(("text", "last", "expected"), [
+    ("更正一下，我老家其实是宁波，绍兴是我外婆家。", ("user", "hometown"), [("user", "hometown", "宁波", "correct", True)]),
+    ("不对，我是审计，老是说混。", ("user", "job"), [("user", "job", "审计", "correct", True)]),
+    # an explicit correction of a list's item: the item said last was the wrong one; "也" adds
+    ("哦不对，是对虾过敏，花生没事。", ("user", "allergic_to"), [("user", "allergic_to", "虾", "correct", True)]),
+    ("不对，我也对虾过敏", ("user", "allergic_to"), [("user", "allergic_to", "虾", "add", True)]),
+])
+def test_chinese_corrections_inside_a_sentence_and_of_a_lists_item(
+        text: str, last: tuple[str, str], expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text, fact_key(*last)) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("我会说粤语，还会一点点法语。", [("user", "speaks", "粤语", "add", True), ("user", "speaks", "法语", "add", True)]),
+    ("我不会说日语，只会说中文和英语。", [("user", "speaks", "中文", "add", True), ("user", "speaks", "英语", "add", True)]),
+    ("我和我老公都在协和医院上班。", [("user", "works_at", "协和医院", "set", True),
+                              ("husband", "works_at", "协和医院", "set", True)]),
+    ("你好呀，我叫林晓雯，在一家广告公司做文案。", [("user", "name", "林晓雯", "set", True), ("user", "job", "文案", "set", True)]),
+    # someone named by a noun is spoken about, in that clause and after it
+    ("最近在追的剧里，女主是律师，住在上海，好羡慕她啊。", []),
+    ("在北京工作，住在朝阳", [("user", "works_at", "北京", "set", True), ("user", "lives_in", "朝阳", "set", True)]),
+])
+def test_chinese_languages_both_of_us_and_someone_named_by_a_noun(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
