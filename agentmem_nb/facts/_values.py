@@ -106,7 +106,12 @@ _HOLIDAYS = (
     (r"教师节", 9, 10), (r"国庆", 10, 1), (r"万圣节", 10, 31), (r"光棍节|双十一|双11", 11, 11), (r"平安夜", 12, 24),
     (r"圣诞", 12, 25),
 )
-_HOLIDAY_RES = [(re.compile(pattern, re.I), month, day) for pattern, month, day in _HOLIDAYS]
+# The holiday must be the whole date said ("on Valentine's Day", "就是国庆节那天"): "the day after Christmas", "around
+# Halloween", "国庆节前一天", "isn't on Christmas", "unlike my sister's, which is on Christmas" name no day of ours.
+_HOLIDAY_BEFORE = r"^\s*(?:(?:it\s+is|it\s+was|is|was|falls|on|at|the|just|exactly|right)\s+)*(?:就是|刚好是|正好是|恰好是|是|在|就在)?"
+_HOLIDAY_AFTER = r"(?:\s+day)?(?:节)?(?:那天|当天|那一天)?\s*(?:哈哈|呢|啦|了|哦|lol|haha)?[\s.!。！]*$"
+_HOLIDAY_RES = [(re.compile(_HOLIDAY_BEFORE + r"(?:" + pattern + r")" + _HOLIDAY_AFTER, re.I), month, day)
+                for pattern, month, day in _HOLIDAYS]
 
 
 def normalise_date(text: str) -> str:
@@ -145,7 +150,7 @@ def normalise_date(text: str) -> str:
                 return formatted
     plain = text.replace("'", "").replace("’", "")
     for pattern, month, day in _HOLIDAY_RES:
-        if pattern.search(plain):
+        if pattern.match(plain):
             return f"{month:02d}-{day:02d}"
     return text.strip()
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from agentmem_nb.facts._marks import PLURAL_RELATIONS, last_relative, marked
+from agentmem_nb.facts._marks import PLURAL_RELATIONS, PRONOUN_LOOKBACK, last_relative, marked
 from agentmem_nb.facts._values import normalise_date, normalise_number
 from agentmem_nb.store.facts import ACCUMULATING, FactKey, FactOp, Statement
 
@@ -143,8 +143,6 @@ _RULES: list[tuple[str, FactOp, str]] = [
     # an age said as what one is: "作为一个34岁的人", "是个三十岁的程序员"
     ("age", "set", r"^(?:作为|身为|是)(?:一个|一名|一位|个|名)?(?P<v>\d{1,3}|[一二两三四五六七八九十]{1,3})(?:周)?岁的"),
     ("age", "set", r"^(?:的)?年龄是(?P<v>\d{1,3}|[一二两三四五六七八九十百]{1,4})"),
-    # "我爸今年60了，我妈58": a person then a bare number of years (two digits: no count of things)
-    ("age", "set", r"^(?P<v>[1-9]\d)(?:了|啦)?$"),
     ("from_to", "set", r"^(?:刚|已经|终于)?从(?P<old>[^，,。到去来]{1,12}?)(?:搬|迁|移居|移民)(?:家)?(?:到|去|来)了?(?P<v>[^，,。]+)"),
     ("lives_in", "set", r"^(?:搬到了?|搬去了?|搬家到了?|搬回了?|搬来了?|搬进了?|迁到了?|移居到?|移民到?|定居到?)(?P<v>.+)"),
     ("lives_in", "set", r"^(?:常驻在?|常住在?|待在|呆在|扎根在?|落户在?|住在|住|居住在|居住于|定居在|定居于|生活在|家住|家在|常住在|现居|现住)(?P<v>.+)"),
@@ -275,11 +273,16 @@ _INTRODUCED = re.compile(r"^我(?:们)?(?:家)?(?:(?:刚|最近|也|还|新)?(?:
                          r"新添了?|生了?|接回了?|迎来了?))(?:一|两|三)?(?:个|位|只|条)?" + _KIN_ORDER + r"(?P<rel>" + _REL
                          + r")$")
 _ANIMALS = frozenset({"dog", "cat"})
-# The pets one keeps (``has_pet``), kept ("我养了一只狗和一只兔子") or gone ("兔子送给朋友了", "不养猫了").
-_PET_ZH = r"(?P<kind>[\u4e00-\u9fff]{0,3}?犬|狗狗|小狗|狗|猫咪|小猫|猫|兔子|仓鼠|鹦鹉|乌龟|金鱼|鱼|鸟|龙猫|刺猬|蜥蜴|蛇|荷兰猪|豚鼠|八哥|马)"
-_PETS_KEPT = re.compile(r"(?:一|两|三|四|几|\d+)?(?:只|条|个|匹|缸)" + _PET_ZH)
-_KEEPS_PETS = re.compile(r"^我(?:们)?(?:家)?(?:还|也|现在|新)?(?:养了?|养着|有|领养了?|收养了?|捡了?|买了?)")
-_PET_GONE = re.compile(r"(?:^|[，,]|(?<=家的)|(?<=我的)|(?<=那只)|(?<=那条))" + _PET_ZH
+# The pets one keeps (``has_pet``), kept ("我养了一只狗和一只兔子": what one keeps or has, right after the verb) or gone
+# ("兔子送给朋友了", "我家的狗去年走了", "不养猫了"). A pet word is a whole word: 马桶, 猫爪杯, 狗链, 鸟笼, 兔子玩偶 are things;
+# a fish or a horse is as often a meal or a ride, and someone else's pet ("同事家的狗") is not the speaker's.
+_PET_ZH = r"(?P<kind>[\u4e00-\u9fff]{0,3}?犬|狗狗|小狗|狗|猫咪|小猫|猫|兔子|仓鼠|鹦鹉|乌龟|金鱼|龙猫|刺猬|蜥蜴|荷兰猪|豚鼠|八哥)"
+_PET_WORD_END = r"(?=$|[，,。！!？?、\s和跟还叫了呢啊呀吧])"
+_PET_MEASURED = r"(?:一|两|三|四|几|\d+)?(?:只|条|个|匹)" + _PET_ZH + _PET_WORD_END
+_PETS_KEPT = re.compile(_PET_MEASURED)
+_KEEPS_PETS = re.compile(r"^我(?:们)?(?:家)?(?:还|也|现在|新)?(?:养了?|养着|有|领养了?|收养了?|捡了?|买了?)(?=" + _PET_MEASURED.replace(
+    "(?P<kind>", "(?:") + ")")
+_PET_GONE = re.compile(r"(?:^|[，,]|(?<=我家的)|(?<=我们家的)|(?<=我的))" + _PET_ZH
                        + r"(?:去年|前年|上个月|上周|前几天|前阵子|最近|已经|刚刚|刚)?(?:送人了|送给[^，,。]{1,6}了|死了|去世了|走了|"
                        r"没了|丢了|跑丢了|被领养了)|不养" + _PET_ZH.replace("(?P<kind>", "(?P<kind2>") + r"了")
 _PET_NAMES = {"狗狗": "狗", "小狗": "狗", "猫咪": "猫", "小猫": "猫"}
@@ -430,8 +433,8 @@ def _bare_value(body: str, attribute: str) -> str:
         body = _ADVERBS.sub("", _LEADING.sub("", body.strip()))
     body = re.sub(r"^(?:也|或者|还是|或)?(?:(?:应该是|应该|算是|是在|是|在|叫|改成|改为|为)){1,2}", "", body.strip())
     body = re.sub(r"^(?:住在|在)(?=\S{2})", "", body) if attribute in ("works_at", "lives_in") else body
-    if re.match(r"^(?:我|他|她|你)", body) or re.search(r"啥|什么|都|也|就|还", body):
-        return ""  # (a clause, not a value: "活儿啥都干")
+    if re.match(r"^(?:我|他|她|你)", body) or re.search(r"啥|什么|(?:都|也|就|还)(?:干|做|是|在|要|会|能|有|行|好|可以|没)", body):
+        return ""  # (a clause, not a value: "活儿啥都干"; 成都, 京都, 也门 are names)
     value = _clean(body, attribute)
     if attribute == "age":
         value = re.sub(r"岁.*$", "", value)
@@ -496,7 +499,8 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
     for found_sentence in re.finditer(r"[^。！!？?；;\n…]+[。！!？?；;\n…]*", text):
         sentence = found_sentence.group(0).strip()
         asked = bool(re.search(r"[？?]\s*$", sentence))
-        if asked and re.search(r"吧[？?]+\s*$", sentence) and _HEDGE.search(sentence):
+        guessed = bool(asked and re.search(r"吧[？?]+\s*$", sentence) and _HEDGE.search(sentence))
+        if guessed:
             asked = False  # "现在大概算产品经理了吧？": a guess said with a rising tone, not a question
         sentence = sentence.rstrip("。！!？?；;\n… ")
         clauses = [c for c in _CLAUSES.split(sentence) if c.strip()]
@@ -517,6 +521,7 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
                 clauses = [f"我的生日是{normalise_date(sentence)}"] + clauses[1:]  # plain way
         clauses = _before_later_clause(clauses)
         sentence = "，".join(clauses)
+        guessed = guessed and bool(_HEDGE.search(sentence))  # (the guess may be in a clause left out: "…的话…应该…吧？")
         if not sentence or _HYPOTHETICAL.search(sentence) or _FIGURATIVE.search(sentence) or _reported(sentence):
             continue
         # (a request closing the sentence ends in 吧 as a request does, not as a guess: "…，帮我翻成德语吧")
@@ -611,6 +616,8 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         ends = [Statement(s.subject, s.attribute, old, "end") for s in found if old_value and s.op == "add"
                 and s.key.attribute in ACCUMULATING and _ok(old := _clean(old_value, s.attribute)) and old != s.value]
         # ("其实是对灰尘过敏，不是猫": a list keeps its other values, so the one named as wrong ends)
+        if guessed:  # ("我可能是对花生过敏吧？": a list takes every value, so a guess asked about adds nothing to one)
+            found = [s for s in found if s.key.attribute not in ACCUMULATING]
         if explicit and not ends and not re.search(r"也|还|另外|以及", body):
             # "哦不对，是对虾过敏": the item said last was the wrong one (the store ends it); not "其实…也…"
             found = [Statement(s.subject, s.attribute, s.value, "correct", s.certain)
@@ -684,7 +691,8 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
         found += names
         matched = matched or bool(names)
         # the relation spoken about last: in a statement, or introduced by the clause before ("我有一个妹妹，她…")
-        spoken_of = next((s.key.subject for s in reversed(found) if s.key.subject != "user"),
+        recent = found[-PRONOUN_LOOKBACK:]  # (what a clause refers back to is near: a bound keeps long text linear)
+        spoken_of = next((s.key.subject for s in reversed(recent) if s.key.subject != "user"),
                          subject if subject not in (None, "user", "other") else relative)
         pronoun = re.match(r"^(?:他|她|它)(?!们)(?P<rest>.*)$" if spoken_of in _ANIMALS else r"^(?:他|她)(?!们)(?P<rest>.*)$",
                            clause) if spoken_of not in PLURAL_RELATIONS else re.match(
@@ -709,7 +717,7 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
         negated_then = re.match(r"^(?:不|没)(?=住|在|喜欢|爱|讨厌|是|做|当|吃|喝|抽|对|" + _ACTIVITY + r")(?P<rest>.+?)了$", rest)
         if negated_then and not ending:
             ending, rest = True, negated_then.group("rest") if not rest.startswith("不喜欢") else rest
-        other = next((s for s in reversed(found) if s.key.subject != who and s.key.attribute in ("lives_in", "works_at")
+        other = next((s for s in reversed(recent) if s.key.subject != who and s.key.attribute in ("lives_in", "works_at")
                       and s.op == "set"), None)
         # (a place or employer named, not what one is doing somewhere: "我在家带娃", "我在学校上课")
         parallel = re.fullmatch(r"(?:一直|还|现在|目前|则|就)?在(?!家)(?P<v>(?:(?!带|休息|上课|睡|吃|玩|等|看|做|写|学|忙|加班|开会|"
@@ -718,7 +726,14 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
             found.append(Statement(who, other.key.attribute, value, "set"))  # "我姐姐住在上海，我在苏州": the same of me
             matched = True
             continue
-        taste = next((s for s in reversed(found) if s.key.attribute in ("likes", "dislikes")), None)
+        age = re.fullmatch(r"(?P<v>[1-9]\d)(?:岁)?(?:了|啦)?", rest)
+        if age and (any(s.key.attribute == "age" and s.key.subject != who for s in recent) or "生日" in body):
+            # "我爸今年60了，我妈58", "今天生日，26啦": an age, as the one before or on a birthday (a bare number
+            # elsewhere counts something else: "我们班有45个人，我35", "我体重65")
+            found.append(Statement(who, "age", age.group("v"), "set"))
+            matched = True
+            continue
+        taste = next((s for s in reversed(recent) if s.key.attribute in ("likes", "dislikes")), None)
         if taste is not None and re.fullmatch(r"(?:爱上|喜欢上|迷上|爱|喜欢|讨厌|受不了)了?", rest):
             rest += taste.value  # "以前讨厌香菜，现在爱上了": what the clause before named
         statements = _predicates(rest, who)
@@ -726,10 +741,10 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
         elliptic = (re.match(r"^在(?!家(?:里|中)?(?:休息|待|呆|养|带|躺|歇|陪|办公|$))(?P<v>[^，,。在]{1,12}?)(?:了|呢|啦)?$",
                              rest) if not statements and not ending
                     and re.search(r"(?:现在|目前|如今|后来|眼下)(?:则|就|又|已经)?在", as_said) else None)
-        kinds = {s.key.attribute for s in found if s.key.subject == who and s.key.attribute in ("works_at", "lives_in")}
-        if elliptic and not kinds and any(s.key.subject == who and s.key.attribute == "job" for s in found):
+        kinds = {s.key.attribute for s in recent if s.key.subject == who and s.key.attribute in ("works_at", "lives_in")}
+        if elliptic and not kinds and any(s.key.subject == who and s.key.attribute == "job" for s in recent):
             kinds = {"works_at"}  # "我是软件工程师，目前在Shopify": where one does that job
-        before = next((s for s in reversed(found) if s.key.subject == who and s.key.attribute in kinds), None) if (
+        before = next((s for s in reversed(recent) if s.key.subject == who and s.key.attribute in kinds), None) if (
             elliptic and len(kinds) == 1) else None
         if before is None and elliptic and kinds == {"works_at"}:
             before = Statement(who, "works_at", "", "set")  # ("离开了X" ends either: which one goes on is unsaid)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agentmem_nb.facts._marks import PLURAL_RELATIONS, last_relative, marked
+from agentmem_nb.facts._marks import PLURAL_RELATIONS, PRONOUN_LOOKBACK, last_relative, marked
 from agentmem_nb.facts._values import NUMBER_WORDS, ORDINAL_WORDS, day_only, english_number, normalise_date
 from agentmem_nb.store.facts import ACCUMULATING, FactKey, FactOp, Statement
 
@@ -175,22 +175,25 @@ _PRONOUNS = {"it", "that", "this", "them", "him", "her", "you", "those", "these"
              "everything", "anything", "something", "nothing", "yourself", "myself", "himself", "herself", "things", "stuff", "us", "me", "myself", "what",
              "too", "much", "a lot", "lots", "very much", "the idea", "the most", "that one", "all", "both",
              "the stuff", "that stuff", "this stuff", "the thing", "that thing", "this thing", "those things"}
+# The trades named by their word (an ending such as -er also makes one: "welder", "florist", "librarian").
+_JOB_WORDS = (r"nurse|doctor|chef|cook|"
+              r"lawyer|pilot|student|vet|tutor|coach|clerk|judge|barista|cop|soldier|monk|model|intern|nanny|maid|"
+              r"plumber|carpenter|secretary|attorney|freelancer|housewife|homemaker|firefighter|surgeon|dentist|"
+              r"pharmacist|waiter|waitress|actress|priest|nun|miner|fisherman|chairman|salesman|saleswoman|"
+              r"ceo|cto|cfo|founder|co-founder|postdoc|phd student|sailor|guard|officer|veterinarian|midwife|"
+              r"paramedic|therapist|analyst|consultant|scientist|mechanic|electrician|programmer|developer|"
+              r"designer|manager|director|teacher|professor|writer|artist|musician|engineer|architect|accountant|"
+              r"journalist|photographer|farmer|librarian|cashier|chemist|physicist|economist|translator|"
+              r"interpreter|editor|producer|dancer|singer|painter|baker|butcher|tailor|driver|pilot|principal|dean|"
+              r"paralegal|technician|executive|president|agent|janitor|realtor|receptionist|hairdresser|"
+              r"stylist|barber|cleaner|courier|trucker|caregiver|housekeeper|bartender|chief|head|lifeguard|vicar|dj|"
+              r"masseuse|rabbi|imam|captain|detective|medic|apprentice|trainee|cabbie|chauffeur|stewardess|barman|barmaid|"
+              r"doula|actuary|foreman|entrepreneur|poet|diplomat|notary|marine|physio|sous chef|nanny|au pair")
 _JOB = (r"(?P<v>(?:[a-z-]+\s+){0,3}(?:(?!(?:for|or|nor|per|after|under|over|ever|never|either|neither|other|rather|"
         r"whether|together|her|their|our|your|later|sooner|further|longer|major|minor|prior|floor|door|error|"
         r"interior|exterior|superior|inferior|junior|senior|poster|winter|summer|center|centre|corner|number|"
-        r"member|water|river|weather|letter|paper|power|tower|flower|dinner|lunch)\b)[a-z-]+(?:er|or|ist|ian|ant|ent|eer|ect|ef|ic|ologist)|nurse|doctor|chef|cook|"
-        r"lawyer|pilot|student|vet|tutor|coach|clerk|judge|barista|cop|soldier|monk|model|intern|nanny|maid|"
-        r"plumber|carpenter|secretary|attorney|freelancer|housewife|homemaker|firefighter|surgeon|dentist|"
-        r"pharmacist|waiter|waitress|actress|priest|nun|miner|fisherman|chairman|salesman|saleswoman|"
-        r"ceo|cto|cfo|founder|co-founder|postdoc|phd student|sailor|guard|officer|veterinarian|midwife|"
-        r"paramedic|therapist|analyst|consultant|scientist|mechanic|electrician|programmer|developer|"
-        r"designer|manager|director|teacher|professor|writer|artist|musician|engineer|architect|accountant|"
-        r"journalist|photographer|farmer|librarian|cashier|chemist|physicist|economist|translator|"
-        r"interpreter|editor|producer|dancer|singer|painter|baker|butcher|tailor|driver|pilot|principal|dean|"
-        r"paralegal|technician|executive|president|agent|janitor|realtor|receptionist|hairdresser|"
-        r"stylist|barber|cleaner|courier|trucker|caregiver|housekeeper|bartender|chief|head|lifeguard|vicar|dj|"
-        r"masseuse|rabbi|imam|captain|detective|medic|apprentice|trainee|cabbie|chauffeur|stewardess|barman|barmaid|"
-        r"doula|actuary|foreman|entrepreneur|poet|diplomat|notary|marine|physio|sous chef|nanny|au pair))\b")
+        r"member|water|river|weather|letter|paper|power|tower|flower|dinner|lunch)\b)[a-z-]+(?:er|or|ist|ian|ant|ent|eer|ect|ef|ic|ologist)|"
+        + _JOB_WORDS + r"))\b")
 # ("I'm a genius", "my dad is a legend": a noun after "a" is a job only when it is one — the word list above and its
 # endings; an open "is a <any words>" rule read every such description as a job, and no case file needed it.)
 # Words for a state, not a name, that chat may capitalise ("I'm Tired", "I'm Back"): "I am X" is no name for them.
@@ -395,8 +398,6 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         r"currently residing|based)\s+(?:(?:out|over|down|back|here)\s+)?"  # "live out in Croydon"
                         r"(?:in|at|near|on)\s+(?P<v>.+)"),
     ("lives_in", "set", r"^(?:(?:am|is|are)\s+)?based out of\s+(?P<v>.+)"),
-    # "I'm still stuck in Galway": where one lives and would rather not (a named place: not "stuck in traffic")
-    ("lives_in", "set", r"^(?:am|is|are)\s+(?:still\s+)?stuck\s+in\s+(?P<v>(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*)*)"),
     ("lives_in", "set", r"^(?:have|has)\s+been\s+in\s+(?P<v>[^,.;!?]+?)\s+(?=(?:for|since)\s)"),
     # "I've been at Deloitte since 2019": a named organisation one has been at for years or since a date
     ("works_at", "set", r"^(?:have|has)\s+been\s+(?:working\s+)?at\s+(?P<v>(?-i:[A-Z])[^,.;!?]*?)\s+(?=(?:since\s+"
@@ -458,8 +459,9 @@ _RULES: list[tuple[str, FactOp, str]] = [
                    r"(?P<v>.+)"),
     ("job", "set", r"^(?:job|profession|occupation) is\s+(?:being\s+)?(?:an?\s+)?(?P<v>.+)"),
     ("job", "set", r"^(?:am|is|are|be|have been|has been)\s+(?:now\s+)?(?:an?\s+)" + _JOB),
-    # "I was a barista for four years": a job said in the past is one that ended
-    ("job", "end", r"^(?:was|were)\s+(?:an?\s+)" + _JOB),
+    # "I was a barista for four years": a job said in the past is one that ended (named by its word: "I was a
+    # teenager", "a passenger", "a winner" are no trade; "…and still am" keeps it: see _statements_of)
+    ("job", "end", r"^(?:was|were)\s+(?:an?\s+)(?P<v>(?:[a-z-]+\s+){0,2}?(?:" + _JOB_WORDS + r"))\b(?!.*\bstill\b)"),
     ("dislikes", "add", r"^(?:do not|does not|did not|(?:have\s+|has\s+)?never) (?:really\s+)?(?:like|love|enjoy|"
                         r"care for|fancy|eat|drink|liked|loved|enjoyed|cared for)\s+(?P<v>.+)"),
     ("dislikes", "add", r"^(?:dislike|dislikes|hate|hates|detest|detests|loathe|loathes|despise|despises|"
@@ -550,25 +552,27 @@ _PET_KINDS = {"dog": ("dog|doggo|puppy|pup|beagle|labrador|lab|poodle|terrier|re
 _PET_NAMED = re.compile(r"\b(?:an?|one|our|my)\s+(?:[\w-]+\s+){0,2}?(?:(?P<dog>" + _PET_KINDS["dog"] + r")|(?P<cat>"
                         + _PET_KINDS["cat"] + r"))\s*,?\s+(?:named|called)\s+(?P<name>(?-i:[A-Z])[\w'-]+)", re.I)
 _HAVE_PETS = re.compile(r"^(?:I|we)\s+(?:also\s+|just\s+)?(?:have|has|have got|got|own|adopted|rescued|keep)\b", re.I)
-# The pets one keeps (``has_pet``): any kind, a dog or cat by its breed too. Had ("I have a hamster and a parrot") or
-# no longer had ("our hamster died", "we gave away the rabbit", "we no longer have the hamster").
-_OTHER_PETS = ("parrot|hamster|rabbit|bunny|guinea pig|goldfish|fish|turtle|tortoise|snake|lizard|gecko|budgie|"
-               "parakeet|cockatiel|canary|bird|ferret|chinchilla|horse|pony|rat|mouse|hedgehog|iguana|axolotl")
-def _pet(after: str) -> str:
-    """A pet of any kind (groups ``dog``, ``cat``, ``other``), plural or not, then ``after`` (a lookahead)."""
-    return (r"(?:(?P<dog>" + _PET_KINDS["dog"] + r")|(?P<cat>" + _PET_KINDS["cat"] + r")|(?P<other>" + _OTHER_PETS
-            + r"))(?:s|es)?(?=" + after + ")")
-
-
-_PET_END = r"\s*(?:[,.;!?)]|$|\s+(?:and|named|called|who|that|which|at|in|too|as well|any ?more|any longer)\b)"
-_OWNED = (r"\b(?:an?|one|two|three|four|\d+|some|a couple of|a few|our|my)\s+"
-          r"(?:(?!(?:for|of|with|to|about|from|in|on|like|than)\b)[\w-]+\s+){0,2}?")  # (not "a love for horses")
-_PETS_KEPT = re.compile(_OWNED + _pet(_PET_END), re.I)
-_PETS_HAD = re.compile(r"(?:" + _OWNED + r"|\bthe\s+)" + _pet(_PET_END), re.I)
-_PET_DIED = re.compile(r"\b(?:my|our|the)\s+(?:[\w-]+\s+){0,2}?" + _pet(r"\s+(?:died|passed|ran away|is gone|went to|"
-                                                                      r"got rehomed|was rehomed|had to go)\b"), re.I)
-_PET_GIVEN = re.compile(r"\b(?:gave away|gave up|rehomed|sold|had to give up|gave)\s+(?:my|our|the)\s+(?:[\w-]+\s+){0,2}?"
-                        + _pet(_PET_END), re.I)
+# The pets one keeps (``has_pet``): any kind, a dog or cat by its breed too. Had — the pets being what one has, right
+# after the verb ("I have a hamster and a parrot", "we've got a pup and a kitty") — or no longer had ("our hamster
+# died", "we gave away the rabbit", "we no longer have the hamster"). Not a pet: "a dog allergy", "a photo of a cat",
+# "a friend with a dog", "never had a dog", "a dog in this fight", someone else's pet; nor a mouse, a rat or a fish,
+# which are as often a computer's, a pest or a meal.
+_OTHER_PETS = ("parrot|hamster|rabbit|bunny|guinea pig|goldfish|turtle|tortoise|snake|lizard|gecko|budgie|parakeet|"
+               "cockatiel|canary|ferret|chinchilla|pony|hedgehog|iguana|axolotl")
+_PET_KIND = re.compile(r"\b(?:(?P<dog>" + _PET_KINDS["dog"] + r")|(?P<cat>" + _PET_KINDS["cat"] + r")|(?P<other>"
+                       + _OTHER_PETS + r"))(?:s|es)?\b", re.I)
+_PET_NP = (r"(?:an?|one|two|three|four|\d+|some|a couple of|a few|our|my|the)\s+(?:(?![\w-]*'s\b)[\w-]+\s+){0,2}?"
+           r"(?:" + _PET_KINDS["dog"] + "|" + _PET_KINDS["cat"] + "|" + _OTHER_PETS + r")(?:s|es)?"
+           r"(?:\s*,?\s+(?:named|called)\s+(?-i:[A-Z])[\w'-]+)?")
+_PETS_KEPT = re.compile(r"^(?:I|we)\s+(?:(?:also|just|now|still|currently)\s+)?(?:have|has|have got|got|own|adopted|"
+                        r"rescued|keep|bought)\s+(?:(?:two|three|four|\d+|some)\s+pets?\s*[:,-]?\s*)?"
+                        r"(?P<list>" + _PET_NP + r"(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s*&\s*)" + _PET_NP + r")*)"
+                        r"(?=\s*(?:[,.;!?)]|$)|\s+(?:and|too|as well|now|at home|any ?more|any longer)\b)", re.I)
+_PET_DIED = re.compile(r"\b(?:my|our)\s+(?:(?![\w-]*'s\b)[\w-]+\s+){0,2}?" + _PET_KIND.pattern
+                       + r"\s+(?:died|passed away|passed|ran away|is gone|went to a new home|got rehomed|was rehomed|"
+                       r"had to go)\b", re.I)
+_PET_GIVEN = re.compile(r"^(?:I|we)\s+(?:(?:just|finally|sadly|had to)\s+)?(?:gave away|gave up|rehomed|sold|gave)\s+"
+                        r"(?:my|our|the)\s+(?:(?![\w-]*'s\b)[\w-]+\s+){0,2}?" + _PET_KIND.pattern, re.I)
 
 
 def _pet_kind(found: re.Match[str]) -> str:
@@ -584,10 +588,11 @@ def _pets(sentence: str, ended: bool) -> list[Statement]:
     """The user's pets a sentence says are kept or gone (``ended``: it says "no longer …")."""
     gone = [Statement("user", "has_pet", _pet_kind(m), "end") for pattern in (_PET_DIED, _PET_GIVEN)
             for m in pattern.finditer(sentence)]
-    if gone or not _HAVE_PETS.match(sentence):
+    kept = _PETS_KEPT.match(sentence)
+    if gone or kept is None:
         return gone
-    kept = _PETS_HAD if ended else _PETS_KEPT  # ("no longer have the hamster": the one spoken of before)
-    return [Statement("user", "has_pet", _pet_kind(m), "end" if ended else "add") for m in kept.finditer(sentence)]
+    return [Statement("user", "has_pet", _pet_kind(m), "end" if ended else "add")
+            for m in _PET_KIND.finditer(kept.group("list"))]
 
 
 _INTRO_ROLE = re.compile(r"^I am (?P<name>(?-i:[A-Z])[a-z]+)\s*,\s*(?:an?\s+)(?P<job>[a-zA-Z-]+(?:\s+[a-zA-Z-]+){0,2}?)"
@@ -731,7 +736,16 @@ def _without_company(rest: str) -> str:
     return f"{found.group('verb')} {found.group('prep')} {rest[found.end():]}"
 
 
+# "I'm still stuck in Galway": where one lives and would rather not — "still" says it lasts (stuck somewhere for now
+# is a stay: "stuck in Heathrow", "stuck in traffic"); a named place, not an airport or a station in it.
+_STILL_STUCK = re.compile(r"^(?:am|is|are)\s+still\s+stuck\s+in\s+(?P<v>(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*)*)"
+                          r"(?![\w'-])(?!\s+(?:airport|station|hospital|hotel|traffic)\b)", re.I)
+
+
 def _predicates(rest: str, subject: str, *, topics: frozenset[str] = frozenset()) -> list[Statement]:
+    stuck = _STILL_STUCK.match(rest.strip())  # (before the adverbs go: "still" is what says it)
+    if stuck and _value_ok(stuck.group("v")):
+        return [Statement(subject, "lives_in", stuck.group("v"), "set")]
     rest = _ENDED_UP.sub(lambda m: _ENDED_UP_AS[m.group("verb").lower()], _ADVERBS.sub("", rest.strip()), count=1)
     rest = _without_company(_AUX_ADVERBS.sub(r"\g<aux>", _ADVERBS.sub("", rest.strip())))
     for attribute, op, pattern in _PREDICATES:
@@ -991,6 +1005,7 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
     introduced: str | None = None  # a relation named with no fact yet ("We have a dog."), for a later "his name"
     topics = _topics(text, last_key)
     for sentence in _sentences(_normalise(text)):
+        guessed = False  # a hedged statement with a question mark: unsure, and held only where a value can wait
         role = _AS_A.match(sentence)
         if role:  # "As a nurse working night shifts, what should I eat?": what the speaker is, said before the ask
             out += [s for s in _predicates("am " + role.group("x"), "user") if s.key.attribute == "job"]
@@ -1003,6 +1018,7 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             sentence = sentence[: tag.start()]
         elif sentence.rstrip().endswith("?") and _HEDGE.search(sentence) and not _QUESTION_START.match(sentence):
             sentence = sentence.rstrip(" ?")  # "I think I'm at Capgemini now?": a guess said with a rising tone
+            guessed = True
         elif sentence.rstrip().endswith("?"):
             asked = _ASKED_AFTER.search(sentence)
             said = sentence[: asked.start()].strip() if asked is not None else ""
@@ -1040,7 +1056,8 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             # (a heading that is a correction marker, "Correction:" or "Actually no —", is peeled below as one)
             body = body[label.end():] if not _CORRECTION.match(label.group("label")) else body
         # "*John": chat's way to correct what one just typed (a star before or after the right word)
-        starred = re.fullmatch(r"\*\s*(?P<a>[^*]+)|(?P<b>[^*\s]+)\s*\*(?P<rest>(?:\s*,.*)?)", body)
+        # (a name, place or employer: capitalised — "*sigh", "*shrugs", "*their" act or mend another word)
+        starred = re.fullmatch(r"\*\s*(?P<a>(?-i:[A-Z])[^*]*)|(?P<b>(?-i:[A-Z])[^*\s]*)\s*\*(?P<rest>(?:\s*,.*)?)", body)
         correction = starred is not None
         if starred:
             body = starred.group("a") or (starred.group("b") + starred.group("rest"))
@@ -1086,6 +1103,11 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
                                  pair.group("rest"), flags=re.I)
         found, introduced = _statements_of(_copula_repeated(_uncleft(_ellipsis_filled(body))), out, last_key, introduced,
                                            topics=topics)
+        if found and guessed:  # ("Perhaps I'm allergic to cats?": a list takes every value it is given, unsure or not,
+            # so a guess asked about adds nothing to one; a single value waits as a conflict)
+            found = [s for s in found if s.key.attribute not in ACCUMULATING]
+        if found and re.search(r"\b(?:and|but)\s+(?:I\s+|we\s+)?still\s+(?:am|is|are|do|does)\b", body, re.I):
+            found = [s for s in found if s.op != "end"]  # "I was a teacher and I still am": nothing ended
         if pair and found:
             relation = RELATIONS_EN[(pair.group("rel") or pair.group("rel2")).lower()]
             found = found + [Statement(relation, s.attribute, s.value, s.op, s.certain) for s in found
@@ -1129,14 +1151,16 @@ _COPULA_SHARED = re.compile(r"^(?P<head>(?:I|we|(?:my|our)\s+(?:[\w-]+\s+){0,2}?
 
 
 # Ellipsis: a predicate said once and meant twice.
-# "I'm not a doctor, my wife is" / "I don't live in Leeds, my sister does": the other person's is the predicate denied.
+# "I'm not a doctor, my wife is" / "I don't live in Leeds, my sister does": the other person's is the predicate denied
+# (said now: "…, my sister did" is a past, and "has" a perfect, neither of which says where she is now).
 _DENIED_THEN_OTHER = re.compile(
-    r"^I\s+(?P<aux>am|do|did|have)\s+not\s+(?P<pred>[^,;]+?)\s*[,;]\s*(?:but\s+|though\s+)?"
-    r"(?P<who>(?:my|our)\s+(?:[\w-]+\s+){0,2}?[\w-]+|he|she|they)\s+(?:is|are|was|were|does|do|did|has|have)"
-    r"(?:\s+(?:though|tho))?$", re.I)
-# "my friend's birthday is October 12th and mine is October 20th": mine is my own of the noun just named.
-_NOUN_OF_OTHER = re.compile(r"(?:'s|s')\s+(?P<noun>" + _QUALIFIER + r"?(?:birthday|bday|name|age|job|hometown|"
-                            r"home town|favou?rite\s+\w+|company|employer))\s+(?:is|was)\b", re.I)
+    r"^I\s+(?P<aux>am|do)\s+not\s+(?P<pred>[^,;]+?)\s*[,;]\s*(?:but\s+|though\s+)?"
+    r"(?P<who>(?:my|our)\s+(?:[\w-]+\s+){0,2}?[\w-]+|he|she|they)\s+(?:is|are|does|do)(?:\s+(?:though|tho))?$", re.I)
+# "my friend's birthday is October 12th and mine is October 20th": mine is my own of the noun just named — a value
+# of that kind after it (a date, a number, a name), not a judgement ("mine is a secret", "mine is the problem").
+_NOUN_OF_OTHER = re.compile(r"(?:'s|s')\s+(?P<noun>" + _QUALIFIER + r"?(?:birthday|bday|name|age|hometown|home town))"
+                            r"\s+(?:is|was)\b", re.I)
+_MINE_IS = re.compile(r"\bmine\s+(?=(?:is|was)\s+(?:on\s+|the\s+\d|\d|(?-i:[A-Z])))", re.I)
 
 
 def _ellipsis_filled(body: str) -> str:
@@ -1144,11 +1168,12 @@ def _ellipsis_filled(body: str) -> str:
     denied = _DENIED_THEN_OTHER.match(body)
     if denied:
         who, pred = denied.group("who"), denied.group("pred")
-        verb = {"am": "is", "have": "has"}.get(denied.group("aux").lower(), "does")
-        return f"{who} {verb} {pred}"  # ("my sister does live in Leeds": the "does" is read as emphasis)
+        verb = "is" if denied.group("aux").lower() == "am" else "does"
+        # the speaker's half stays theirs ("I don't like cats": a dislike); "does" is read as emphasis
+        return f"{body[: denied.start('who')].rstrip(' ,;')}; {who} {verb} {pred}"
     other = _NOUN_OF_OTHER.search(body)
     if other:
-        body = re.sub(r"\bmine\s+(?=(?:is|was)\b)", f"my {other.group('noun')} ", body, flags=re.I)
+        body = _MINE_IS.sub(f"my {other.group('noun')} ", body)
     return body
 
 
@@ -1227,10 +1252,10 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
         now = re.match(r"^(?:and\s+|but\s+)?(?:now|these days|nowadays)\b", clause.strip(), re.I) is not None
         bare = re.fullmatch(r"(?:and\s+|but\s+)?(?:now|these days|nowadays),?\s+(?:in\s+|at\s+)?"
                             r"(?P<v>(?-i:[A-Z])[\w.'&-]*(?:\s+(?-i:[A-Z])[\w.'&-]*){0,3})", clause.strip(), re.I)
-        before = next((s for s in reversed(found) if s.key.attribute in ("lives_in", "works_at")), None)
+        before = next((s for s in reversed(found[-PRONOUN_LOOKBACK:]) if s.key.attribute in ("lives_in", "works_at")), None)
         at_job = re.fullmatch(r"(?:(?:and\s+)?(?:currently|now|these days|nowadays|presently|right now),?\s+)?(?:at|with)\s+"
                               r"(?P<v>(?-i:[A-Z])[\w.'&-]*(?:\s+(?-i:[A-Z])[\w.'&-]*){0,3})", clause.strip(), re.I)
-        job = next((s for s in reversed(found) if s.key.attribute == "job" and s.op == "set"), None)
+        job = next((s for s in reversed(found[-PRONOUN_LOOKBACK:]) if s.key.attribute == "job" and s.op == "set"), None)
         if at_job and job is not None:  # "I'm a software engineer, currently at Shopify": where one does that job
             found.append(Statement(job.key.subject, "works_at", at_job.group("v"), "set"))
             matched = True
@@ -1282,14 +1307,15 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
             ending = True
         if ending:
             rest = " ".join(_NO_LONGER.sub("", rest).split())
-        other = next((s for s in reversed(found) if s.key.subject != who and s.key.attribute in ("lives_in", "works_at")
+        recent = found[-PRONOUN_LOOKBACK:]  # (what a clause refers back to is near: a bound keeps long text linear)
+        other = next((s for s in reversed(recent) if s.key.subject != who and s.key.attribute in ("lives_in", "works_at")
                       and s.op == "set"), None)
         parallel = _PARALLEL_PLACE.fullmatch(rest) if other is not None else None
         if parallel and other is not None:  # "My sister lives in Oslo and I'm in Bergen": the same of me
             found.append(Statement(who, other.key.attribute, parallel.group("v"), "set"))
             matched = True
             continue
-        taste = next((s for s in reversed(found) if s.key.attribute in ("likes", "dislikes")), None)
+        taste = next((s for s in reversed(recent) if s.key.attribute in ("likes", "dislikes")), None)
         if taste is not None:  # "I used to hate olives but now I love them": them is what the clause before named
             rest = re.sub(r"\b(?:them|it)$", lambda _: taste.value, rest, flags=re.I)
         statements = _predicates(rest, who, topics=topics)

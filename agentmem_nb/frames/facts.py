@@ -41,7 +41,8 @@ def facts_frame(rows: list[Fact], *, zone: _dt.tzinfo) -> pd.DataFrame:
 def facts(mem: UserMemory, *, current: bool = False, key: str | None = None) -> pd.DataFrame:
     """Every fact of the user with its status, source and validity, in the order recorded (the full history);
     ``current=True`` keeps the active facts and the conflicts waiting for review; ``key="user.lives_in"`` keeps
-    one key's timeline, oldest ``valid_from`` first.
+    one key's timeline, as :meth:`~agentmem_nb.store.facts.FactsLayer.history` orders it (oldest ``valid_from``
+    first; a value known only to have ended stands where it ended).
 
     >>> # frames.facts(mem, current=True)[["key", "value", "status", "source"]]
     """

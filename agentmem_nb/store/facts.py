@@ -47,6 +47,7 @@ An event line (``message_id`` is the fact id of an assertion)::
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import threading
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
@@ -108,6 +109,7 @@ class FactKey:
         return f"{self.subject}.{self.attribute}"
 
 
+@functools.lru_cache(maxsize=4096)  # (pure, and asked again and again: every Statement.key, every scan of statements)
 def fact_key(subject: str, attribute: str) -> FactKey:
     """The normalised key: NFKC, casefolded, spaces collapsed (``_`` inside an attribute); the user under any of
     its names ("", "me", "我") is ``"user"``. Raises :class:`~agentmem_nb.errors.InvalidArgument` for an empty
