@@ -55,7 +55,7 @@ _HYPOTHETICAL = re.compile(r"如果|要是|假如|假设|万一|的话|打算|�
                            r"希望|梦想|将来|(?:^|[，,]|我|我们|咱们)以后|未来|明年|下个月|下月|下周|下星期|下半年|可能会|也许会|或许会|会搬|要搬|"
                            r"要去|将要|将会|即将|快要|想象|假装|但愿|要是能|不如|建议|应该去|该去|会不会|说不定会|"
                            # "帮我写个故事，主人公住在巴黎": what a story asked for says is no fact
-                           r"(?:写|编)(?:一)?(?:个|篇|首|段)(?:小)?(?:故事|小说|剧本|童话|诗|段子)|"
+                           r"(?:写|编)(?:一)?(?:个|篇|首|段)(?:小)?(?:故事|小说|剧本|童话|诗|段子|话|文字|文章)|主人公|主角|"
                            # "他六月就51了", "到年底就三十了": an age that comes at a later time
                            r"(?:(?:\d{1,2}|[一二三四五六七八九十]{1,3})月(?:份)?(?:底|初)?|到(?:年底|月底))就(?:满|要)?"
                            r"(?:\d{1,3}|[一二两三四五六七八九十]{1,3})(?:周)?岁?(?:了|啦)?(?:[，,。！!]|$)")
@@ -82,7 +82,7 @@ _LEADING = re.compile(r"^(?:(?:上|这|下)?(?:周|星期|礼拜)[一二三四�
                       # a time before the subject: "业余时间我…", "大学毕业后我…", "周末我…"
                       r"[^，,。我你他她它]{0,6}?(?:后|时间|期间|时|周末|晚上|早上|春天|夏天|秋天|冬天)(?=我)|"
                       r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=我)|从[^，,。我]{1,8}?(?:开始|起)|就)+[，,、\s]*")
-_ADVERBS = re.compile(r"^(?:以[^，,。以]{1,10}?的?身份|算是(?=住|在)|(?:去年|今年|前年)?(?:春天|夏天|秋天|冬天)|是(?=对[^，,。]{1,10}过敏)|是(?=在[^，,。]{1,12}?(?:工作|上班|住|生活))|(?:可|却|但)?(?:偏偏|竟然|居然|反而)|却|晚上|早上|白天|每天|天天|(?:上|这)?(?:周|星期|礼拜)[一二三四五六日天](?:起)?|"
+_ADVERBS = re.compile(r"^(?:以[^，,。以]{1,10}?的?身份|算是(?=住|在)|(?:去年|今年|前年)?(?:春天|夏天|秋天|冬天)|是(?=对[^，,。]{1,10}过敏)|是(?=在[^，,。]{1,12}?(?:工作|上班|住|生活))|(?:可|却|但)?(?:偏偏|竟然|居然|反而)|却|倒是|晚上|早上|白天|每天|天天|(?:上|这)?(?:周|星期|礼拜)[一二三四五六日天](?:起)?|"
                       r"开始(?=去|在|到|当|做|住|搬|喜欢|爱|学)|(?:转行|改行)(?=当|做|成)|[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:天|周|星期|月|年)(?:前|以前|之前)|超级|实在|真心|简直|完全|根本|十分|相当|极其|尤其|格外|始终|老是|常年|长期|长年|"
                       r"一点儿?(?:都|也)|从来|压根儿?|丝毫|[^，,。以之]{1,6}?(?:以后|之后|后)(?=搬|去|来|在|住|开始|就)|这段时间|这阵子|(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=入职|搬|去|来|开始|加入|跳槽|离|"
                       r"辞职|在|就|被|又)|也|都|还|一直|现在|目前|已经|刚|刚刚|真的|真|非常|特别|很|超|挺|比较|就|又|才|本来|终于|"
@@ -172,7 +172,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("works_at", "set", r"^(?:调到了?|调去了?|跳槽到了?|跳槽去了?)(?P<v>[^，,。]{1,10}?" + _ORGANISATION + r")"),
     ("works_at", "set", r"^(?:的)?(?:公司|单位|东家)是(?P<v>.+)"),
     ("job", "set", r"^(?:的)?(?:职业|工作|本职工作)是(?P<v>.+)"),
-    ("job", "set", r"^(?:算是|算|是|当上了?|当|做|成了|成为了?|当了|升为|升职为|升职成了?|晋升为|升任|担任|转行做了?|改行当了?|转行当了?|改行做了?|改做了?|改当了?)(?:一名|一个|一位|个|名|位)?"
+    ("job", "set", r"^(?:算是|算|是|当上了?|当|做|成了|成为了?|当了|升为|升职为|升职成了?|升成了?|升到了?|晋升为|升任|担任|转行做了?|改行当了?|转行当了?|改行做了?|改做了?|改当了?)(?:一名|一个|一位|个|名|位)?"
                    r"(?:[^，,。的]{1,10}的)?(?:一名|一个|一位|个|名|位)?(?P<v>[^，,。的]{0,8}?" + _JOB_SUFFIX + r")(?:了|啦)?"
                    # ("当急救员已经十二年了": for years, still)
                    r"(?:(?:已经|都)?(?:[一二三四五六七八九十两几\d]{1,3}|好几)(?:个)?(?:年|月)(?:多)?了?)?$"),
@@ -429,6 +429,8 @@ _AVERSION = re.compile(r"^(?:特别|非常|很|超|最|好|挺|真的|真)?(?:�
 
 
 def _bare_value(body: str, attribute: str) -> str:
+    if re.match(r"^(?:有点儿?|有些|很|非常|太|挺|特别|比较|真|好)", _LEADING.sub("", body.strip())):
+        return ""  # a degree, then a state ("今天有点累"): how one is, no value
     for _ in range(2):  # "也现在算是在蚂蚁集团了": the adverbs left by the hedge, then the copula
         body = _ADVERBS.sub("", _LEADING.sub("", body.strip()))
     body = re.sub(r"^(?:也|或者|还是|或)?(?:(?:应该是|应该|算是|是在|是|在|叫|改成|改为|为)){1,2}", "", body.strip())
@@ -440,6 +442,8 @@ def _bare_value(body: str, attribute: str) -> str:
         value = re.sub(r"岁.*$", "", value)
         value = normalise_number(value)
         return value if value.isdigit() else ""
+    if attribute == "name" and re.fullmatch(r"[\u4e00-\u9fff]", value):
+        return ""  # (a Chinese name has two characters at least)
     return value if _ok(value) else ""
 
 
@@ -524,8 +528,9 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         guessed = guessed and bool(_HEDGE.search(sentence))  # (the guess may be in a clause left out: "…的话…应该…吧？")
         if not sentence or _HYPOTHETICAL.search(sentence) or _FIGURATIVE.search(sentence) or _reported(sentence):
             continue
-        # (a request closing the sentence ends in 吧 as a request does, not as a guess: "…，帮我翻成德语吧")
-        certain = not _HEDGE.search(re.sub(r"[，,](?:帮我|请|麻烦|给我|你帮我|你给我|替我)[^，,]*吧$", "", sentence))
+        # (a request or a suggestion closing the sentence ends in 吧 as one does, not as a guess: "…，帮我翻成德语吧",
+        # "今天有点累，随便聊聊吧"; a value guessed is said with 是/在/叫/住: "也是咸阳吧")
+        certain = not _HEDGE.search(re.sub(r"[，,][^，,是在叫住]*吧$", "", sentence))
         body = _HEDGE.sub("", sentence) if not certain else sentence
         correction = bool(re.search(r"其实|实际上|事实上", sentence))  # "我生日其实是5月4号": a correction inside
         # (and the word goes, so that the predicate reads as said plainly: "我老家其实是宁波")
@@ -766,6 +771,8 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
             found += statements
         elif unnamed and _NOUN_SUBJECT.match(clause):
             subject = "other"  # "剧里女主是律师，住在上海": someone named by a noun is spoken about, here and after
+        elif unnamed and (mention := re.search(r"我(?:的)?" + _KIN_ORDER + r"(?P<rel>" + _REL + r")", clause)):
+            relative = RELATIONS_ZH[mention.group("rel")]  # "帮我给我妹妹挑个礼物，她今年15岁": 她 is the sister
     return found if matched else None
 
 

@@ -77,7 +77,9 @@ _HYPOTHETICAL = re.compile(
     r"(?<!I should)(?<!I must)(?<!I would)(?!\s+(?:say|admit|mention)\b)|"
     r"going to|about to|plan(?:s|ning)? (?:to|on)|want(?:s|ed)? to|hop(?:e|es|ing) to|wish(?:es)?|"
     r"thinking (?:about|of)|consider(?:s|ing)|dream(?:s|ing)? (?:of|about)|would like|"
-    r"am moving|are moving|is moving|am starting|am joining|will be|(?:might|may|could) be [a-z]+ing)\b", re.I)
+    r"am moving|are moving|is moving|am starting|am joining|will be|(?:might|may|could) be [a-z]+ing|"
+    # a character asked for or described ("write a scene where the protagonist lives in Paris")
+    r"protagonist|main character)\b", re.I)
 # A figure of speech ("I'm basically a professional napper", "she's like a walking encyclopedia"): no fact.
 _FIGURATIVE = re.compile(r"\b(?:basically|practically|literally|virtually|sort of|kind of)\s+(?:an?|the)\s|"
                          r"\byeah,?\s+right\b|^as if\b|\blike I would ever\b|"
@@ -115,6 +117,7 @@ _CORRECTION = re.compile(r"^(?:actually|oh,? actually|sorry|oops|correction|wait
                          r"scratch that|my bad|my mistake|let me correct (?:that|myself)|to correct myself|"
                          r"I misspoke|I was wrong|I got that wrong|that was wrong|rather|or rather|typo|"
                          r"I (?:typed|spelled|wrote|said|got|had) (?:that|it|this) wrong|I misspelled (?:that|it)|"
+                         r"I mistyped|I misread|mistyped|"
                          r"to be (?:precise|exact)|hold on)\b[,:!.\s—–-]*", re.I)
 _NOT_SUFFIX = re.compile(r"(?:,\s*(?:and\s+)?|\s+and\s+)not\s+(?:in\s+|at\s+|for\s+)?(?P<old>[^,.;!?]+?)\s*(?:[,.;!?]|$)", re.I)
 _END_MARKERS = re.compile(r"\b(?:any ?more|any longer|no more)\b", re.I)
@@ -139,7 +142,8 @@ _ALSO_VERB = (r"(?:live|lives|lived|work|works|worked|like|likes|love|loves|hate
               r"teaches|study|studies|run|runs|volunteer|volunteers)\b")
 _CLAUSE_SPLIT = re.compile(
     # ("a while ago" is a time, not a second clause)
-    r"\s*;\s*|\s+[—–-]\s+|,?\s+(?:but|(?<!\ba )while|whereas|although|though|meanwhile,?)\s+|,?\s+and\s+(?=(?:I|we|my|he|she|now|"
+    r"\s*;\s*|\s+[—–-]\s+|,?\s+(?:but|(?<!\ba )while|whereas|although|though|meanwhile,?)\s+|,?\s+and\s+(?=(?:"
+    + _LY + r"\s+)?(?:I|we|my|he|she|(?:his|her|their)\s+(?:birthday|bday|name|age|job|hometown|company)\b|now|"
     # ("and also work at …" is a clause; "peanuts and also shellfish" one more item)
     r"also\s+" + _ALSO_VERB + r"|then|currently|"
     r"since|recently|live|lives|work|works|moved|move|like|likes|love|loves|hate|hates|am|is|have|has|just|"
@@ -265,8 +269,10 @@ def _clean_value(raw: str, attribute: str) -> str:
     value = re.sub(r"[^\w)'’.]{1,16}$", "", value.strip(" \t'\"-—:*"))
     if attribute in ("likes", "dislikes", "allergic_to", "hobby"):
         value = re.sub(r"^(?:to|both|either)\s+", "", value)  # "I like to cook": the activity; "both cats and dogs"
-    if attribute == "speaks":  # "English at work", "Spanish to my kids": the language, not where or to whom
-        value = re.split(r"\s+(?:at|with|to|in|on|for|from|around)\s+", value)[0]
+    if attribute == "speaks":  # "English at work", "Spanish to my kids": the language, not where or to whom (of each:
+        # "Portuguese at home and Japanese at work")
+        value = " and ".join(re.split(r"\s+(?:at|with|to|in|on|for|from|around)\s+", part)[0]
+                             for part in re.split(r"\s+and\s+", value))
 
     if attribute in ("job",):
         value = re.sub(r"^(?:an?|the)\s+", "", value, flags=re.I)
@@ -459,6 +465,8 @@ _RULES: list[tuple[str, FactOp, str]] = [
                    r"(?P<v>.+)"),
     ("job", "set", r"^(?:job|profession|occupation) is\s+(?:being\s+)?(?:an?\s+)?(?P<v>.+)"),
     ("job", "set", r"^(?:am|is|are|be|have been|has been)\s+(?:now\s+)?(?:an?\s+)" + _JOB),
+    ("job", "set", r"^(?:am|is|are)\s+(?:now\s+)?the\s+(?P<v>(?:[a-z-]+\s+){0,2}?(?:" + _JOB_WORDS + r"))\b"
+                   r"(?=\s*(?:now|here|there)?\s*$)"),  # "I'm the store manager now"
     # "I was a barista for four years": a job said in the past is one that ended (named by its word: "I was a
     # teenager", "a passenger", "a winner" are no trade; "…and still am" keeps it: see _statements_of)
     ("job", "end", r"^(?:was|were)\s+(?:an?\s+)(?P<v>(?:[a-z-]+\s+){0,2}?(?:" + _JOB_WORDS + r"))\b(?!.*\bstill\b)"),
@@ -868,6 +876,7 @@ _TAIL = re.compile(r"\s*,?\s*\b(?:by the way|btw|fyi|lol|lmao|haha\w*|hehe|tbh|i
 # "my sister lives in Oslo, what should I send her?"): the statement stands. A question about the statement itself
 # ("…, right?", "…, isn't it?") is a tag, read where the sentence is (a tag of another form keeps it a question).
 _ASKED_AFTER = re.compile(r"(?:,|\s[-—–]|:)\s*(?:so\s+|and\s+|but\s+)?(?:any|what|how|which|where|when|who|why|can|could|would|"
+                          r"is there|are there|is it|"
                           r"will|do|does|should|thoughts|ideas|suggestions|recommendations|tips|advice|help)\b[^,]*"
                           r"\?\s*$", re.I)
 # The value said first, its predicate after: "Pizza is my favourite food", "Lyon is where I live now".
@@ -984,13 +993,17 @@ _LEADING_PHRASE = re.compile(r"^(?:after|before|since|during|in|on|following|ove
                              r"(?=(?-i:I|We|we|My|my|Our|our)\b)", re.I)
 
 
+# One's relative named in a question ("a present for my brother?"), whom a "he"/"she" after it names.
+_ASKED_OF = re.compile(r"\b(?:my|our)\s+" + _REL_ADJ + r"?(?P<rel>" + _REL + r")\b", re.I)
+# "…for my birthday, which is on 14 March": the date said of it in a relative clause.
+_BIRTHDAY_WHICH = re.compile(r"\bmy\s+(?:birthday|bday),?\s+which\s+is\s+(?:on\s+)?(?P<d>[^,;!?]+)", re.I)
 # "As a nurse (working nights), …": the speaker's job, said as the role they ask from.
 _AS_A = re.compile(r"^as\s+(?P<x>an?\s+[a-z][\w -]{1,40}?)(?:\s+(?:myself|working|who|with|living|based)\b[^,]*)?\s*,\s*",
                    re.I)
 # A place named, then said to be one's own in a relative clause: "a getaway from Seattle, where I live"; or in
 # apposition to "my hometown": "back in my hometown of Aberdeen".
 _WHERE_I = re.compile(r"\b(?:in|from|to|near|around|of)\s+(?P<v>(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*){0,3}),?\s+"
-                      r"where\s+(?:I|we)\s+(?:(?:now|currently|still)\s+)?(?P<verb>live|grew up|was born)\b|"
+                      r"(?:that is\s+|which is\s+)?where\s+(?:I|we)\s+(?:(?:now|currently|still)\s+)?(?P<verb>live|grew up|was born)\b|"
                       r"\b(?:my|our)\s+(?:hometown|home town)(?:\s+of|,)\s+(?P<home>(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*){0,3})")
 
 
@@ -1010,6 +1023,8 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
         if role:  # "As a nurse working night shifts, what should I eat?": what the speaker is, said before the ask
             out += [s for s in _predicates("am " + role.group("x"), "user") if s.key.attribute == "job"]
             sentence = sentence[role.end():]
+        out += [Statement("user", "birthday", date) for found in _BIRTHDAY_WHICH.finditer(sentence)
+                if re.fullmatch(r"(?:\d{4}-)?\d\d-\d\d", date := normalise_date(found.group("d").rstrip(" .")))]
         out += [Statement("user", "lives_in", where.group("v")) if where.group("verb") == "live" else
                 Statement("user", "hometown", where.group("v") or where.group("home")) for where in _WHERE_I.finditer(sentence)]
         tag = re.search(r",\s*(?:remember|right|you know|ok|okay|eh|yeah|correct|didn't I|don't I|isn't it|no|"
@@ -1024,6 +1039,9 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             said = sentence[: asked.start()].strip() if asked is not None else ""
             # (said with its own "I" or "my": "Love the necklace, any meaning to it?" is a compliment, asking)
             if not said or _QUESTION_START.match(said) or not re.search(r"\b(?:I|(?i:my|we|our))\b", said):
+                asked_of = _ASKED_OF.search(sentence)
+                if asked_of:  # "Can you pick a present for my brother? He's 16": he is the brother asked about
+                    introduced = RELATIONS_EN[asked_of.group("rel").lower()]
                 continue
             sentence = said  # the statement before the question asked of the assistant
         body = _unparenthesised(_uninverted(_TAIL.sub("", sentence.rstrip(" .!;"))))
@@ -1074,6 +1092,8 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             if body == before:
                 break
         body = _LEADING_PHRASE.sub("", body, count=1)
+        # a reason said first with its own "I" ("since I work at Deloitte, is there …"): what it says is said
+        body = re.sub(r"^(?:since|because|as|given that|seeing as)\s+(?=(?:I|we|my|our)\b)", "", body, count=1, flags=re.I)
         not_then = re.match(r"^not\s+(?!(?:sure|really|quite|exactly|at all|yet|now|today|much|a lot|bad|so)\b)[^,;]{1,40},\s*"
                             r"(?:but\s+|it\s+is\s+|rather\s+)?(?P<new>\S.*)$", body, re.I)
         if not_then:  # "Not Ford, Toyota": the old value, then the right one

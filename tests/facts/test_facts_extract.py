@@ -1560,3 +1560,42 @@ def test_long_messages_of_the_new_shapes_are_read_in_linear_time() -> None:
 
     small, large = keys_read(500), keys_read(1000)
     assert large < 2.5 * small
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("我妻子特别喜欢韩剧，我倒是挺讨厌韩剧的。", [("wife", "likes", "韩剧", "add", True), ("user", "dislikes", "韩剧", "add", True)]),
+    ("帮我写一段话：主人公住在重庆，是一名记者。", []),
+    ("Write a scene where the protagonist lives in Paris", []),
+    ("I speak Portuguese at home and Japanese at work.", [("user", "speaks", "Portuguese", "add", True),
+                                                          ("user", "speaks", "Japanese", "add", True)]),
+    ("Got promoted today!! I'm the store manager now.", [("user", "job", "store manager", "set", True)]),
+    ("I'm the best", []),
+    ("Quick one: since I work at Deloitte, is there a standard format for the self-review?",
+     [("user", "works_at", "Deloitte", "set", True)]),
+    ("I'm originally from Cork, and honestly I love hiking, so recommend boots that hold up on wet trails.",
+     [("user", "hometown", "Cork", "set", True), ("user", "likes", "hiking", "add", True)]),
+    ("Please only show stores that ship to Leeds, that's where I live.", [("user", "lives_in", "Leeds", "set", True)]),
+    ("Could you suggest a restaurant for a small dinner? It's for my birthday, which is on 14 March.",
+     [("user", "birthday", "03-14", "set", True)]),
+    # a relative named in a question is whom the he/she after it names
+    ("Can you help pick a present for my brother? He's 16 and his birthday is October 9.",
+     [("brother", "age", "16", "set", True), ("brother", "birthday", "10-09", "set", True)]),
+    ("My brother and his wife live in Cork.", [("brother", "lives_in", "Cork", "set", True)]),
+    ("帮我给我妹妹挑个礼物，她今年15岁，生日是5月20号。", [("sister", "age", "15", "set", True),
+                                         ("sister", "birthday", "05-20", "set", True)]),
+    ("从这个月开始我升成产品经理了。", [("user", "job", "产品经理", "set", True)]),
+    ("今天生日🎂，26啦", [("user", "age", "26", "set", True)]),
+])
+def test_asides_reasons_and_a_relative_asked_about(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "last", "expected"), [
+    ("Sorry, I mistyped: it's June 15th.", ("user", "birthday"), [("user", "birthday", "06-15", "correct", True)]),
+    # a suggestion ending in 吧 is no guess, and a state is no name
+    ("今天有点累，随便聊聊吧。", ("user", "name"), []),
+    ("也是咸阳吧，我不太确定", ("user", "hometown"), [("user", "hometown", "咸阳", "correct", False)]),
+])
+def test_a_mistyped_value_and_a_suggestion_that_is_no_guess(
+        text: str, last: tuple[str, str], expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text, fact_key(*last)) == expected
