@@ -6,7 +6,8 @@ a name: no fact) — or, naming none, the subject of the clause before it ("我�
 anchored right after the subject and a few adverbs (也, 现在, 已经 …). Questions (？, 吗, 什么, 哪 …), hypotheticals and
 plans (如果, 打算, 想要, 明年 …) and reported speech (他说, 听说 …) give nothing; quoted text is removed first. A plan,
 a guess or someone's words in a *later* clause drop that clause and those after it, not the speaker's clauses before
-("我在腾讯工作，可能明年会换" states 腾讯); a condition (如果, 的话) anywhere still frames the whole sentence. Hedges
+("我在腾讯工作，可能明年会换" states 腾讯); a condition (如果, 的话) anywhere still frames the whole sentence, except a
+的话 whose consequence follows it in its own clause ("我会说粤语，去香港玩的话沟通没问题": 粤语 stands). Hedges
 (好像, 可能, 我觉得 …) keep the fact unsure; 不再/已经不/再也不/以前 and a negated predicate closed by 了 end a value;
 其实/不对/说错了 make a correction, and a bare "其实是上海" corrects the last attribute spoken about.
 """

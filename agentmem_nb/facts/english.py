@@ -5,7 +5,10 @@ A sentence gives a fact only when its grammar says the speaker asserts something
 anchored right after it. That anchoring is what keeps precision: "my friend said she lives in Berlin" has a subject
 ("friend") followed by "said", not by a predicate, so nothing is extracted; "he lives in Berlin" has no subject of
 ours. Sentences are skipped whole when they are questions, conditions ("if" anywhere), hypotheticals or plans (a
-modal before the predicate), or reported speech; quoted text is removed first. A plan or a guess that opens a *later*
+modal before the predicate), or reported speech; quoted text is removed first. A question keeps what the speaker
+states on the way to it ("I'm allergic to nuts, any ideas?", "a getaway from Seattle, where I live — anything
+good?", "As a nurse …, what should I eat?"), and a guess with a question mark ("I think I'm at Capgemini now?") is a
+hedged statement. A plan or a guess that opens a *later*
 clause governs only that clause and what follows ("I live in Leeds but I'm moving to Paris" states Leeds). What stands
 between the parts of a statement (adverbs in -ly, a phrase of time before the subject, whom one moved with) is
 skipped, and what may be a value is checked instead (a place is named; a clause is no value). Hedges ("I think", "probably") keep the fact but
@@ -108,7 +111,8 @@ _SPEAKER_PREFIX = re.compile(r"^(?:now that|as I (?:said|mentioned|told you)|lik
                              r"june|july|august|september|october|november|december)|last (?:year|month|week|summer|spring|"
                              r"fall|autumn|winter)|this (?:year|month|week)|(?:a|one|two|three|few|couple of) "
                              r"(?:years?|months?|weeks?|days?) ago|(?:a |one |two |three |a few |a couple of |several |some )(?:years?|months?|weeks?|days?) ago|in (?:19|20)\d\d|oh and|oh by the way|"
-                             r"you know|guess what|so yeah|haha|lol|please|pls|plz|(?-i:(?!actually|technically)[a-z]+ly)|(?-i:(?!Actually|Technically)[A-Z][a-z]+ly)(?=,|\s+I\b))\b[,:!.\s—–-]*", re.I)
+                             r"you know|guess what|so yeah|haha|lol|please|pls|plz|(?-i:(?!actually|technically)[a-z]+ly)|(?-i:(?!Actually|Technically)[A-Z][a-z]+ly)(?=,|\s+I\b))\b[,:!.\s—–-]*"
+                             r"(?!(?:is|are|was|were)\b)", re.I)  # ("Today is my birthday": the subject, no lead-in)
 _HEDGE = re.compile(r"\b(?:I think|I guess|I believe|I suppose|I reckon|probably|maybe|perhaps|possibly|"
                     r"not (?:\d+% |totally |entirely |completely |quite |really |so |too )?sure|if I remember "
                     r"(?:correctly|right)|iirc|I am not certain|might be|may be|could be|I feel like|kind of think|"
@@ -1199,7 +1203,9 @@ def _ellipsis_filled(body: str) -> str:
 
 # "It's walnuts I'm allergic to", "it was Lyon that we moved to": the value put first for emphasis (a cleft).
 _CLEFT = re.compile(r"^it\s+(?:is|was)\s+(?P<x>(?!(?:not|so|too|very|really|just|a bit|about|like|one of)\b)"
-                    r"(?![a-z]+(?:ed|ing|en)\b)[^,;]{1,40}?)\s+"  # (not "it's based on a book that I love")
+                    r"(?!(?:[a-z]+(?:ed|ing)|written|given|taken|eaten|spoken|broken|chosen|driven|forgotten|hidden|known|seen|"
+                    r"shown|stolen|proven|beaten|bitten|ridden|risen|fallen|grown|thrown|drawn|born)\b)"
+                    r"[^,;]{1,40}?)\s+"  # (not "it's based on a book that I love"; "ibuprofen" is no participle)
                     r"(?:that\s+|which\s+)?(?P<said>(?-i:I|we|my\s+[\w-]+)\s+(?:[a-z]+\s+){0,3}?[a-z]+)$", re.I)
 
 

@@ -1599,3 +1599,15 @@ def test_asides_reasons_and_a_relative_asked_about(text: str, expected: list[tup
 def test_a_mistyped_value_and_a_suggestion_that_is_no_guess(
         text: str, last: tuple[str, str], expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read(text, fact_key(*last)) == expected
+
+
+@pytest.mark.parametrize(("text", "last", "expected"), [
+    # a drug's name that ends in "-en" is no participle
+    ("Sorry, I got that wrong, it's ibuprofen I'm allergic to, not penicillin.", ("user", "allergic_to"),
+     [("user", "allergic_to", "ibuprofen", "add", True), ("user", "allergic_to", "penicillin", "end", True)]),
+    # "today" as the subject, not a time before one ("Today's my birthday, …" was read as a question: "is my …")
+    ("Today's my birthday, I just turned 30!", ("user", "age"), [("user", "age", "30", "set", True)]),
+])
+def test_a_value_ending_like_a_participle_and_a_time_that_is_the_subject(
+        text: str, last: tuple[str, str], expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text, fact_key(*last)) == expected
