@@ -56,7 +56,7 @@ _HYPOTHETICAL = re.compile(r"如果|要是|假如|假设|万一|的话|打算|�
                            r"希望|梦想|将来|(?:^|[，,]|我|我们|咱们)以后|未来|明年|下个月|下月|下周|下星期|下半年|可能会|也许会|或许会|会搬|要搬|"
                            r"要去|将要|将会|即将|快要|想象|假装|但愿|要是能|不如|建议|应该去|该去|会不会|说不定会|"
                            # "帮我写个故事，主人公住在巴黎": what a story asked for says is no fact
-                           r"(?:写|编)(?:一)?(?:个|篇|首|段)(?:小)?(?:故事|小说|剧本|童话|诗|段子|话|文字|文章)|主人公|主角|"
+                           r"(?:写|编)(?:一)?(?:个|篇|首|段)(?:小)?(?:故事|小说|剧本|童话|诗|段子)|(?:写|编)(?:一)?(?:段|篇)(?:话|文字|文章)[：:]|"
                            # "他六月就51了", "到年底就三十了": an age that comes at a later time
                            r"(?:(?:\d{1,2}|[一二三四五六七八九十]{1,3})月(?:份)?(?:底|初)?|到(?:年底|月底))就(?:满|要)?"
                            r"(?:\d{1,3}|[一二两三四五六七八九十]{1,3})(?:周)?岁?(?:了|啦)?(?:[，,。！!]|$)")
@@ -348,7 +348,7 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
     call = _CALLED.match(clause)
     if call and (call.group("tail") or not call.group("bare")):  # "你可以叫我小王", "大家都叫我…": the speaker's name,
         return "user", "叫" + call.group("v"), names  # whoever calls them so
-    if re.match(r"^(?:他|她|它|他们|她们|你|您|你们|大家|别人|有人|人家|某人|这|那|[A-Za-z]|"
+    if re.match(r"^(?:他|她|它|他们|她们|你|您|你们|大家|别人|有人|人家|某人|这|那|主人公|主角|女主|男主|[A-Za-z]|"
                 r"(?!(?:还|也|都|只|就)?(?:会|能)(?:说|讲))[\u4e00-\u9fff]{1,3}(?:说|觉得))", clause):  # (会说: speaks, no one's words)
         return "other", "", names
     return None, clause, names
@@ -430,8 +430,9 @@ _AVERSION = re.compile(r"^(?:特别|非常|很|超|最|好|挺|真的|真)?(?:�
 
 
 def _bare_value(body: str, attribute: str) -> str:
-    if re.match(r"^(?:有点儿?|有些|很|非常|太|挺|特别|比较|真|好)", _LEADING.sub("", body.strip())):
-        return ""  # a degree, then a state ("今天有点累"): how one is, no value
+    if re.match(r"^(?:有点儿?|有些|很|非常|太|挺|特别|比较|真|好)(?:累|忙|困|饿|烦|难受|开心|高兴|无聊|冷|热|好|差|不错|舒服|"
+                r"闷|晕|惨|爽|紧张|郁闷)", _LEADING.sub("", body.strip())):
+        return ""  # a degree, then a state ("今天有点累"): how one is, no value (太原, 太仓 are places)
     for _ in range(2):  # "也现在算是在蚂蚁集团了": the adverbs left by the hedge, then the copula
         body = _ADVERBS.sub("", _LEADING.sub("", body.strip()))
     body = re.sub(r"^(?:也|或者|还是|或)?(?:(?:应该是|应该|算是|是在|是|在|叫|改成|改为|为)){1,2}", "", body.strip())
@@ -531,7 +532,8 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
             continue
         # (a request or a suggestion closing the sentence ends in 吧 as one does, not as a guess: "…，帮我翻成德语吧",
         # "今天有点累，随便聊聊吧"; a value guessed is said with 是/在/叫/住: "也是咸阳吧")
-        certain = not _HEDGE.search(re.sub(r"[，,][^，,是在叫住]*吧$", "", sentence))
+        certain = not _HEDGE.search(re.sub(r"[，,](?![^，,]*(?:应该|猜|差不多|可能|大概|也许|或许|好像|估计))[^，,是在叫住]*吧$",
+                                           "", sentence))
         body = _HEDGE.sub("", sentence) if not certain else sentence
         correction = bool(re.search(r"其实|实际上|事实上", sentence))  # "我生日其实是5月4号": a correction inside
         # (and the word goes, so that the predicate reads as said plainly: "我老家其实是宁波")
@@ -772,8 +774,9 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
             found += statements
         elif unnamed and _NOUN_SUBJECT.match(clause):
             subject = "other"  # "剧里女主是律师，住在上海": someone named by a noun is spoken about, here and after
-        elif unnamed and (mention := re.search(r"我(?:的)?" + _KIN_ORDER + r"(?P<rel>" + _REL + r")", clause)):
-            relative = RELATIONS_ZH[mention.group("rel")]  # "帮我给我妹妹挑个礼物，她今年15岁": 她 is the sister
+        elif unnamed and len(mentions := re.findall(r"我(?:的)?" + _KIN_ORDER + r"(" + _REL + r")(?![\u4e00-\u9fff]{0,2}的)", clause)) == 1:
+            relative = RELATIONS_ZH[mentions[0]]  # "帮我给我妹妹挑个礼物，她今年15岁": 她 is the sister (one relative,
+            # and not someone's: "我妹妹的老师", "我儿子和我女儿" name no one)
     return found if matched else None
 
 

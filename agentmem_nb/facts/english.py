@@ -81,12 +81,17 @@ _HYPOTHETICAL = re.compile(
     r"going to|about to|plan(?:s|ning)? (?:to|on)|want(?:s|ed)? to|hop(?:e|es|ing) to|wish(?:es)?|"
     r"thinking (?:about|of)|consider(?:s|ing)|dream(?:s|ing)? (?:of|about)|would like|"
     r"am moving|are moving|is moving|am starting|am joining|will be|(?:might|may|could) be [a-z]+ing|"
-    # a character asked for or described ("write a scene where the protagonist lives in Paris")
-    r"protagonist|main character)\b", re.I)
+    # a game or a scene proposed ("Let's play a game, I'm the teacher now")
+    r"let's|let us|role-?play)\b", re.I)
 # A figure of speech ("I'm basically a professional napper", "she's like a walking encyclopedia"): no fact.
 _FIGURATIVE = re.compile(r"\b(?:basically|practically|literally|virtually|sort of|kind of)\s+(?:an?|the)\s|"
+
                          r"\byeah,?\s+right\b|^as if\b|\blike I would ever\b|"
                          r"\b(?:am|is|are|was|were)\s+(?:[a-z]+\s+)?like\s+(?:an?|the)\s", re.I)
+# A role one played, not one's life — in a dream, a show, a costume, a past life — said anywhere in the sentence (a
+# time phrase before the subject is stripped before the figures of speech are looked for).
+_PLAYED = re.compile(r"\bin (?:my|a|the) dreams?\b|\bdreamt\b|\bdreamed\b|\bfor halloween\b|\bdressed (?:up )?as\b|"
+                     r"\bin (?:the|a|our|my) (?:play|movie|film|show|game|musical|sketch)\b|\bpast life\b", re.I)
 _REPORTED = re.compile(r"\b(?:said|says|say|told|tells|tell|claims?|claimed|mentioned|heard|hears|according to|"
                        r"asked|asks|wrote|writes|posted|texted|thinks|thought|believes|reckons|insists|swears|joked)\b",
                        re.I)
@@ -121,7 +126,7 @@ _CORRECTION = re.compile(r"^(?:actually|oh,? actually|sorry|oops|correction|wait
                          r"scratch that|my bad|my mistake|let me correct (?:that|myself)|to correct myself|"
                          r"I misspoke|I was wrong|I got that wrong|that was wrong|rather|or rather|typo|"
                          r"I (?:typed|spelled|wrote|said|got|had) (?:that|it|this) wrong|I misspelled (?:that|it)|"
-                         r"I mistyped|I misread|mistyped|"
+                         r"(?:I\s+)?(?:mistyped|misread)(?:\s+(?:that|it))?(?=\s*[:,.!—–-]|$)|"
                          r"to be (?:precise|exact)|hold on)\b[,:!.\s—–-]*", re.I)
 _NOT_SUFFIX = re.compile(r"(?:,\s*(?:and\s+)?|\s+and\s+)not\s+(?:in\s+|at\s+|for\s+)?(?P<old>[^,.;!?]+?)\s*(?:[,.;!?]|$)", re.I)
 _END_MARKERS = re.compile(r"\b(?:any ?more|any longer|no more)\b", re.I)
@@ -275,8 +280,12 @@ def _clean_value(raw: str, attribute: str) -> str:
         value = re.sub(r"^(?:to|both|either)\s+", "", value)  # "I like to cook": the activity; "both cats and dogs"
     if attribute == "speaks":  # "English at work", "Spanish to my kids": the language, not where or to whom (of each:
         # "Portuguese at home and Japanese at work")
-        value = " and ".join(re.split(r"\s+(?:at|with|to|in|on|for|from|around)\s+", part)[0]
-                             for part in re.split(r"\s+and\s+", value))
+        where = r"\s+(?:at|with|to|in|on|for|from|around)\s+"
+        parts = re.split(r"\s+and\s+", value)
+        if len(parts) == 2 and all(re.search(where, p) for p in parts) and parts[1][:1].isupper():
+            value = " and ".join(re.split(where, p)[0] for p in parts)
+        else:  # ("Spanish to my mom and dad", "French in Paris and Lyon": one language, and to whom or where)
+            value = re.split(where, value)[0]
 
     if attribute in ("job",):
         value = re.sub(r"^(?:an?|the)\s+", "", value, flags=re.I)
@@ -469,8 +478,10 @@ _RULES: list[tuple[str, FactOp, str]] = [
                    r"(?P<v>.+)"),
     ("job", "set", r"^(?:job|profession|occupation) is\s+(?:being\s+)?(?:an?\s+)?(?P<v>.+)"),
     ("job", "set", r"^(?:am|is|are|be|have been|has been)\s+(?:now\s+)?(?:an?\s+)" + _JOB),
-    ("job", "set", r"^(?:am|is|are)\s+(?:now\s+)?the\s+(?P<v>(?:[a-z-]+\s+){0,2}?(?:" + _JOB_WORDS + r"))\b"
-                   r"(?=\s*(?:now|here|there)?\s*$)"),  # "I'm the store manager now"
+    # "I'm the store manager now": a post one holds from now (without "now", a role in a group: "in our band I'm the
+    # singer", "I'm the designated driver")
+    ("job", "set", r"^(?:am|is|are)\s+(?:now\s+)?the\s+(?!(?:only|one|designated|main|head)\b)"
+                   r"(?P<v>(?:[a-z-]+\s+){0,2}?(?:" + _JOB_WORDS + r"))\b(?=\s+now\s*$)"),
     # "I was a barista for four years": a job said in the past is one that ended (named by its word: "I was a
     # teenager", "a passenger", "a winner" are no trade; "…and still am" keeps it: see _statements_of)
     ("job", "end", r"^(?:was|were)\s+(?:an?\s+)(?P<v>(?:[a-z-]+\s+){0,2}?(?:" + _JOB_WORDS + r"))\b(?!.*\bstill\b)"),
@@ -998,7 +1009,7 @@ _LEADING_PHRASE = re.compile(r"^(?:after|before|since|during|in|on|following|ove
 
 
 # One's relative named in a question ("a present for my brother?"), whom a "he"/"she" after it names.
-_ASKED_OF = re.compile(r"\b(?:my|our)\s+" + _REL_ADJ + r"?(?P<rel>" + _REL + r")\b", re.I)
+_ASKED_OF = re.compile(r"\b(?:my|our)\s+" + _REL_ADJ + r"?(" + _REL + r")\b(?!'s)", re.I)
 # "…for my birthday, which is on 14 March": the date said of it in a relative clause.
 _BIRTHDAY_WHICH = re.compile(r"\bmy\s+(?:birthday|bday),?\s+which\s+is\s+(?:on\s+)?(?P<d>[^,;!?]+)", re.I)
 # "As a nurse (working nights), …": the speaker's job, said as the role they ask from.
@@ -1023,6 +1034,9 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
     topics = _topics(text, last_key)
     for sentence in _sentences(_normalise(text)):
         guessed = False  # a hedged statement with a question mark: unsure, and held only where a value can wait
+        before_question = False  # the statement is what was said before a question to the assistant
+        if _PLAYED.search(sentence):
+            continue
         role = _AS_A.match(sentence)
         if role:  # "As a nurse working night shifts, what should I eat?": what the speaker is, said before the ask
             out += [s for s in _predicates("am " + role.group("x"), "user") if s.key.attribute == "job"]
@@ -1043,11 +1057,15 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             said = sentence[: asked.start()].strip() if asked is not None else ""
             # (said with its own "I" or "my": "Love the necklace, any meaning to it?" is a compliment, asking)
             if not said or _QUESTION_START.match(said) or not re.search(r"\b(?:I|(?i:my|we|our))\b", said):
-                asked_of = _ASKED_OF.search(sentence)
-                if asked_of:  # "Can you pick a present for my brother? He's 16": he is the brother asked about
-                    introduced = RELATIONS_EN[asked_of.group("rel").lower()]
+                asked_of = _ASKED_OF.findall(sentence)
+                if len(asked_of) == 1:  # "Can you pick a present for my brother? He's 16": he is the brother asked
+                    # about (one relative, and not someone's: "my brother's wife", "my son and my daughter" say no one)
+                    introduced = RELATIONS_EN[asked_of[0].lower()]
                 continue
-            sentence = said  # the statement before the question asked of the assistant
+            # the statement before the question asked of the assistant — a reason said with its own "I" too: "since
+            # I work at Deloitte, is there …?", read below (only there: "Since I turned 30, my back hurts" is a time,
+            # and "Because I live in Boston I need a car" runs on without a comma)
+            sentence, before_question = said, True
         body = _unparenthesised(_uninverted(_TAIL.sub("", sentence.rstrip(" .!;"))))
         greeting = re.match(r"^(?:hi|hey|hello|hiya|yo|howdy)\b[\s,!.]*(?:there[\s,!.]*)?(?:I am|im) (?P<name>[A-Za-z][\w'-]*)$", body, re.I)
         if greeting:  # "hey im alex": a greeting then a lone word is a name, whatever its case
@@ -1096,8 +1114,8 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             if body == before:
                 break
         body = _LEADING_PHRASE.sub("", body, count=1)
-        # a reason said first with its own "I" ("since I work at Deloitte, is there …"): what it says is said
-        body = re.sub(r"^(?:since|because|as|given that|seeing as)\s+(?=(?:I|we|my|our)\b)", "", body, count=1, flags=re.I)
+        if before_question:
+            body = re.sub(r"^(?:since|because|as|given that|seeing as)\s+(?=(?:I|we|my|our)\b)", "", body, count=1, flags=re.I)
         not_then = re.match(r"^not\s+(?!(?:sure|really|quite|exactly|at all|yet|now|today|much|a lot|bad|so)\b)[^,;]{1,40},\s*"
                             r"(?:but\s+|it\s+is\s+|rather\s+)?(?P<new>\S.*)$", body, re.I)
         if not_then:  # "Not Ford, Toyota": the old value, then the right one
@@ -1274,6 +1292,7 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
     found: list[Statement] = []
     matched = False
     subject: str | None = None
+    reported = _REPORTED.search(body) is not None  # (once a sentence: per clause it was quadratic in the clauses)
     for clause in _CLAUSE_SPLIT.split(body):
         now = re.match(r"^(?:and\s+|but\s+)?(?:now|these days|nowadays)\b", clause.strip(), re.I) is not None
         bare = re.fullmatch(r"(?:and\s+|but\s+)?(?:now|these days|nowadays),?\s+(?:in\s+|at\s+)?"
@@ -1313,7 +1332,7 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
         intro = _INTRODUCED.match(clause)
         if intro:  # "I have a sister, she lives in Rome": the sister is spoken about, though nothing is known yet
             introduced = RELATIONS_EN[intro.group("rel").lower()]
-        if pronoun and relative is not None and not _REPORTED.search(body):
+        if pronoun and relative is not None and not reported:
             # "My sister is a nurse. — Sorry, she's a doctor": he/she is the person of ours spoken about last
             who, rest = relative, pronoun.group("rest")
         if who is None:

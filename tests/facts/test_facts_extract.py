@@ -1611,3 +1611,42 @@ def test_a_mistyped_value_and_a_suggestion_that_is_no_guess(
 def test_a_value_ending_like_a_participle_and_a_time_that_is_the_subject(
         text: str, last: tuple[str, str], expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read(text, fact_key(*last)) == expected
+
+
+@pytest.mark.parametrize("text", [
+    # a reason said first is read only before a question to the assistant
+    "Because I live in Boston I need a car.", "Since I turned 30, my back hurts.",
+    # a role in a group, a game, a dream, a show or a costume is no job
+    "In our family I'm the cook.", "In our band I'm the singer.", "Let's play a game, I'm the teacher now.",
+    "I'm the designated driver.", "I'm the only nurse here.", "In my dream I was a pilot.", "For Halloween I was a nurse.",
+    "In the play I was a teacher.",
+    # a relative asked about is whom he/she names only when there is one and it is no one's
+    "What do I get my son and my daughter? She's 8.", "Can my brother's wife stay with us? She's 30.",
+    "帮我给我儿子和我女儿买书，她今年8岁", "帮我给我妹妹的老师挑个礼物，她今年50岁",
+])
+def test_what_the_last_round_must_not_read(text: str) -> None:
+    assert [s for s in _read(text) if s[1] in ("job", "age", "lives_in", "works_at")] == []
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I speak Spanish to my mom and dad.", [("user", "speaks", "Spanish", "add", True)]),
+    ("I speak French in Paris and Lyon.", [("user", "speaks", "French", "add", True)]),
+    ("我喜欢的小说主人公住在巴黎，我也住在巴黎。", [("user", "lives_in", "巴黎", "set", True)]),
+    ("帮我写段话，我住在上海", [("user", "lives_in", "上海", "set", True)]),
+    # a guess said as its own clause before 吧 is still a guess; a request or a suggestion is none
+    ("我35了，应该吧。", [("user", "age", "35", "set", False)]),
+    ("我住在上海，应该没错吧", [("user", "lives_in", "上海", "set", False)]),
+])
+def test_languages_with_whom_or_where_characters_and_guesses_before_ba(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "last", "expected"), [
+    ("不对，太原", ("user", "lives_in"), [("user", "lives_in", "太原", "correct", True)]),
+    ("I misread your message.", ("user", "lives_in"), []),
+    ("I mistyped the name of the file.", ("user", "name"), []),
+])
+def test_a_place_that_starts_like_a_degree_and_a_mistake_that_is_no_correction(
+        text: str, last: tuple[str, str], expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text, fact_key(*last)) == expected
