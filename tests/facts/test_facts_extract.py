@@ -1650,3 +1650,28 @@ def test_languages_with_whom_or_where_characters_and_guesses_before_ba(
 def test_a_place_that_starts_like_a_degree_and_a_mistake_that_is_no_correction(
         text: str, last: tuple[str, str], expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read(text, fact_key(*last)) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("下个月八号就是我生日啦，九月八号，记得祝我生日快乐哈。", [("user", "birthday", "09-08", "set", True)]),
+    ("我在杭州待了四年了。", [("user", "lives_in", "杭州", "set", True)]),
+    ("我在上海已经住了五年了。", [("user", "lives_in", "上海", "set", True)]),
+    ("哎，昨天过完生日，正式三十了。", [("user", "age", "30", "set", True)]),
+    ("我老婆之前在工商银行上班，今年跳到招商银行了。", [("wife", "works_at", "工商银行", "end", True),
+                                      ("wife", "works_at", "招商银行", "set", True)]),
+    ("准确说以前是，现在不当程序员了，在家歇着。", [("user", "job", "程序员", "end", True)]),
+    ("陈明上个月辞职了，新来的老板叫刘洋。", [("boss", "name", "刘洋", "set", True)]),  # (陈明's leaving is not ours)
+    ("我妈生日是十二月一号，我的是十二月十五号，所以每年干脆一起过。", [("mother", "birthday", "12-01", "set", True),
+                                                ("user", "birthday", "12-15", "set", True)]),
+    ("今天跟我姐吃饭了。她现在在大连当律师，我还是老样子，窝在沈阳。",
+     [("sister", "works_at", "大连", "set", True), ("sister", "job", "律师", "set", True),
+      ("user", "lives_in", "沈阳", "set", True)]),
+    ("去年年底搬回老家绵阳了，离爸妈近一点。", [("user", "lives_in", "绵阳", "set", True), ("user", "hometown", "绵阳", "set", True)]),
+])
+def test_chinese_stays_transfers_a_new_boss_and_a_relative_mentioned_before(
+        text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+def test_a_transfer_to_a_city_is_where_the_one_spoken_of_lives() -> None:
+    assert _read("他今年调到长沙去了。", fact_key("brother", "lives_in")) == [("brother", "lives_in", "长沙", "set", True)]
