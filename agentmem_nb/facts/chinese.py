@@ -64,7 +64,7 @@ _HYPOTHETICAL = re.compile(r"如果|要是|假如|假设|万一|的话|打算|�
 _FIGURATIVE = re.compile(r"简直|堪称|基本上就是|就像|像个|像是个|活像|跟[^，,。]{1,6}(?<!不)一样|称得上|开玩笑|开个玩笑|逗你的|"
                          r"逗你玩")
 _SAY = re.compile(r"说|讲|告诉|提到|声称|表示")
-_SAY_COMPOUND = re.compile(r"说(?:错|实话|真的|来|起来|白了|过|一下|明)|(?:准确|确切|严格|坦白|认真|老实|话|比如|就是|总的来|怎么|小|传|解|演|"
+_SAY_COMPOUND = re.compile(r"说(?:错|实话|真的|来|起来|白了|过|一下|明)|(?:老实|话|比如|就是|总的来|怎么|小|传|解|演|"
                            r"游|劝|虽|再|且|听|据|来|地|格|会|能|只会|我是|我想|我就是)说|(?:说|讲)得")
 _HEDGE = re.compile(r"好像|可能|大概|也许|或许|应该|我觉得|我感觉|我记得|估计|似乎|不太确定|不确定|不太记得|貌似|"
                     r"记不清|吧$|严格(?:来|地)?(?:说|讲)|技术上(?:来说|讲)?|理论上|名义上")
@@ -83,7 +83,7 @@ _LEADING = re.compile(r"^(?:(?:上|这|下)?(?:周|星期|礼拜)[一二三四�
                       # a time before the subject: "业余时间我…", "大学毕业后我…", "周末我…"
                       r"[^，,。我你他她它]{0,6}?(?:后|时间|期间|时|周末|晚上|早上|春天|夏天|秋天|冬天)(?=我)|"
                       r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=我)|从[^，,。我]{1,8}?(?:开始|起)|就)+[，,、\s]*")
-_ADVERBS = re.compile(r"^(?:以[^，,。以]{1,10}?的?身份|算是(?=住|在)|(?:去年|今年|前年)?(?:春天|夏天|秋天|冬天)|是(?=对[^，,。]{1,10}过敏)|是(?=在[^，,。]{1,12}?(?:工作|上班|住|生活))|(?:可|却|但)?(?:偏偏|竟然|居然|反而)|却|倒是|正式|一个人|独自|晚上|早上|白天|每天|天天|(?:上|这)?(?:周|星期|礼拜)[一二三四五六日天](?:起)?|"
+_ADVERBS = re.compile(r"^(?:以[^，,。以]{1,10}?的?身份|算是(?=住|在)|(?:去年|今年|前年)?(?:春天|夏天|秋天|冬天)|是(?=对[^，,。]{1,10}过敏)|是(?=在[^，,。]{1,12}?(?:工作|上班|住|生活))|(?:可|却|但)?(?:偏偏|竟然|居然|反而)|却|倒是|正式|晚上|早上|白天|每天|天天|(?:上|这)?(?:周|星期|礼拜)[一二三四五六日天](?:起)?|"
                       r"开始(?=去|在|到|当|做|住|搬|喜欢|爱|学)|(?:转行|改行)(?=当|做|成)|[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:天|周|星期|月|年)(?:前|以前|之前)|超级|实在|真心|简直|完全|根本|十分|相当|极其|尤其|格外|始终|老是|常年|长期|长年|"
                       r"一点儿?(?:都|也)|从来|压根儿?|丝毫|[^，,。以之]{1,6}?(?:以后|之后|后)(?=搬|去|来|在|住|开始|就)|这段时间|这阵子|(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=入职|搬|去|来|开始|加入|跳槽|离|"
                       r"辞职|在|就|被|又)|也|都|还|一直|现在|目前|已经|刚|刚刚|真的|真|非常|特别|很|超|挺|比较|就|又|才|本来|终于|"
@@ -145,13 +145,15 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("age", "set", r"^(?:作为|身为|是)(?:一个|一名|一位|个|名)?(?P<v>\d{1,3}|[一二两三四五六七八九十]{1,3})(?:周)?岁的"),
     ("age", "set", r"^(?:的)?年龄是(?P<v>\d{1,3}|[一二两三四五六七八九十百]{1,4})"),
     # "搬回老家绵阳了": where one lives now, and where one is from
-    ("home_again", "set", r"^搬回(?:了)?(?:到)?(?:老家|家乡)(?P<v>[^，,。]{2,8}?)(?:了|啦)?$"),
+    ("home_again", "set", r"^搬回(?:了)?(?:到)?(?:老家|家乡)(?P<v>(?:(?!发展|养|段|住|那|这|边|工作|生活|休息|照顾|陪)[^，,。]){2,6}?)"
+                          r"(?:了|啦)?$"),
     ("from_to", "set", r"^(?:刚|已经|终于)?从(?P<old>[^，,。到去来]{1,12}?)(?:搬|迁|移居|移民)(?:家)?(?:到|去|来)了?(?P<v>[^，,。]+)"),
     ("lives_in", "set", r"^(?:搬到了?|搬去了?|搬家到了?|搬回了?|搬来了?|搬进了?|迁到了?|移居到?|移民到?|定居到?)(?P<v>.+)"),
     # "在杭州待了四年了": where one has stayed for years
-    ("lives_in", "set", r"^在(?P<v>[^，,。在]{1,10}?)(?:已经|一直|都|也)?(?:待|呆)了?(?:快|近|差不多)?"
-                        r"(?:[一二三四五六七八九十两几\d半]+|好几)(?:多)?年"),
-    ("lives_in", "set", r"^(?:窝在|常驻在?|常住在?|待在|呆在|扎根在?|落户在?|住在|住|居住在|居住于|定居在|定居于|生活在|家住|家在|常住在|现居|现住)(?P<v>.+)"),
+    # (年了: still there — "待了三年" alone is a stay that may have ended; a place, not a post or a position)
+    ("lives_in", "set", r"^在(?!国外|上面|里面|外面|这|那|家)(?P<v>[^，,。在]{1,10}?)(?<!医院)(?<!部队)(?<!公司)(?<!学校)(?<!大学)"
+                        r"(?<!监狱)(?:已经|一直|都|也)?(?:待|呆)了?(?:快|近|差不多)?(?:[一二三四五六七八九十两几\d半]+|好几)(?:多)?年了$"),
+    ("lives_in", "set", r"^(?:常驻在?|常住在?|待在|呆在|扎根在?|落户在?|住在|住|居住在|居住于|定居在|定居于|生活在|家住|家在|常住在|现居|现住)(?P<v>.+)"),
     ("lives_in", "set", r"^(?:的)?(?:家|公寓|房子|住处|住的地方|现在住的地方)(?:在|是在|是)(?P<v>.+)"),
     # "在上海已经住了五年了", "在北京工作和生活": the place before the verb of living (and what joins it)
     ("lives_in", "set", r"^在(?P<v>[^，,。]+?)(?:(?:工作|上班|学习)(?:和|与|并|、))?(?:已经|一直|都|也)?"
@@ -175,9 +177,8 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("works_at", "set", r"^(?:的)?工作(?:换成|换到|换去|调到)了?(?P<v>[^，,。]{2,12}?)(?:了|啦)?$"),  # "工作换成平安保险了"
     # "后来我调到了同仁医院": moved to an organisation, named as one (its kind last)
     # (调/跳槽: a move of one's work; "去了趟医院", "转到了…医院" are a visit or a patient's transfer)
-    ("works_at", "set", r"^(?:调到了?|调去了?|跳槽到了?|跳槽去了?|跳到了?|跳去了?)(?P<v>[^，,。]{1,10}?" + _ORGANISATION + r")"),
-    # "他今年调到长沙去了": moved by one's work to a place, not an organisation — where one lives now
-    ("lives_in", "set", r"^(?:被)?(?:调到了?|调去了?)(?P<v>[^，,。]{2,6}?)(?:去|来)?了?$"),
+    ("works_at", "set", r"^(?:调到了?|调去了?|跳槽到了?|跳槽去了?|跳到了?|跳去了?)(?!市中心)(?P<v>[^，,。]{1,10}?" + _ORGANISATION
+                        + r")(?:了|啦)?(?:上班|工作)?(?:了|啦)?$"),
     ("works_at", "set", r"^(?:的)?(?:公司|单位|东家)是(?P<v>.+)"),
     ("job", "set", r"^(?:的)?(?:职业|工作|本职工作)是(?P<v>.+)"),
     ("job", "set", r"^(?:算是|算|是|当上了?|当|做|成了|成为了?|当了|升为|升职为|升职成了?|升成了?|升到了?|晋升为|升任|担任|转行做了?|改行当了?|转行当了?|改行做了?|改做了?|改当了?)(?:一名|一个|一位|个|名|位)?"
@@ -358,7 +359,8 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
         return "user", "叫" + call.group("v"), names  # whoever calls them so
     if re.match(r"^[" + _SURNAMES + r"][\u4e00-\u9fff]{1,2}(?=上个月|上周|昨天|今天|前天|最近|去年|刚刚|已经|辞职|离职|跳槽)",
                 clause):
-        return "other", "", names  # "陈明上个月辞职了": someone named, then what they did
+        return None, "", names  # "陈明上个月辞职了": someone named, then what they did (this clause only: "高中已经毕业了，
+        # 现在在杭州工作" goes on about the speaker)
     if re.match(r"^(?:他|她|它|他们|她们|你|您|你们|大家|别人|有人|人家|某人|这|那|主人公|主角|女主|男主|[A-Za-z]|"
                 r"(?!(?:还|也|都|只|就)?(?:会|能)(?:说|讲))[\u4e00-\u9fff]{1,3}(?:说|觉得))", clause):  # (会说: speaks, no one's words)
         return "other", "", names
@@ -518,6 +520,8 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
     text = _QUOTED.sub("", text)
     for found_sentence in re.finditer(r"[^。！!？?；;\n…]+[。！!？?；;\n…]*", text):
         sentence = found_sentence.group(0).strip()
+        # "准确说，…", "老实讲…" opening the sentence: how the speaker says it, no one's words
+        sentence = re.sub(r"^(?:准确|确切|严格|坦白|认真|老实)(?:来|地)?(?:说|讲)[，,]?", "", sentence)
         asked = bool(re.search(r"[？?]\s*$", sentence))
         guessed = bool(asked and re.search(r"吧[？?]+\s*$", sentence) and _HEDGE.search(sentence))
         if guessed:
@@ -537,7 +541,7 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
             joined = re.sub(r"(?:(?:下|这)(?:个)?(?:周|星期|礼拜|月)[一二三四五六日天末]?|快(?:要)?到了)[，,]?", "",
                             "，".join(clauses))
             clauses = [c for c in _CLAUSES.split(joined) if c.strip()]
-            if clauses and re.fullmatch(r"[^，,]{0,6}?(?:就)?是我(?:的)?生日(?:了|啦)?", clauses[0]):  # "是我生日，9月12号": said the
+            if clauses and re.fullmatch(r"(?:(?!不)[^，,]){0,6}?(?:就)?是我(?:的)?生日(?:了|啦)?", clauses[0]):  # "是我生日，9月12号": said the
                 clauses = [f"我的生日是{normalise_date(sentence)}"] + clauses[1:]  # plain way
         clauses = _before_later_clause(clauses)
         sentence = "，".join(clauses)
@@ -619,9 +623,6 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         elif found is None and (spoken := _subject(_LEADING.sub("", _CLAUSES.split(body)[0]))[0]) not in (
                 None, "user", "other"):
             introduced = spoken  # "我老婆以前教高中数学。现在她…": one's relative spoken about, with no fact read
-        elif found is None and len(mentioned := re.findall(r"我(?:的)?" + _KIN_ORDER + r"(" + _REL
-                                                         + r")(?![\u4e00-\u9fff]{0,2}的)", body)) == 1:
-            introduced = RELATIONS_ZH[mentioned[0]]  # "今天跟我姐吃饭了。她现在在大连当律师": 她 is the sister
         pets = _pets(body)
         if pets:
             kept = {s.value for s in found or [] if s.key.attribute == "has_pet"}
@@ -667,7 +668,7 @@ def _ellipsis_filled(body: str) -> str:
         return f"{who}是{denied.group('pred')}"
     other = _NOUN_OF_OTHER.search(body)
     if other:
-        body = re.sub(r"(?<=[，,])(?:而)?我的(?=是)", f"我的{other.group('noun')}", body)
+        body = re.sub(r"(?<=[，,])(?:而)?我的(?=是(?!个|一个))", f"我的{other.group('noun')}", body)
     return body
 
 
@@ -786,6 +787,10 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
             statements = _ended_without_predicate(re.sub(r"^(?:不|没)", "", rest), who)
         if ending:
             statements = _as_end(statements, aversion=past or bool(_AVERSION.match(rest)))
+        if re.match(r"^(?:新来的|新的)", clause):  # "新来的老板叫刘洋": another person in that place, so the name the
+            # place had makes way (not a contradiction to hold for review)
+            statements = [Statement(s.subject, s.attribute, s.value, "correct", s.certain) if s.op == "set" else s
+                          for s in statements]
         if statements:
             matched = True
             found += statements

@@ -76,7 +76,7 @@ _QUESTION_START = re.compile(r"^(?:(?:do|does|did)(?!\s+not\b)|is|are|am|was|wer
 _HYPOTHETICAL = re.compile(
     r"\b(?:if|unless|whether|suppose|supposing|imagine|pretend|what if|someday|one day|in the future|"
     r"next (?:year|month|week|summer|spring|fall|autumn|winter)|in a (?:few|couple of) (?:years|months|weeks)|"
-    r"(?:might|(?-i:may)|could|would|will|shall|should|must)(?!\s+(?:not\s+)?be\b)(?!\s+\d)(?!\s+not\s+touch\b)"
+    r"(?:might|(?-i:may)|could|would|will|shall|should|must)(?!\s+(?:not\s+)?(?:[a-z]+ly\s+)?be\b)(?!\s+\d)(?!\s+not\s+touch\b)"
     r"(?<!I should)(?<!I must)(?<!I would)(?!\s+(?:say|admit|mention)\b)|"
     r"going to|about to|plan(?:s|ning)? (?:to|on)|want(?:s|ed)? to|hop(?:e|es|ing) to|wish(?:es)?|"
     r"thinking (?:about|of)|consider(?:s|ing)|dream(?:s|ing)? (?:of|about)|would like|"
@@ -120,7 +120,7 @@ _SPEAKER_PREFIX = re.compile(r"^(?:now that|as I (?:said|mentioned|told you)|lik
                              r"(?!(?:is|are|was|were)\b)", re.I)  # ("Today is my birthday": the subject, no lead-in)
 _HEDGE = re.compile(r"\b(?:I think|I guess|I believe|I suppose|I reckon|probably|maybe|perhaps|possibly|"
                     r"not (?:\d+% |totally |entirely |completely |quite |really |so |too )?sure|if I remember "
-                    r"(?:correctly|right)|iirc|I am not certain|might be|may be|could be|I feel like|kind of think|"
+                    r"(?:correctly|right)|iirc|I am not certain|(?:might|may|could)(?:\s+[a-z]+ly)?\s+be|I feel like|kind of think|"
                     r"if memory serves|technically|strictly speaking|in theory|on paper)\b[,]?\s*(?:that\s+)?", re.I)
 _CORRECTION = re.compile(r"^(?:actually|oh,? actually|sorry|oops|correction|wait|no|nope|nah|I mean|I meant|"
                          r"scratch that|my bad|my mistake|let me correct (?:that|myself)|to correct myself|"
@@ -183,7 +183,7 @@ _BOUNDARY = re.compile(
     r"college|university|good)\b|\bon (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|the \d)|"
     r"\bover\b|\brather than\b|\binstead of\b|\bfor\s+(?:[a-z]+\s+){0,2}(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|several|"
     r"many)\s+(?:years?|months?|weeks?|days?|decades?)\b|\bafter\b|\bbefore\b|\buntil\b|\byesterday\b|\btoday\b|\btonight\b|\bthis (?:morning|afternoon|evening)\b|"
-    r"\blast night\b|\bthe other day\b|\b(?:my|our) (?:whole|entire) (?:life|lives)\b|\ball (?:my|our) (?:life|lives)\b|\band (?:he|she|they|it|you|then|so|today|tonight|yesterday|lately)\b|\band also\s+" + _ALSO_VERB + r"|$)", re.I)
+    r"\blast night\b|\bthe other day\b|\b(?:my|our) (?:whole|entire) (?:life|lives)\b|\ball (?:my|our) (?:life|lives)\b|\band (?:he|she|they|it|you|then|so|today|tonight|yesterday|lately)\b|\b(?:myself|ourselves)\b|\band also\s+" + _ALSO_VERB + r"|$)", re.I)
 _PRONOUNS = {"it", "that", "this", "them", "him", "her", "you", "those", "these", "one", "so", "there", "here",
              "everything", "anything", "something", "nothing", "yourself", "myself", "himself", "herself", "things", "stuff", "us", "me", "myself", "what",
              "too", "much", "a lot", "lots", "very much", "the idea", "the most", "that one", "all", "both",
@@ -1011,13 +1011,14 @@ _LEADING_PHRASE = re.compile(r"^(?:after|before|since|during|in|on|following|ove
 # One's relative named in a question ("a present for my brother?"), whom a "he"/"she" after it names.
 _ASKED_OF = re.compile(r"\b(?:my|our)\s+" + _REL_ADJ + r"?(" + _REL + r")\b(?!'s)", re.I)
 # "…for my birthday, which is on 14 March": the date said of it in a relative clause.
-_BIRTHDAY_WHICH = re.compile(r"\bmy\s+(?:birthday|bday),?\s+which\s+is\s+(?:on\s+)?(?P<d>[^,;!?]+)", re.I)
+_BIRTHDAY_WHICH = re.compile(r"\bmy\s+(?:birthday|bday),?\s+(?:which|it)\s+is\s+(?:on\s+)?(?P<d>[^,;!?]+)", re.I)
 # "As a nurse (working nights), …": the speaker's job, said as the role they ask from.
 _AS_A = re.compile(r"^as\s+(?P<x>an?\s+[a-z][\w -]{1,40}?)(?:\s+(?:myself|working|who|with|living|based)\b[^,]*)?\s*,\s*",
                    re.I)
 # A place named, then said to be one's own in a relative clause: "a getaway from Seattle, where I live"; or in
 # apposition to "my hometown": "back in my hometown of Aberdeen".
-_WHERE_I = re.compile(r"\b(?:in|from|to|near|around|of)\s+(?P<v>(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*){0,3}),?\s+"
+_WHERE_I = re.compile(r"\b(?:in|from|to|near|around|of)\s+(?P<v>(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*){0,3})"
+                      r"(?:\s+(?:for|on|at|this|next|in)\s+[\w' ]{1,20}?)?,?\s+"
                       r"(?:that is\s+|which is\s+)?where\s+(?:I|we)\s+(?:(?:now|currently|still)\s+)?(?P<verb>live|grew up|was born)\b|"
                       r"\b(?:my|our)\s+(?:hometown|home town)(?:\s+of|,)\s+(?P<home>(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*){0,3})")
 
@@ -1066,7 +1067,7 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             # I work at Deloitte, is there …?", read below (only there: "Since I turned 30, my back hurts" is a time,
             # and "Because I live in Boston I need a car" runs on without a comma)
             sentence, before_question = said, True
-        body = _unparenthesised(_uninverted(_TAIL.sub("", sentence.rstrip(" .!;"))))
+        body = _unparenthesised(_uninverted(_TAIL.sub("", re.sub(r"[^\w)'\"*]{1,16}$", "", sentence.rstrip(" .!;")))))
         greeting = re.match(r"^(?:hi|hey|hello|hiya|yo|howdy)\b[\s,!.]*(?:there[\s,!.]*)?(?:I am|im) (?P<name>[A-Za-z][\w'-]*)$", body, re.I)
         if greeting:  # "hey im alex": a greeting then a lone word is a name, whatever its case
             out.append(Statement("user", "name", greeting.group("name")))
@@ -1114,7 +1115,8 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             if body == before:
                 break
         body = _LEADING_PHRASE.sub("", body, count=1)
-        if before_question:
+        if before_question or re.match(r"^(?:since|because|as|given that|seeing as)\s+(?:I|we|my|our)\b(?![^,]*\bturned\b)"
+                                       r"[^,]{3,60},", body, re.I):
             body = re.sub(r"^(?:since|because|as|given that|seeing as)\s+(?=(?:I|we|my|our)\b)", "", body, count=1, flags=re.I)
         not_then = re.match(r"^not\s+(?!(?:sure|really|quite|exactly|at all|yet|now|today|much|a lot|bad|so)\b)[^,;]{1,40},\s*"
                             r"(?:but\s+|it\s+is\s+|rather\s+)?(?P<new>\S.*)$", body, re.I)
@@ -1128,6 +1130,8 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             continue
         if _HEDGE.search(body):
             certain = False
+            # ("my birthday might actually be April 19": the modal is the hedge, and "be" the copula it leaves)
+            body = re.sub(r"\b(?:might|may|could)(?:\s+[a-z]+ly)?\s+be\b", "is", body)
             body = re.sub(r"(?:\s*,\s*)+", ", ", _HEDGE.sub(", ", body)).strip(" ,")  # the hedge leaves a clause edge
         body = _SPEAKER_PREFIX.sub("", body)
         if _HYPOTHETICAL.search(body) or _FIGURATIVE.search(body):
