@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
+import re
 import threading
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
@@ -107,6 +108,16 @@ class FactKey:
 
     def __str__(self) -> str:
         return f"{self.subject}.{self.attribute}"
+
+
+def _part_of(short: str, long: str) -> bool:
+    """Whether ``short`` is a word or words of ``long`` ("rider" of "delivery rider", not "art" of "martial artist");
+    in Chinese, which writes no spaces, any part ("骑手" of "外卖骑手")."""
+    if not short:
+        return False
+    if re.search(r"[\u3400-\u9fff]", short):
+        return short in long
+    return re.search(r"(?<!\w)" + re.escape(short) + r"(?!\w)", long) is not None
 
 
 @functools.lru_cache(maxsize=4096)  # (pure, and asked again and again: every Statement.key, every scan of statements)
@@ -527,7 +538,8 @@ class FactsLayer:
             ends = [f.fact_id for f in active if not value or normalise_value(f.value) == value]
             if not ends and key.attribute not in ACCUMULATING:  # "no longer a rider" of the one value "delivery
                 # rider": said shorter or longer, it names the value the key has (a list's items are told apart)
-                ends = [f.fact_id for f in active if value in normalise_value(f.value) or normalise_value(f.value) in value]
+                ends = [f.fact_id for f in active if _part_of(value, normalise_value(f.value))
+                        or _part_of(normalise_value(f.value), value)]
             if ends:
                 return {"effect": "end", "ends": ends, "ended_by": "negation"}
             if not value or any(normalise_value(view.facts[i].value) == value for i in ids):

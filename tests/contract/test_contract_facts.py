@@ -71,3 +71,14 @@ def test_an_end_said_shorter_ends_the_one_value_of_a_single_valued_key(store: St
     facts.record([Statement("user", "likes", "green tea", "add")], source=FactSource("s1", 3))
     facts.record([Statement("user", "likes", "tea", "end")], source=FactSource("s1", 4))
     assert [f.value for f in facts.get("user", "likes")] == ["green tea"]
+
+
+def test_an_end_said_shorter_names_words_of_the_value_not_letters(store: Store) -> None:
+    facts = store.user("alice").facts
+    assert isinstance(facts, FactRecord)
+    facts.record([Statement("user", "job", "martial artist")], source=FactSource("s1", 1))
+    facts.record([Statement("user", "job", "art", "end")], source=FactSource("s1", 2))
+    assert [f.value for f in facts.get("user", "job")] == ["martial artist"]
+    facts.record([Statement("user", "job", "外卖骑手")], source=FactSource("s1", 3))
+    facts.record([Statement("user", "job", "骑手", "end")], source=FactSource("s1", 4))
+    assert facts.get("user", "job") == []
