@@ -10,22 +10,32 @@ from __future__ import annotations
 
 import re
 
-from agentmem_nb.store.facts import FactKey, Statement
+from agentmem_nb.store.facts import ACCUMULATING, FactKey, Statement
 
-__all__ = ["PLURAL_RELATIONS", "PRONOUN_LOOKBACK", "last_relative", "marked", "one_name_each"]
+__all__ = ["PLURAL_RELATIONS", "PRONOUN_LOOKBACK", "last_relative", "marked", "one_name_each", "said_of_both"]
 
 # Relations that are several people: "they"/他们 refers to them, "he"/"she"/他/她 does not.
 PLURAL_RELATIONS = frozenset({"parents"})
 
 
-def marked(found: list[Statement], *, correction: bool, certain: bool) -> list[Statement]:
-    """``found`` with the sentence's correction and certainty applied."""
+def marked(found: list[Statement], *, correction: bool, certain: bool, asked: bool = False) -> list[Statement]:
+    """``found`` with the sentence's correction and certainty applied. ``asked``: a guess said with a question mark
+    ("Perhaps I'm allergic to cats?", "我可能是对花生过敏吧？") — a list takes every value it is given, sure or not, so
+    such a guess adds nothing to one; a single value still waits as a conflict."""
+    if asked:
+        found = [s for s in found if s.key.attribute not in ACCUMULATING]
     if correction:
         found = [Statement(s.subject, s.attribute, s.value, "correct", s.certain) if s.op == "set" else s
                  for s in found]
     if not certain:
         found = [Statement(s.subject, s.attribute, s.value, s.op, False) for s in found]
     return found
+
+
+def said_of_both(found: list[Statement], relation: str) -> list[Statement]:
+    """``found`` and, for each statement of the speaker's, the same of ``relation``: what "my son and I" / 我和我老公都
+    say is said of both."""
+    return found + [Statement(relation, s.attribute, s.value, s.op, s.certain) for s in found if s.key.subject == "user"]
 
 
 # How far back in a message a pronoun looks for its relation, in statements. Without a bound every sentence looked

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from agentmem_nb.facts._marks import PLURAL_RELATIONS, PRONOUN_LOOKBACK, last_relative, marked
+from agentmem_nb.facts._marks import PLURAL_RELATIONS, PRONOUN_LOOKBACK, last_relative, marked, said_of_both
 from agentmem_nb.facts._values import normalise_date, normalise_number
 from agentmem_nb.store.facts import ACCUMULATING, FactKey, FactOp, Statement
 
@@ -285,15 +285,23 @@ _ANIMALS = frozenset({"dog", "cat"})
 # The pets one keeps (``has_pet``), kept ("我养了一只狗和一只兔子": what one keeps or has, right after the verb) or gone
 # ("兔子送给朋友了", "我家的狗去年走了", "不养猫了"). A pet word is a whole word: 马桶, 猫爪杯, 狗链, 鸟笼, 兔子玩偶 are things;
 # a fish or a horse is as often a meal or a ride, and someone else's pet ("同事家的狗") is not the speaker's.
-_PET_ZH = r"(?P<kind>[\u4e00-\u9fff]{0,3}?犬|狗狗|小狗|狗|猫咪|小猫|猫|兔子|仓鼠|鹦鹉|乌龟|金鱼|龙猫|刺猬|蜥蜴|荷兰猪|豚鼠|八哥)"
-_PET_WORD_END = r"(?=$|[，,。！!？?、\s和跟还叫了呢啊呀吧])"
-_PET_MEASURED = r"(?:一|两|三|四|几|\d+)?(?:只|条|个|匹)" + _PET_ZH + _PET_WORD_END
-_PETS_KEPT = re.compile(_PET_MEASURED)
-_KEEPS_PETS = re.compile(r"^我(?:们)?(?:家)?(?:还|也|现在|新)?(?:养了?|养着|有|领养了?|收养了?|捡了?|买了?)(?=" + _PET_MEASURED.replace(
-    "(?P<kind>", "(?:") + ")")
-_PET_GONE = re.compile(r"(?:^|[，,]|(?<=我家的)|(?<=我们家的)|(?<=我的))" + _PET_ZH
+def _pet_zh(group: str = "") -> str:
+    """A pet's word (captured as ``group`` when one is named)."""
+    return (f"(?P<{group}>" if group else "(?:") + (r"[\u4e00-\u9fff]{0,3}?犬|狗狗|小狗|狗|猫咪|小猫|猫|兔子|仓鼠|鹦鹉|乌龟|金鱼|"
+                                                  r"龙猫|刺猬|蜥蜴|荷兰猪|豚鼠|八哥)")
+
+
+def _pet_measured(group: str = "") -> str:
+    """A pet counted ("一只狗", "两只猫"), as a whole word ("猫爪杯" is none)."""
+    return r"(?:一|两|三|四|几|\d+)?(?:只|条|个|匹)" + _pet_zh(group) + r"(?=$|[，,。！!？?、\s和跟还叫了呢啊呀吧])"
+
+
+_PETS_KEPT = re.compile(_pet_measured("kind"))
+_KEEPS_PETS = re.compile(r"^我(?:们)?(?:家)?(?:还|也|现在|新)?(?:养了?|养着|有|领养了?|收养了?|捡了?|买了?)(?=" + _pet_measured()
+                         + ")")
+_PET_GONE = re.compile(r"(?:^|[，,]|(?<=我家的)|(?<=我们家的)|(?<=我的))" + _pet_zh("kind")
                        + r"(?:去年|前年|上个月|上周|前几天|前阵子|最近|已经|刚刚|刚)?(?:送人了|送给[^，,。]{1,6}了|死了|去世了|走了|"
-                       r"没了|丢了|跑丢了|被领养了)|不养" + _PET_ZH.replace("(?P<kind>", "(?P<kind2>") + r"了")
+                       r"没了|丢了|跑丢了|被领养了)|不养" + _pet_zh("kind2") + r"了")
 _PET_NAMES = {"狗狗": "狗", "小狗": "狗", "猫咪": "猫", "小猫": "猫"}
 
 
@@ -616,8 +624,7 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         introduced = None
         pair = re.match(r"^我(?:和|跟|与)(?:我)?(?:的)?(?P<rel>" + _REL + r")(?:都|也|一起)", body)
         if pair and found:  # "我和我老公都在协和医院上班": said of the speaker, and of the relative too
-            found = found + [Statement(RELATIONS_ZH[pair.group("rel")], s.attribute, s.value, s.op, s.certain)
-                             for s in found if s.key.subject == "user"]
+            found = said_of_both(found, RELATIONS_ZH[pair.group("rel")])
         if found is None and (new := _INTRODUCED.match(_LEADING.sub("", body))):
             introduced = RELATIONS_ZH[new.group("rel")]  # "我新养了一只小狗。它叫肉肉。": 它 is the dog
         elif found is None and (spoken := _subject(_LEADING.sub("", _CLAUSES.split(body)[0]))[0]) not in (
@@ -642,13 +649,11 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         ends = [Statement(s.subject, s.attribute, old, "end") for s in found if old_value and s.op == "add"
                 and s.key.attribute in ACCUMULATING and _ok(old := _clean(old_value, s.attribute)) and old != s.value]
         # ("其实是对灰尘过敏，不是猫": a list keeps its other values, so the one named as wrong ends)
-        if guessed:  # ("我可能是对花生过敏吧？": a list takes every value, so a guess asked about adds nothing to one)
-            found = [s for s in found if s.key.attribute not in ACCUMULATING]
         if explicit and not ends and not re.search(r"也|还|另外|以及", body):
             # "哦不对，是对虾过敏": the item said last was the wrong one (the store ends it); not "其实…也…"
             found = [Statement(s.subject, s.attribute, s.value, "correct", s.certain)
                      if s.key.attribute in ACCUMULATING and s.op == "add" else s for s in found]
-        out.extend(marked(found + ends, correction=correction, certain=certain))
+        out.extend(marked(found + ends, correction=correction, certain=certain, asked=guessed))
     return out
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agentmem_nb.facts._marks import PLURAL_RELATIONS, PRONOUN_LOOKBACK, last_relative, marked
+from agentmem_nb.facts._marks import PLURAL_RELATIONS, PRONOUN_LOOKBACK, last_relative, marked, said_of_both
 from agentmem_nb.facts._values import NUMBER_WORDS, ORDINAL_WORDS, day_only, english_number, normalise_date
 from agentmem_nb.store.facts import ACCUMULATING, FactKey, FactOp, Statement
 
@@ -85,7 +85,6 @@ _HYPOTHETICAL = re.compile(
     r"let's|let us|role-?play)\b", re.I)
 # A figure of speech ("I'm basically a professional napper", "she's like a walking encyclopedia"): no fact.
 _FIGURATIVE = re.compile(r"\b(?:basically|practically|literally|virtually|sort of|kind of)\s+(?:an?|the)\s|"
-
                          r"\byeah,?\s+right\b|^as if\b|\blike I would ever\b|"
                          r"\b(?:am|is|are|was|were)\s+(?:[a-z]+\s+)?like\s+(?:an?|the)\s", re.I)
 # A role one played, not one's life — in a dream, a show, a costume, a past life — said anywhere in the sentence (a
@@ -286,7 +285,6 @@ def _clean_value(raw: str, attribute: str) -> str:
             value = " and ".join(re.split(where, p)[0] for p in parts)
         else:  # ("Spanish to my mom and dad", "French in Paris and Lyon": one language, and to whom or where)
             value = re.split(where, value)[0]
-
     if attribute in ("job",):
         value = re.sub(r"^(?:an?|the)\s+", "", value, flags=re.I)
         value = re.split(r"\s+(?:in|at|for|with|from|by)\s+", value)[0]
@@ -574,7 +572,9 @@ _PET_KINDS = {"dog": ("dog|doggo|puppy|pup|beagle|labrador|lab|poodle|terrier|re
               "cat": "cat|kitten|kitty|tabby|siamese|persian|ragdoll|bengal|sphynx|moggy"}
 _PET_NAMED = re.compile(r"\b(?:an?|one|our|my)\s+(?:[\w-]+\s+){0,2}?(?:(?P<dog>" + _PET_KINDS["dog"] + r")|(?P<cat>"
                         + _PET_KINDS["cat"] + r"))\s*,?\s+(?:named|called)\s+(?P<name>(?-i:[A-Z])[\w'-]+)", re.I)
-_HAVE_PETS = re.compile(r"^(?:I|we)\s+(?:also\s+|just\s+)?(?:have|has|have got|got|own|adopted|rescued|keep)\b", re.I)
+_KEEPS = (r"^(?:I|we)\s+(?:(?:also|just|now|still|currently)\s+)?(?:have|has|have got|got|own|adopted|rescued|keep|"
+          r"bought)\b")  # (one's pets: what follows the verb)
+_HAVE_PETS = re.compile(_KEEPS, re.I)
 # The pets one keeps (``has_pet``): any kind, a dog or cat by its breed too. Had — the pets being what one has, right
 # after the verb ("I have a hamster and a parrot", "we've got a pup and a kitty") — or no longer had ("our hamster
 # died", "we gave away the rabbit", "we no longer have the hamster"). Not a pet: "a dog allergy", "a photo of a cat",
@@ -587,8 +587,7 @@ _PET_KIND = re.compile(r"\b(?:(?P<dog>" + _PET_KINDS["dog"] + r")|(?P<cat>" + _P
 _PET_NP = (r"(?:an?|one|two|three|four|\d+|some|a couple of|a few|our|my|the)\s+(?:(?![\w-]*'s\b)[\w-]+\s+){0,2}?"
            r"(?:" + _PET_KINDS["dog"] + "|" + _PET_KINDS["cat"] + "|" + _OTHER_PETS + r")(?:s|es)?"
            r"(?:\s*,?\s+(?:named|called)\s+(?-i:[A-Z])[\w'-]+)?")
-_PETS_KEPT = re.compile(r"^(?:I|we)\s+(?:(?:also|just|now|still|currently)\s+)?(?:have|has|have got|got|own|adopted|"
-                        r"rescued|keep|bought)\s+(?:(?:two|three|four|\d+|some)\s+pets?\s*[:,-]?\s*)?"
+_PETS_KEPT = re.compile(_KEEPS + r"\s+(?:(?:two|three|four|\d+|some)\s+pets?\s*[:,-]?\s*)?"
                         r"(?P<list>" + _PET_NP + r"(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s*&\s*)" + _PET_NP + r")*)"
                         r"(?=\s*(?:[,.;!?)]|$)|\s+(?:and|too|as well|now|at home|any ?more|any longer)\b)", re.I)
 _PET_DIED = re.compile(r"\b(?:my|our)\s+(?:(?![\w-]*'s\b)[\w-]+\s+){0,2}?" + _PET_KIND.pattern
@@ -1008,6 +1007,10 @@ _LEADING_PHRASE = re.compile(r"^(?:after|before|since|during|in|on|following|ove
                              r"(?=(?-i:I|We|we|My|my|Our|our)\b)", re.I)
 
 
+# A reason said first with its own subject ("since I work at Deloitte, …"): read as said — before a question or a
+# request, or closed by a comma (not "Because I live in Boston I need a car", which runs on, nor "Since I turned 30,
+# …", a time).
+_REASON_FIRST = re.compile(r"^(?:since|because|as|given that|seeing as)\s+(?=(?:I|we|my|our)\b)", re.I)
 # One's relative named in a question ("a present for my brother?"), whom a "he"/"she" after it names.
 _ASKED_OF = re.compile(r"\b(?:my|our)\s+" + _REL_ADJ + r"?(" + _REL + r")\b(?!'s)", re.I)
 # "…for my birthday, which is on 14 March": the date said of it in a relative clause.
@@ -1115,9 +1118,9 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             if body == before:
                 break
         body = _LEADING_PHRASE.sub("", body, count=1)
-        if before_question or re.match(r"^(?:since|because|as|given that|seeing as)\s+(?:I|we|my|our)\b(?![^,]*\bturned\b)"
-                                       r"[^,]{3,60},", body, re.I):
-            body = re.sub(r"^(?:since|because|as|given that|seeing as)\s+(?=(?:I|we|my|our)\b)", "", body, count=1, flags=re.I)
+        reason = _REASON_FIRST.match(body)
+        if reason and (before_question or re.match(r"(?![^,]*\bturned\b)[^,]{3,60},", body[reason.end():])):
+            body = body[reason.end():]
         not_then = re.match(r"^not\s+(?!(?:sure|really|quite|exactly|at all|yet|now|today|much|a lot|bad|so)\b)[^,;]{1,40},\s*"
                             r"(?:but\s+|it\s+is\s+|rather\s+)?(?P<new>\S.*)$", body, re.I)
         if not_then:  # "Not Ford, Toyota": the old value, then the right one
@@ -1149,16 +1152,11 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
                                  pair.group("rest"), flags=re.I)
         found, introduced = _statements_of(_copula_repeated(_uncleft(_ellipsis_filled(body))), out, last_key, introduced,
                                            topics=topics)
-        if found and guessed:  # ("Perhaps I'm allergic to cats?": a list takes every value it is given, unsure or not,
-            # so a guess asked about adds nothing to one; a single value waits as a conflict)
-            found = [s for s in found if s.key.attribute not in ACCUMULATING]
         if found and re.search(r"\b(?:and|but)\s+(?:I\s+|we\s+)?still\s+(?:am|is|are|do|does)\b", body, re.I):
             found = [s for s in found if s.op != "end"]  # "I was a teacher and I still am": nothing ended
         if pair and found:
-            relation = RELATIONS_EN[(pair.group("rel") or pair.group("rel2")).lower()]
-            found = found + [Statement(relation, s.attribute, s.value, s.op, s.certain) for s in found
-                             if s.key.subject == "user"]
-        if not _REPORTED.search(sentence):
+            found = said_of_both(found, RELATIONS_EN[(pair.group("rel") or pair.group("rel2")).lower()])
+        if not _REPORTED.search(sentence):  # one's pets, kept or gone, and their names
             plain = re.sub(r"^(?:sadly|unfortunately|so|and|but)\b[,\s]*", "", sentence, flags=re.I)
             ended = bool(_NO_LONGER.search(plain) or _END_MARKERS.search(plain))
             if ended:  # "we no longer have the hamster", "I don't have a dog anymore": the pet had
@@ -1166,11 +1164,11 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
                                flags=re.I)
             kept = {s.value for s in found or [] if s.key.attribute == "has_pet"}
             found = [*(found or []), *(p for p in _pets(plain, ended) if p.value not in kept)] or found
-        if _HAVE_PETS.match(sentence) and not _REPORTED.search(sentence):  # "We have two pets: a beagle named Rocky …"
-            pets = [Statement("dog" if pet.group("dog") else "cat", "name", pet.group("name"))
-                    for pet in _PET_NAMED.finditer(sentence)]
-            known = {(s.key.subject, s.value) for s in found or []}
-            found = (found or []) + [p for p in pets if (p.key.subject, p.value) not in known] if pets else found
+            if _HAVE_PETS.match(sentence):  # "We have two pets: a beagle named Rocky …"
+                pets = [Statement("dog" if pet.group("dog") else "cat", "name", pet.group("name"))
+                        for pet in _PET_NAMED.finditer(sentence)]
+                known = {(s.key.subject, s.value) for s in found or []}
+                found = (found or []) + [p for p in pets if (p.key.subject, p.value) not in known] if pets else found
         if found is None:
             if (correction or not certain) and (last := _last_key(out, last_key)) is not None:
                 # the first clause that names a value: "it's John, with an h", "Portland, I am not sure"; one that
@@ -1185,7 +1183,8 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             continue
         if _REPORTED.search(body) and not found:
             continue
-        out.extend(marked(found + _not_the_old(found, old_value), correction=correction, certain=certain))
+        out.extend(marked(found + _not_the_old(found, old_value), correction=correction, certain=certain,
+                          asked=guessed))
     return out
 
 
