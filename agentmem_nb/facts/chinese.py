@@ -474,6 +474,10 @@ def _bare_value(body: str, attribute: str) -> str:
 
 
 # A say-clause that attributes what came before it ("…，他说的", "…，我妈告诉我的"): the whole sentence is theirs.
+# A doctor's or a test's finding about the speaker ("医生说我已经不再对青霉素过敏了", "检查结果显示我对尘螨过敏"):
+# what the speaker reports of themself on an authority, not someone's opinion of them.
+_FINDING = re.compile(r"^(?:我的)?(?:(?:主治|过敏科|皮肤科|家庭)?医生|大夫|(?:过敏|皮肤|血液)?(?:检查|化验|检测|测试|体检)(?:结果|报告)?)"
+                      r"(?:跟我|对我)?(?:说|讲|告诉我|显示|证实|确认)(?:了)?[，,：:]?\s*(?=我(?!们))")
 _ATTRIBUTION = re.compile(r"(?:说|讲|告诉我|提到)(?:的|过)?(?:啦|呀|啊)?$")
 
 
@@ -519,17 +523,32 @@ def _before_later_clause(clauses: list[str]) -> list[str]:
     return clauses
 
 
+# Chat's punctuation: an emoji, or a space between two characters, is where a clause ends ("啊说错了 是宁波 杭州是我
+#老家😂"); a space beside a Latin word is only typography ("我在 Google 工作") and stays, less after a closing particle
+# ("说错了 31").
+_EMOJI = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F\u200D]+")
+_CHAT_SPACE = re.compile(r"(?<=[\u4e00-\u9fff])[ \t\u3000]+(?=[\u4e00-\u9fff])|(?<=[了啦哈啊呢吧嘛呀哦哇])[ \t\u3000]+(?=\S)|"
+                         r"(?<=\d)[ \t\u3000]+(?=\d)")
+
+
+def _chat_edges(text: str) -> str:
+    """``text`` with chat's clause edges (:data:`_CHAT_SPACE`, :data:`_EMOJI`) written as commas."""
+    text = re.sub(_EMOJI.pattern + r"[ \t\u3000]*", "，", text)
+    return re.sub(r"，(?=[，,。！!？?；;\s]|$)", "", _CHAT_SPACE.sub("，", text))
+
+
 def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[Statement]:
     """The statements of a Chinese message (see the module docstring); ``last_key`` as in
     :func:`~agentmem_nb.facts.english.extract_english`."""
     out: list[Statement] = []
     greeted = False  # the sentence before was a bare greeting ("你好！我是李娜")
     introduced: str | None = None  # a relative or pet the sentence before named with nothing said of them
-    text = _QUOTED.sub("", text)
+    text = _chat_edges(_QUOTED.sub("", text))
     for found_sentence in re.finditer(r"[^。！!？?；;\n…]+[。！!？?；;\n…]*", text):
         sentence = found_sentence.group(0).strip()
         # "准确说，…", "老实讲…" opening the sentence: how the speaker says it, no one's words
         sentence = re.sub(r"^(?:准确|确切|严格|坦白|认真|老实)(?:来|地)?(?:说|讲)[，,]?", "", sentence)
+        sentence = _FINDING.sub("", sentence)  # "医生说我对青霉素过敏": a finding about the speaker is theirs to state
         asked = bool(re.search(r"[？?]\s*$", sentence))
         guessed = bool(asked and re.search(r"吧[？?]+\s*$", sentence) and _HEDGE.search(sentence))
         if guessed:
@@ -581,7 +600,8 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
             continue
         not_old = re.search(r"[，,]?\s*(?:而)?不是(?P<old>[^，,。]+)$", body)
         old_value = ""
-        if not_old and not_old.start() > 0:
+        # (not "我已经不是外卖骑手了": a negation closed by 了 says what no longer is, not which value is wrong)
+        if not_old and not_old.start() > 0 and not re.search(r"(?:了|啦)$", not_old.group("old")):
             correction, body, old_value = True, body[: not_old.start()], not_old.group("old")
         if re.match(r"^(?:不是|并不是)(?P<old>[^，,]+)[，,](?:而)?是(?P<new>.+)$", body):
             correction = True
@@ -717,7 +737,9 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
         clause = _LEADING.sub("", as_said.strip())
         if not clause:
             continue
-        clause = _fronted(clause)
+        # "以前我很喜欢榴莲": a past said before the subject is the same past said after it ("我以前很喜欢榴莲")
+        clause = _fronted(re.sub(r"^(?P<when>以前|过去|曾经|原来|之前|从前|早年)(?P<who>我(?:的)?(?:" + _REL + r")?)(?!们)",
+                                 r"\g<who>\g<when>", clause))
         who, rest, names = _subject(clause)
         found += names
         matched = matched or bool(names)
@@ -765,8 +787,10 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
             matched = True
             continue
         taste = next((s for s in reversed(recent) if s.key.attribute in ("likes", "dislikes")), None)
-        if taste is not None and re.fullmatch(r"(?:爱上|喜欢上|迷上|爱|喜欢|讨厌|受不了)了?", rest):
-            rest += taste.value  # "以前讨厌香菜，现在爱上了": what the clause before named
+        if taste is not None and (bare := re.fullmatch(r"(?:(?:一)?(?:闻|看|吃|喝|听|想)(?:到|见|起)?(?:它)?就)?"
+                                                       r"(?P<verb>爱上|喜欢上|迷上|爱|喜欢|讨厌|受不了)了?", rest)):
+            # "以前讨厌香菜，现在爱上了", "…，现在闻到就讨厌": what the clause before named
+            rest = bare.group("verb") + taste.value
         statements = _predicates(rest, who)
         # (not "在家休息", "在家带娃": at home, doing something — no place of work or home named)
         elliptic = (re.match(r"^在(?!家(?:里|中)?(?:休息|待|呆|养|带|躺|歇|陪|办公|$))(?P<v>[^，,。在]{1,12}?)(?:了|呢|啦)?$",

@@ -94,6 +94,13 @@ _PLAYED = re.compile(r"\bin (?:my|a|the) dreams?\b|\bdreamt\b|\bdreamed\b|\bfor 
 _REPORTED = re.compile(r"\b(?:said|says|say|told|tells|tell|claims?|claimed|mentioned|heard|hears|according to|"
                        r"asked|asks|wrote|writes|posted|texted|thinks|thought|believes|reckons|insists|swears|joked)\b",
                        re.I)
+# A doctor's or a test's finding about the speaker ("My doctor says I'm not allergic to penicillin anymore", "the
+# allergy test showed I'm allergic to birch pollen"): what the speaker reports of themself on an authority, not
+# someone's opinion of them.
+_FINDING = re.compile(r"^(?:(?:my|the)\s+)?(?:(?:family\s+)?doctor|gp|allergist|dermatologist|physician|nutritionist|"
+                      r"dietitian|(?:(?:blood|allergy|skin|prick|lab)\s+)?(?:tests?|test results|results|work))\s+"
+                      r"(?:says|said|told me|tells me|confirmed|confirms|showed|shows|found|came back showing)\s+"
+                      r"(?:that\s+)?(?=I\b)", re.I)
 _SPEAKER_PREFIX = re.compile(r"^(?:now that|as I (?:said|mentioned|told you)|like I said|I (?:told|tell) you(?: that)?|"
                              r"I (?:should|must|have to|need to|would|gotta) (?:say|admit|mention)(?: that)?|"
                              r"I (?:can|could) (?:say|tell you)(?: that)?|I (?:said|mentioned)(?: that)?|"
@@ -155,7 +162,7 @@ _CLAUSE_SPLIT = re.compile(
     # ("and also work at …" is a clause; "peanuts and also shellfish" one more item)
     r"also\s+" + _ALSO_VERB + r"|then|currently|"
     r"since|recently|live|lives|work|works|moved|move|like|likes|love|loves|hate|hates|am|is|have|has|just|"
-    r"do|does|no longer|enjoy|enjoys|dislike|dislikes|prefer|prefers|joined|got)\b)|,\s+(?=(?:I|my|we|he|she|his|her|now|but|these days|currently|today|since then)\b)|"
+    r"do|does|no longer|enjoy|enjoys|dislike|dislikes|prefer|prefers|joined|got|lived|worked)\b)|,\s+(?=(?:I|my|we|he|she|his|her|now|but|these days|currently|today|since then)\b)|"
     # a second verb of the same subject ("handed in my notice and started at KPMG") or a consequence ("…, so I'm now a
     # lawyer"): a clause of its own
     r"(?:,?\s+and|,)\s+(?=(?:started|began|became|left|quit|took|went|switched|settled|relocated|retired|retrained|graduated|"
@@ -406,9 +413,13 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         r"become|travel|focus|look|care|be)\b|and\s+(?:started|went|joined|set up|became)\b)(?P<v>)"),
     ("left", "end", r"^(?:have\s+|has\s+)?(?:just\s+)?left\s+(?:my\s+(?:job|position|role)\s+(?:at|with)\s+)?"
                     r"(?P<v>[A-Z].+)"),
+    # ("moved again, this time to Boulder", "relocated again, to Madrid": the move said, then where to)
     ("lives_in", "set", r"^(?:have\s+|has\s+)?(?:just\s+|recently\s+|finally\s+|now\s+)?(?:mov(?:ed|e|es)|relocated|"
-                        r"relocate|relocates)\s+(?:(?:back|here|over|out|away|down|up|abroad|home|there|all the way|across)\s+){0,2}"
-                        r"to\s+(?P<v>.+)"),
+                        r"relocate|relocates)\s+(?:(?:back|here|over|out|away|down|up|abroad|home|there|all the way|across|"
+                        r"again|once more)(?:,\s*|\s+)){0,2}(?:this time\s+)?to\s+(?P<v>.+)"),
+    # "I've moved again, living in Dundee now": the move said, then where one lives
+    ("lives_in", "set", r"^(?:have\s+|has\s+)?(?:just\s+|finally\s+)?(?:mov(?:ed|e|es)|relocated)(?:\s+(?:again|house|out))?"
+                        r",\s+(?:and\s+)?(?:now\s+)?(?:living|based|settled)\s+in\s+(?P<v>.+)"),
     ("lives_in", "set", r"^(?:live|lives|living|am living|is living|are living|reside|resides|am residing|"
                         r"am based|is based|are based|stay|stays|am staying|is staying|have lived|has lived|"
                         r"have been living|has been living|been living|been based|(?:have |has )?settled down|(?:have |has )?settled|residing|"
@@ -1002,11 +1013,17 @@ def _before_later_clause(body: str) -> str:
 # A phrase of time or circumstance before the subject ("After college I moved …", "In 2019, my sister joined …",
 # "Since the pandemic we've lived …"): no subject of its own, so the sentence reads from the subject after it. A
 # phrase that holds a subject is a clause ("Before I moved to Paris, I lived in Rome") and stays.
-_LEADING_PHRASE = re.compile(r"^(?:after|before|since|during|in|on|following|over|throughout|until|as of|at|from|for)\s+"
-                             r"(?:(?!\b(?:I|we|he|she|they|you|it)\b)[^,;:]){1,40}?,?\s+"
-                             r"(?=(?-i:I|We|we|My|my|Our|our)\b)", re.I)
+_LEADING_PHRASE = re.compile(r"^(?:(?:after|before|since|during|in|on|following|over|throughout|until|as of|at|from|for)\s+"
+                             r"(?:(?!\b(?:I|we|he|she|they|you|it)\b)[^,;:]){1,40}?|"
+                             # "Six months later I'm …", "A week after that, we …": a time counted from the last news
+                             r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|several|\d+)\s+"
+                             r"(?:days?|weeks?|months?|years?)\s+(?:later|after that|on))"
+                             r",?\s+(?=(?-i:I|We|we|My|my|Our|our)\b)", re.I)
 
 
+# A home or an employer in the simple past: "lived in Austin", "worked at Dell", "worked for the NHS".
+_LIVED_THERE = re.compile(r"^(?:(?:also|once|previously|briefly)\s+)?(?P<verb>lived|worked)\s+(?=(?:in|at|for)\s+(?-i:[A-Z]))",
+                          re.I)
 # A reason said first with its own subject ("since I work at Deloitte, …"): read as said — before a question or a
 # request, or closed by a comma (not "Because I live in Boston I need a car", which runs on, nor "Since I turned 30,
 # …", a time).
@@ -1041,6 +1058,7 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
         before_question = False  # the statement is what was said before a question to the assistant
         if _PLAYED.search(sentence):
             continue
+        sentence = _FINDING.sub("", sentence)  # "My doctor says I'm allergic to …": the speaker's own to state
         role = _AS_A.match(sentence)
         if role:  # "As a nurse working night shifts, what should I eat?": what the speaker is, said before the ask
             out += [s for s in _predicates("am " + role.group("x"), "user") if s.key.attribute == "job"]
@@ -1093,12 +1111,13 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             continue
         body = _THING_THEN_IT.sub(lambda m: m.group(0)[: m.start("it") - m.start()] + _TIME_WORDS.split(m.group("v"), 1)[0],
                                   body, count=1)
-        label = re.match(r"^(?P<label>[\w' ]{1,25})(?::|\s+[—–-])\s+", body)
-        if label and not re.match(r"^(?:name|birthday|age|job)$|^(?:I|we)\b|^(?:my|our)(?:\s+\S+){2}", label.group("label"),
-                                  re.I):
+        # (a heading before a colon may be long: "Before you suggest any recipes for the party: …")
+        label = re.match(r"^(?P<label>[\w' ]{1,25})(?::|\s+[—–-])\s+|^(?P<long>[\w' ]{26,60}):\s+", body)
+        if label and not re.match(r"^(?:name|birthday|age|job)$|^(?:I|we)\b|^(?:my|our)(?:\s+\S+){2}",
+                                  label.group("label") or label.group("long"), re.I):
             # (a statement before a dash is no heading: "I live in Leeds - it's lovely")
             # (a heading that is a correction marker, "Correction:" or "Actually no —", is peeled below as one)
-            body = body[label.end():] if not _CORRECTION.match(label.group("label")) else body
+            body = body[label.end():] if not _CORRECTION.match(label.group("label") or label.group("long")) else body
         # "*John": chat's way to correct what one just typed (a star before or after the right word)
         # (a name, place or employer: capitalised — "*sigh", "*shrugs", "*their" act or mend another word)
         starred = re.fullmatch(r"\*\s*(?P<a>(?-i:[A-Z])[^*]*)|(?P<b>(?-i:[A-Z])[^*\s]*)\s*\*(?P<rest>(?:\s*,.*)?)", body)
@@ -1156,6 +1175,11 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             found = [s for s in found if s.op != "end"]  # "I was a teacher and I still am": nothing ended
         if pair and found:
             found = said_of_both(found, RELATIONS_EN[(pair.group("rel") or pair.group("rel2")).lower()])
+        if found and (new := re.search(r"\b(?:my|our)\s+new\s+(" + _REL + r")\b(?!')", body, re.I)):
+            # "My new boss is Marcus": another person in that place, so the name it had makes way (as 新来的)
+            newcomer = RELATIONS_EN[new.group(1).lower()]
+            found = [Statement(s.subject, s.attribute, s.value, "correct", s.certain)
+                     if s.key.subject == newcomer and s.key.attribute == "name" and s.op == "set" else s for s in found]
         if not _REPORTED.search(sentence):  # one's pets, kept or gone, and their names
             plain = re.sub(r"^(?:sadly|unfortunately|so|and|but)\b[,\s]*", "", sentence, flags=re.I)
             ended = bool(_NO_LONGER.search(plain) or _END_MARKERS.search(plain))
@@ -1352,6 +1376,11 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
                       or re.match(r"^(?:have|has|had)\s+not\s+\w+.*\bsince\b", rest, re.I))
         if re.search(r"\bused to\b", rest, re.I):
             rest = re.sub(r"\bused to\s+", "", rest, flags=re.I)
+            ending = True
+        elif (lived := _LIVED_THERE.match(rest)) and not re.search(r"\b(?:still|now|currently)\b", rest, re.I):
+            # "In January I lived in Austin and worked at Dell": the simple past of a home or an employer is over
+            # (the present perfect, "have lived in", is still true, and does not match)
+            rest = ("live " if lived.group("verb").lower() == "lived" else "work ") + rest[lived.end("verb"):].lstrip()
             ending = True
         if ending:
             rest = " ".join(_NO_LONGER.sub("", rest).split())
