@@ -70,6 +70,10 @@ _CONTRACTION_RES = [(re.compile(p, re.I), r) for p, r in _CONTRACTIONS]
 _QUOTED = re.compile(r'"[^"]*"')
 _SENTENCES = re.compile(r"(?<!\bSt\.)(?<!\bMr\.)(?<!\bDr\.)(?<!\bMs\.)(?<!\bJr\.)(?<!\bSr\.)(?<!\bMrs\.)"
                         r"(?<=[.!?;])\s+|\n+|(?<=[!?])(?=\S)")
+# A statement, a colon, then another with its own subject: "We both had birthdays this month: I'm 35 now and she's 33"
+# is two sentences (a heading without a subject, "Quick intro: I'm …", is read with what follows it).
+_STATEMENT_COLON = re.compile(r"^(?P<head>(?=[^:]*\b(?:I|we|We|my|My|our|Our|he|He|she|She)\b)[^:]{3,80}):\s+"
+                              r"(?=(?:I|my|My|we|We|he|He|she|She|our|Our)\b)")
 # (not "do not …": "don't work there anymore" is a statement whose "I" chat dropped)
 _QUESTION_START = re.compile(r"^(?:(?:do|does|did)(?!\s+not\b)|is|are|am|was|were|can|could|would|should|will|shall|what|where|"
                              r"when|who|whom|whose|which|why|how|have|has|may|might|must)\b", re.I)
@@ -97,7 +101,7 @@ _REPORTED = re.compile(r"\b(?:said|says|say|told|tells|tell|claims?|claimed|ment
 # A doctor's or a test's finding about the speaker ("My doctor says I'm not allergic to penicillin anymore", "the
 # allergy test showed I'm allergic to birch pollen"): what the speaker reports of themself on an authority, not
 # someone's opinion of them.
-_FINDING = re.compile(r"^(?:(?:my|the)\s+)?(?:(?:family\s+)?doctor|gp|allergist|dermatologist|physician|nutritionist|"
+_FINDING = re.compile(r"^(?P<head>(?:[\w' ]{1,30}:\s*)?)(?:(?:my|the)\s+)?(?:(?:family\s+)?doctor|gp|allergist|dermatologist|physician|nutritionist|"
                       r"dietitian|(?:(?:blood|allergy|skin|prick|lab)\s+)?(?:tests?|test results|results|work))\s+"
                       r"(?:says|said|told me|tells me|confirmed|confirms|showed|shows|found|came back showing)\s+"
                       r"(?:that\s+)?(?=I\b)", re.I)
@@ -158,7 +162,7 @@ _ALSO_VERB = (r"(?:live|lives|lived|work|works|worked|like|likes|love|loves|hate
 _CLAUSE_SPLIT = re.compile(
     # ("a while ago" is a time, not a second clause)
     r"\s*;\s*|\s+[—–-]\s+|,?\s+(?:but|(?<!\ba )while|whereas|although|though|meanwhile,?)\s+|,?\s+and\s+(?=(?:"
-    + _LY + r"\s+)?(?:I|we|my|he|she|(?:his|her|their)\s+(?:birthday|bday|name|age|job|hometown|company)\b|now|"
+    + _LY + r"\s+)?(?:I|we|my|our|he|she|(?:his|her|their)\s+(?:birthday|bday|name|age|job|hometown|company)\b|now|"
     # ("and also work at …" is a clause; "peanuts and also shellfish" one more item)
     r"also\s+" + _ALSO_VERB + r"|then|currently|"
     r"since|recently|live|lives|work|works|moved|move|like|likes|love|loves|hate|hates|am|is|have|has|just|"
@@ -166,7 +170,7 @@ _CLAUSE_SPLIT = re.compile(
     # a second verb of the same subject ("handed in my notice and started at KPMG") or a consequence ("…, so I'm now a
     # lawyer"): a clause of its own
     r"(?:,?\s+and|,)\s+(?=(?:started|began|became|left|quit|took|went|switched|settled|relocated|retired|retrained|graduated|"
-    r"joined|moved)\b)|"
+    r"joined|moved|got)\b)|"
     r",?\s+so\s+(?=(?:I|we|my|now)\b)|"
     # a reason or a time with a subject of its own ("…, which is funny since I live in Oslo", "…because my wife works
     # at IKEA"): a clause of its own
@@ -189,10 +193,10 @@ _BOUNDARY = re.compile(
     r"college|university|good)\b|\bon (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|the \d)|"
     r"\bover\b|\brather than\b|\binstead of\b|\bfor\s+(?:[a-z]+\s+){0,2}(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|several|"
     r"many)\s+(?:years?|months?|weeks?|days?|decades?)\b|\bafter\b|\bbefore\b|\buntil\b|\byesterday\b|\btoday\b|\btonight\b|\bthis (?:morning|afternoon|evening|spring|summer|fall|autumn|winter|year|month|week|weekend)\b|"
-    r"\b(?:in|at|during)\s+(?:high school|college|uni|university|grad school)\b|\bduring\b|\bmy (?:first|second|third|last|final) year\b|"
+    r"\bthis time\b|\b(?:in|at|during)\s+(?:high school|college|uni|university|grad school)\b|\bduring\b|\bmy (?:first|second|third|last|final) year\b|"
     r"\bas (?:a kid|kids|a child|children|a teenager|teens)\b|"
     r"\blast night\b|\bthe other day\b|\b(?:my|our) (?:whole|entire) (?:life|lives)\b|\ball (?:my|our) (?:life|lives)\b|\band (?:he|she|they|it|you|then|so|today|tonight|yesterday|lately)\b|\b(?:myself|ourselves)\b|\band also\s+" + _ALSO_VERB + r"|$)", re.I)
-_PRONOUNS = {"it", "that", "this", "them", "him", "her", "you", "those", "these", "one", "so", "there", "here",
+_PRONOUNS = {"the taste", "the smell", "the taste of it", "the smell of it", "it", "that", "this", "them", "him", "her", "you", "those", "these", "one", "so", "there", "here",
              "everything", "anything", "something", "nothing", "yourself", "myself", "himself", "herself", "things", "stuff", "us", "me", "myself", "what",
              "too", "much", "a lot", "lots", "very much", "the idea", "the most", "that one", "all", "both",
              "the stuff", "that stuff", "this stuff", "the thing", "that thing", "this thing", "those things"}
@@ -380,6 +384,11 @@ _RULES: list[tuple[str, FactOp, str]] = [
     # "Our dog is a golden retriever named Max": what it is, then its name
     ("name", "set", r"^(?:is|are)\s+an?\s+(?:[\w-]+\s+){0,3}?(?:named|called)\s+(?P<v>(?-i:[A-Z])[\w'-]+)$"),
     ("name", "set", r"^(?-i:am\s+(?P<v>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?))(?=\s*(?:,|$))"),
+    # "my new boss is Steve", "our dog is Max": a relative's name said as what they are (a capitalised word alone,
+    # not a nationality, faith or diet: "my wife is Canadian", "my boss is Catholic"; only of a relative, below)
+    ("name_is", "set", r"^(?-i:is\s+(?P<v>[A-Z][a-z]+)(?<!ian)(?<!ean)(?<!can)(?<!ese)(?<!ish)(?<!ic)(?<!ch)(?<!stani)"
+                       r"(?<!li)(?<!qi)(?<!di)(?<!Thai)(?<!Greek)(?<!Swiss)(?<!Welsh)(?<!Muslim)(?<!Hindu)(?<!Buddhist)"
+                       r"(?<!Mormon)(?<!Vegan)(?<!Vegetarian)(?<!Single)(?<!Married))(?=\s*(?:,|$|\s+now\b|\s+btw\b))"),
     ("birthday", "set", r"^(?:birthday|bday|birth date|date of birth|birthdate)\s+(?:is|falls on|is on)\s+"
                         r"(?:on\s+)?(?P<v>.+)"),
     ("birthday", "set", r"^(?:(?:was|were)\s+)?born on\s+(?P<v>.+)"),
@@ -529,6 +538,9 @@ _RULES: list[tuple[str, FactOp, str]] = [
                      r"(?(very)|(?!\s+(?:the|a|an)\b)))\s+(?!\d|(?:one|two|three|four|five|six|seven|eight|nine|ten|"
                      r"twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|a hundred|hundred)\b|"
                      r"(?:the\s+)?(?:moon|hill|top|edge|limit|counter|phone|age|budget|here|there)\b)(?P<v>.+)"),
+    # "I've gone off coffee", "went off sushi after that": a taste lost (not "went off to college", "gone off the rails")
+    ("likes", "end", r"^(?:(?:have|has)\s+)?(?:gone|went|go)\s+(?:right\s+|completely\s+|totally\s+)?off\s+(?:of\s+)?"
+                     r"(?!(?:to|the rails|on|at|with|like|in|into|for|a|an|my|his|her|their|our)\b)(?P<v>.+)"),
     # a language, not whom or where one speaks to ("speak to my mom", "speak at conferences", "speak my mind")
     ("speaks", "add", r"^(?:speak|speaks|am fluent in|is fluent in|are fluent in)\s+(?:(?:fluent|basic|conversational|"
                       r"native|decent|broken|some|a little|a bit of)\s+)?(?!(?:to|with|at|about|up|out|on|for|in|of|"
@@ -585,9 +597,12 @@ _PET_KINDS = {"dog": ("dog|doggo|puppy|pup|beagle|labrador|lab|poodle|terrier|re
               "cat": "cat|kitten|kitty|tabby|siamese|persian|ragdoll|bengal|sphynx|moggy"}
 _PET_NAMED = re.compile(r"\b(?:an?|one|our|my)\s+(?:[\w-]+\s+){0,2}?(?:(?P<dog>" + _PET_KINDS["dog"] + r")|(?P<cat>"
                         + _PET_KINDS["cat"] + r"))\s*,?\s+(?:named|called)\s+(?P<name>(?-i:[A-Z])[\w'-]+)", re.I)
-_KEEPS = (r"^(?:I|we)\s+(?:(?:also|just|now|still|currently)\s+)?(?:have|has|have got|got|own|adopted|rescued|keep|"
-          r"bought)\b")  # (one's pets: what follows the verb)
-_HAVE_PETS = re.compile(_KEEPS, re.I)
+# (one's pets, or a relative's, what follows the verb: "I'm allergic to cats, but my roommate has a cat")
+_KEEPS = (r"(?:^|(?<=[,;]\s)|(?<=\bbut\s)|(?<=\band\s)|(?<=\bwhile\s))(?P<who>I|we|(?:my|our)\s+" + _REL_ADJ + r"?(?:"
+          + _REL + r"))\s+(?:(?:also|just|now|still|currently)\s+)?(?:have|has|have got|has got|got|own|owns|adopted|"
+          r"rescued|keep|keeps|bought)\b")
+_HAVE_PETS = re.compile(r"^(?:I|we)\s+(?:(?:also|just|now|still|currently)\s+)?(?:have|has|have got|got|own|adopted|rescued|"
+                        r"keep|bought)\b", re.I)  # (the speaker's pets, whose names are "dog.name" / "cat.name")
 # The pets one keeps (``has_pet``): any kind, a dog or cat by its breed too. Had — the pets being what one has, right
 # after the verb ("I have a hamster and a parrot", "we've got a pup and a kitty") — or no longer had ("our hamster
 # died", "we gave away the rabbit", "we no longer have the hamster"). Not a pet: "a dog allergy", "a photo of a cat",
@@ -602,7 +617,7 @@ _PET_NP = (r"(?:an?|one|two|three|four|\d+|some|a couple of|a few|our|my|the)\s+
            r"(?:\s*,?\s+(?:named|called)\s+(?-i:[A-Z])[\w'-]+)?")
 _PETS_KEPT = re.compile(_KEEPS + r"\s+(?:(?:two|three|four|\d+|some)\s+pets?\s*[:,-]?\s*)?"
                         r"(?P<list>" + _PET_NP + r"(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s*&\s*)" + _PET_NP + r")*)"
-                        r"(?=\s*(?:[,.;!?)]|$)|\s+(?:and|too|as well|now|at home|any ?more|any longer)\b)", re.I)
+                        r"(?=\s*(?:[,.;!?)]|$)|\s+(?:and|too|as well|now|at home|any ?more|any longer|anyway|though|lol)\b)", re.I)
 _PET_DIED = re.compile(r"\b(?:my|our)\s+(?:(?![\w-]*'s\b)[\w-]+\s+){0,2}?" + _PET_KIND.pattern
                        + r"\s+(?:died|passed away|passed|ran away|is gone|went to a new home|got rehomed|was rehomed|"
                        r"had to go)\b", re.I)
@@ -623,11 +638,16 @@ def _pets(sentence: str, ended: bool) -> list[Statement]:
     """The user's pets a sentence says are kept or gone (``ended``: it says "no longer …")."""
     gone = [Statement("user", "has_pet", _pet_kind(m), "end") for pattern in (_PET_DIED, _PET_GIVEN)
             for m in pattern.finditer(sentence)]
-    kept = _PETS_KEPT.match(sentence)
-    if gone or kept is None:
+    if gone:
         return gone
-    return [Statement("user", "has_pet", _pet_kind(m), "end" if ended else "add")
-            for m in _PET_KIND.finditer(kept.group("list"))]
+    out: list[Statement] = []
+    for kept in _PETS_KEPT.finditer(sentence):
+        said = re.sub(r"^(?:my|our)\s+" + _REL_ADJ + "?", "", kept.group("who"), flags=re.I).lower()
+        who = "user" if said in ("i", "we") else RELATIONS_EN.get(said, "")
+        if who:  # ("we" is the speaker's household; a relative's pet is theirs, not the speaker's)
+            out += [Statement(who, "has_pet", _pet_kind(m), "end" if ended else "add")
+                    for m in _PET_KIND.finditer(kept.group("list"))]
+    return out
 
 
 _INTRO_ROLE = re.compile(r"^I am (?P<name>(?-i:[A-Z])[a-z]+)\s*,\s*(?:an?\s+)(?P<job>[a-zA-Z-]+(?:\s+[a-zA-Z-]+){0,2}?)"
@@ -793,6 +813,12 @@ def _predicates(rest: str, subject: str, *, topics: frozenset[str] = frozenset()
                           r"spelled|spelt|written)\s+", raw, re.I)
         if adverb:  # "name is actually Jen": an adverb after the verb; "actually" makes it a correction
             raw, op = raw[adverb.end():], ("correct" if adverb.group(1) and op == "set" else op)
+        if attribute == "allergic_to":  # "allergic to eggs and to pollen": the preposition said again
+            raw = re.sub(r"(?<=\band\s)to\s+|(?<=,\s)to\s+", "", raw)
+        if attribute == "name_is":  # (of a relative or a pet only: the speaker says "I am …", read above)
+            if subject == "user":
+                continue
+            attribute = "name"
         value = _clean_value(raw, attribute)
         if attribute == "name" and rest.startswith("am") and (re.search(r"(?:ese|ish|ian|can|ch|ic|ean)$", value)
                                                                or value.casefold() in _STATES):
@@ -1019,13 +1045,17 @@ _LEADING_PHRASE = re.compile(r"^(?:(?:after|before|since|during|in|on|following|
                              r"(?:(?!\b(?:I|we|he|she|they|you|it)\b)[^,;:]){1,40}?|"
                              # "Six months later I'm …", "A week after that, we …": a time counted from the last news
                              r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|several|\d+)\s+"
-                             r"(?:days?|weeks?|months?|years?)\s+(?:later|after that|on))"
+                             r"(?:days?|weeks?|months?|years?)\s+(?:later|after that|on)|"
+                             r"(?:this|last)\s+(?:summer|spring|autumn|fall|winter|year|month|week|weekend))"
                              r",?\s+(?=(?-i:I|We|we|My|my|Our|our)\b)", re.I)
 
 
 # A home or an employer in the simple past: "lived in Austin", "worked at Dell", "worked for the NHS".
 _LIVED_THERE = re.compile(r"^(?:(?:also|once|previously|briefly)\s+)?(?:(?P<verb>lived)\s+(?=in\s)|(?P<work>worked)\s+"
                           r"(?=(?:at|for)\s))(?=\w+\s+(?-i:[A-Z]))", re.I)
+# A predicate said with its "I'm" dropped, as chat does ("also really into sushi", "allergic to cats btw").
+_DROPPED_BE = re.compile(r"^(?!.*\b(?:I|we|you|he|she|they|it)\b)(?:(?:also|really|so|totally|super|very|quite|still|now|kinda|kind of|pretty)\s+)*"
+                         r"(?:into|allergic to|obsessed with|(?:a\s+)?(?:huge|big|massive)\s+fan of|fond of)\s", re.I)
 # The places one person holds at a time, where someone new replaces the one before.
 _HELD_BY_ONE = frozenset({"boss", "manager", "partner", "boyfriend", "girlfriend", "husband", "wife", "spouse", "fiance",
                           "fiancee", "teacher", "mentor", "doctor", "therapist", "landlord", "landlady", "coach"})
@@ -1054,7 +1084,12 @@ _WHERE_I = re.compile(r"\b(?:in|from|to|near|around|of)\s+(?P<v>(?-i:[A-Z])[\w.'
 
 
 def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCES.split(text) if s and s.strip()]
+    out: list[str] = []
+    for sentence in _SENTENCES.split(text):
+        if sentence and sentence.strip():
+            two = _STATEMENT_COLON.match(sentence.strip())
+            out += [two.group("head"), sentence.strip()[two.end():]] if two else [sentence.strip()]
+    return out
 
 
 def extract_english(text: str, *, last_key: FactKey | None = None) -> list[Statement]:
@@ -1072,7 +1107,7 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
                 r"\b(?:believe|wrong|doubt|mistaken|not sure|second opinion|misdiagnos\w*|negative|said no)\b", sentence, re.I):
             # "My doctor says I'm allergic to …": a doctor's finding of an allergy is the speaker's to state (not an
             # opinion of them, "says I live on coffee", and not a finding they dispute)
-            sentence = _FINDING.sub("", sentence)
+            sentence = _FINDING.sub(r"\g<head>", sentence)
         role = _AS_A.match(sentence)
         if role:  # "As a nurse working night shifts, what should I eat?": what the speaker is, said before the ask
             out += [s for s in _predicates("am " + role.group("x"), "user") if s.key.attribute == "job"]
@@ -1191,11 +1226,12 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             found = [s for s in found if s.op != "end"]  # "I was a teacher and I still am": nothing ended
         if pair and found:
             found = said_of_both(found, RELATIONS_EN[(pair.group("rel") or pair.group("rel2")).lower()])
-        if found and (new := re.search(r"\b(?:my|our)\s+new\s+(" + _REL + r")\b(?!')", body, re.I)) and (
-                RELATIONS_EN[new.group(1).lower()] in _HELD_BY_ONE):
+        if found and (new := re.search(r"\b(?:my|our)\s+(?:new\s+(" + _REL + r")\b(?!')|(" + _REL
+                                       + r")\s+(?:now|these days|is now)\b)", body, re.I)) and (
+                RELATIONS_EN[(new.group(1) or new.group(2)).lower()] in _HELD_BY_ONE):
             # "My new boss is Marcus": another person in a place one person holds, so the name it had makes way (as
             # 新来的); a new friend, colleague or pet is one more
-            newcomer = RELATIONS_EN[new.group(1).lower()]
+            newcomer = RELATIONS_EN[(new.group(1) or new.group(2)).lower()]
             found = [Statement(s.subject, s.attribute, s.value, "correct", s.certain)
                      if s.key.subject == newcomer and s.key.attribute == "name" and s.op == "set" else s for s in found]
         if not _REPORTED.search(sentence):  # one's pets, kept or gone, and their names
@@ -1386,6 +1422,8 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
             # A clause with no subject continues the one before; opening a message, it is the speaker's own
             # ("Moved back to Leeds last week!"), as chat drops the "I".
             who = subject or "user"
+            if _DROPPED_BE.match(rest):  # "also really into sushi": chat drops the "I'm" too
+                rest = "am " + rest
         subject = who
         if who == "other":
             continue
@@ -1411,9 +1449,14 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
             found.append(Statement(who, other.key.attribute, parallel.group("v"), "set"))
             matched = True
             continue
-        taste = next((s for s in reversed(recent) if s.key.attribute in ("likes", "dislikes")), None)
+        taste = next((s for s in reversed(recent or out[-PRONOUN_LOOKBACK:]) if s.key.attribute in ("likes", "dislikes")),
+                     None)
         if taste is not None:  # "I used to hate olives but now I love them": them is what the clause before named
-            rest = re.sub(r"\b(?:them|it)$", lambda _: taste.value, rest, flags=re.I)
+            # (or the sentence before: "I've gone off coffee. Can't stand the taste now")
+            rest = re.sub(r"\b(?:them|it|the (?:taste|smell)(?: of (?:it|them))?)(?=(?:\s+(?:now|anymore|any more|these days|"
+                          r"at all|either))?$)", lambda _: taste.value, rest, flags=re.I)
+        rest = re.sub(r"\b(?P<verb>stand|bear|stomach|hate|love|like)\s+the (?:taste|smell) of\s+", r"\g<verb> ", rest,
+                      flags=re.I)  # "can't stand the taste of cilantro": the thing tasted
         statements = _predicates(rest, who, topics=topics)
         if ending and not statements:  # "do not work at X anymore": the predicate without its negation, ended
             # (a "do" goes with its "not"; a copula or "have" stays: "am not a teacher", "have not worked at")
