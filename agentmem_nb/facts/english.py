@@ -62,6 +62,12 @@ _CONTRACTIONS = [
     (r"\bit's\b", "it is"), (r"\bthat's\b", "that is"), (r"\bhe's\b", "he is"), (r"\bshe's\b", "she is"),
     (r"\bthey're\b", "they are"), (r"\bhaven't\b", "have not"), (r"\bhasn't\b", "has not"), (r"\bgonna\b", "going to"),
     (r"\bwanna\b", "want to"), (r"\bi\b", "I"),
+    # chat's spellings: "ive", "doesnt", "its edinburgh" (not "its name", "its owner": a thing's), "rn", "tho"
+    (r"\bive\b", "I have"), (r"\bdoesnt\b", "does not"), (r"\bdidnt\b", "did not"), (r"\bcant\b", "cannot"),
+    (r"\bisnt\b", "is not"), (r"\bwasnt\b", "was not"),
+    (r"\bits\b(?!\s+(?:name|own|birthday|age|owner|owners|fur|tail|bed|food|toys?|collar|vet|paws?|way|place|home|"
+     r"price|size|color|colour|shape|job|time|end|best|first|last|own)\b)(?=\s+[a-z])", "it is"),
+    (r"\brn\b", "right now"), (r"\btho\b", "though"),
     (r"(?<=\w)'s(?=\s+(?:not|really not|no longer|my|our|definitely|probably|still|always)\b)", " is"),
     # ("Tofu's not my thing", "Rugby's my favourite sport": before not / my, 's is "is")
 ]
@@ -69,7 +75,7 @@ _CONTRACTION_RES = [(re.compile(p, re.I), r) for p, r in _CONTRACTIONS]
 
 _QUOTED = re.compile(r'"[^"]*"')
 _SENTENCES = re.compile(r"(?<!\bSt\.)(?<!\bMr\.)(?<!\bDr\.)(?<!\bMs\.)(?<!\bJr\.)(?<!\bSr\.)(?<!\bMrs\.)"
-                        r"(?<=[.!?;])\s+|\n+|(?<=[!?])(?=\S)")
+                        r"(?<=[.!?;])\s+|\n+|(?<=[!?])(?=[^\s!?])")  # ("??" and "?!" end one sentence)
 # A statement, a colon, then another with its own subject: "We both had birthdays this month: I'm 35 now and she's 33"
 # is two sentences (a heading without a subject, "Quick intro: I'm …", is read with what follows it).
 _STATEMENT_COLON = re.compile(r"^(?P<head>(?=[^:]*\b(?:I|we|We|my|My|our|Our|he|He|she|She)\b)[^:]{3,80}):\s+"
@@ -108,7 +114,8 @@ _FINDING = re.compile(r"^(?P<head>(?:[\w' ]{1,30}:\s*)?)(?:(?:my|the)\s+)?(?:(?:
 _SPEAKER_PREFIX = re.compile(r"^(?:now that|as I (?:said|mentioned|told you)|like I said|I (?:told|tell) you(?: that)?|"
                              r"I (?:should|must|have to|need to|would|gotta) (?:say|admit|mention)(?: that)?|"
                              r"I (?:can|could) (?:say|tell you)(?: that)?|I (?:said|mentioned)(?: that)?|"
-                             r"just so you know|for the record|fyi|fun fact|by the way|btw|to be honest|tbh|"
+                             r"just so you know|for the record|fyi|fun fact|by the way|btw|to be honest|tbh|ngl|"
+                             r"not gonna lie|not going to lie|honestly|imo|lowkey|highkey|"
                              # asked to keep a fact in mind: "Please keep in mind I'm allergic to …", "note that …"
                              r"(?:just\s+)?(?:a\s+)?heads up|(?:please\s+)?(?:keep|bear) in mind(?:\s+that)?|"
                              r"(?:please\s+)?(?:note|remember)(?:\s+that|(?=\s+(?:I|my|we)\b))|"
@@ -193,7 +200,7 @@ _BOUNDARY = re.compile(
     r"college|university|good)\b|\bon (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|the \d)|"
     r"\bover\b|\brather than\b|\binstead of\b|\bfor\s+(?:[a-z]+\s+){0,2}(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|several|"
     r"many)\s+(?:years?|months?|weeks?|days?|decades?)\b|\bafter\b|\bbefore\b|\buntil\b|\byesterday\b|\btoday\b|\btonight\b|\bthis (?:morning|afternoon|evening|spring|summer|fall|autumn|winter|year|month|week|weekend)\b|"
-    r"\bthis time\b|\b(?:in|at|during)\s+(?:high school|college|uni|university|grad school)\b|\bduring\b|\bmy (?:first|second|third|last|final) year\b|"
+    r"\bthis time\b|\bsorry\b|\bmy bad\b|\boops\b|\blmao\b|\b(?:in|at|during)\s+(?:high school|college|uni|university|grad school)\b|\bduring\b|\bmy (?:first|second|third|last|final) year\b|"
     r"\bas (?:a kid|kids|a child|children|a teenager|teens)\b|"
     r"\blast night\b|\bthe other day\b|\b(?:my|our) (?:whole|entire) (?:life|lives)\b|\ball (?:my|our) (?:life|lives)\b|\band (?:he|she|they|it|you|then|so|today|tonight|yesterday|lately)\b|\b(?:myself|ourselves)\b|\band also\s+" + _ALSO_VERB + r"|$)", re.I)
 _PRONOUNS = {"the taste", "the smell", "the taste of it", "the smell of it", "it", "that", "this", "them", "him", "her", "you", "those", "these", "one", "so", "there", "here",
@@ -422,6 +429,10 @@ _RULES: list[tuple[str, FactOp, str]] = [
     # "She left to start her own company", "I quit and went travelling": the employer spoken of ends
     ("works_at", "end", r"^(?:(?:have|has)\s+)?(?:just\s+)?(?:left|quit|resigned)\s+(?:to\s+(?:start|set up|found|go|join|"
                         r"become|travel|focus|look|care|be)\b|and\s+(?:started|went|joined|set up|became)\b)(?P<v>)"),
+    # "he quit last week", "I got laid off": whatever employer was known ends (the value is not said)
+    ("works_at", "end", r"^(?:have\s+|has\s+)?(?:just\s+|finally\s+)?(?:quit|resigned|retired|(?:got|was|been)\s+"
+                        r"(?:laid off|let go|fired|made redundant))(?P<v>)(?=\s*$|\s+(?:today|yesterday|last|this|in|on|a|"
+                        r"two|three|few|recently|finally|though|lol)\b)"),
     ("left", "end", r"^(?:have\s+|has\s+)?(?:just\s+)?left\s+(?:my\s+(?:job|position|role)\s+(?:at|with)\s+)?"
                     r"(?P<v>[A-Z].+)"),
     # ("moved again, this time to Boulder", "relocated again, to Madrid": the move said, then where to)
@@ -1050,6 +1061,10 @@ _LEADING_PHRASE = re.compile(r"^(?:(?:after|before|since|during|in|on|following|
                              r",?\s+(?=(?-i:I|We|we|My|my|Our|our)\b)", re.I)
 
 
+# A statement said with surprise ("??", "?!"): said as a statement is, with its own subject and no question word.
+_SAID_SURPRISED = re.compile(r"^(?:(?:so|and|but|weirdly|honestly|apparently|turns out|it turns out|ok|okay|well|wow|omg)"
+                             r"[\s,]+)*(?:I|I am|I have|we|my|our)\b(?![^?]*\b(?:what|where|when|who|which|why|how|right|"
+                             r"or|is it|isn't it|am I|should|could|would)\b)", re.I)
 # A home or an employer in the simple past: "lived in Austin", "worked at Dell", "worked for the NHS".
 _LIVED_THERE = re.compile(r"^(?:(?:also|once|previously|briefly)\s+)?(?:(?P<verb>lived)\s+(?=in\s)|(?P<work>worked)\s+"
                           r"(?=(?:at|for)\s))(?=\w+\s+(?-i:[A-Z]))", re.I)
@@ -1120,6 +1135,8 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
                         r"remember that|as you know)\s*\?+\s*$", sentence, re.I)
         if tag:  # "I live in Madrid, remember?": a statement with a question tag
             sentence = sentence[: tag.start()]
+        elif re.search(r"(?:\?{2,}|\?!+|!+\?)\W*$", sentence) and _SAID_SURPRISED.match(sentence):
+            sentence = re.sub(r"[?!\s]+$", "", sentence)  # "turns out I'm not allergic to it anymore??": surprise
         elif sentence.rstrip().endswith("?") and _HEDGE.search(sentence) and not _QUESTION_START.match(sentence):
             sentence = sentence.rstrip(" ?")  # "I think I'm at Capgemini now?": a guess said with a rising tone
             guessed = True
@@ -1263,7 +1280,9 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             continue
         out.extend(marked(found + _not_the_old(found, old_value), correction=correction, certain=certain,
                           asked=guessed))
-    return out
+    # ("not at Amazon anymore, got laid off": the employer named is the one that ended, said once)
+    named_ends = {s.key for s in out if s.op == "end" and s.value}
+    return [s for s in out if s.op != "end" or s.value or s.key not in named_ends]
 
 
 # One subject and one "be" for two complements ("I'm 34 and originally from Glasgow", "my sister is a nurse and based

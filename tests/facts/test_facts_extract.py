@@ -1824,3 +1824,29 @@ def test_the_english_forms_of_blind_sets_36_to_43(text: str, last: FactKey | Non
 ])
 def test_what_the_english_round_22_must_not_read(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "last", "expected"), [
+    # chat's register: a statement said with surprise, chat's spellings and fillers, a bare "quit"
+    ("turns out i'm not allergic to shellfish anymore?? allergist said i outgrew it", None,
+     [("user", "allergic_to", "shellfish", "end", True)]),
+    ("weirdly i don't hate cilantro anymore?? tried it again", None, [("user", "dislikes", "cilantro", "end", True)]),
+    ("actually its edinburgh sorry, typing too fast", FactKey("user", "lives_in"),
+     [("user", "lives_in", "edinburgh", "correct", True)]),
+    ("ngl i don't like jazz anymore, it got old", None, [("user", "likes", "jazz", "end", True)]),
+    ("i'm super into jazz rn", None, [("user", "likes", "jazz", "add", True)]),
+    ("he quit last week tho, so he's home all day now lol", FactKey("husband", "works_at"),
+     [("husband", "works_at", "", "end", True)]),
+])
+def test_chat_register_of_round_22(text: str, last: FactKey | None,
+                                   expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text, last) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a question asked with surprise, a thing's own "its", a filler that is part of a name
+    ("do I live in Oslo??", []), ("Where do I live??", []), ("I wonder if I live in Oslo??", []),
+    ("its name is Rex", []), ("My name is Sorrya", [("user", "name", "Sorrya", "set", True)]),
+])
+def test_what_the_chat_register_must_not_read(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
