@@ -68,6 +68,8 @@ _CONTRACTIONS = [
     (r"\bits\b(?!\s+(?:name|own|birthday|age|owner|owners|fur|tail|bed|food|toys?|collar|vet|paws?|way|place|home|"
      r"price|size|color|colour|shape|job|time|end|best|first|last|own)\b)(?=\s+[a-z])", "it is"),
     (r"\brn\b", "right now"), (r"\btho\b", "though"),
+    # "currently at Klarna, been there 3 years": a sentence that drops its "I work" (at a named organisation)
+    (r"(?:^|(?<=[.!?]\s))(?:currently|these days)\s+at\s+(?=(?-i:[A-Z]))", "I work at "),
     (r"(?<=\w)'s(?=\s+(?:not|really not|no longer|my|our|definitely|probably|still|always)\b)", " is"),
     # ("Tofu's not my thing", "Rugby's my favourite sport": before not / my, 's is "is")
 ]
@@ -169,7 +171,7 @@ _ALSO_VERB = (r"(?:live|lives|lived|work|works|worked|like|likes|love|loves|hate
 _CLAUSE_SPLIT = re.compile(
     # ("a while ago" is a time, not a second clause)
     r"\s*;\s*|\s+[—–-]\s+|,?\s+(?:but|(?<!\ba )while|whereas|although|though|meanwhile,?)\s+|,?\s+and\s+(?=(?:"
-    + _LY + r"\s+)?(?:I|we|my|our|he|she|(?:his|her|their)\s+(?:birthday|bday|name|age|job|hometown|company)\b|now|"
+    + _LY + r"\s+)?(?:I|we|my|our|mine|he|she|(?:his|her|their)\s+(?:birthday|bday|name|age|job|hometown|company)\b|now|"
     # ("and also work at …" is a clause; "peanuts and also shellfish" one more item)
     r"also\s+" + _ALSO_VERB + r"|then|currently|"
     r"since|recently|live|lives|work|works|moved|move|like|likes|love|loves|hate|hates|am|is|have|has|just|"
@@ -267,6 +269,11 @@ class _Clause:
     statements: list[Statement]
 
 
+# "this is my dog Pickles": someone of ours shown with their name ("my dog is called Pickles").
+_THIS_IS_MY = re.compile(r"\b(?:this|that|here)\s+is\s+(?P<my>my|our)\s+(?P<rel>" + _REL + r")\s+"
+                         r"(?P<name>(?-i:[A-Z])[a-z]+)\b(?!\s*'s)", re.I)
+
+
 def _normalise(text: str) -> str:
     text = text.translate(_APOSTROPHES)
     text = re.sub(r"(?<!\S)[:;]-?[()DPp](?!\S)", ".", text)  # an emoticon ends what was said: "Good evening :) I …"
@@ -274,6 +281,7 @@ def _normalise(text: str) -> str:
     for pattern, replacement in _CONTRACTION_RES:
         text = pattern.sub(replacement, text)
     text = _NOUN_IS.sub(r"\1 is", text)  # "my birthday's May 5": the verb, where a relation's "'s" is possessive
+    text = _THIS_IS_MY.sub(r"\g<my> \g<rel> is called \g<name>,", text)
     return " ".join(text.split())
 
 
@@ -445,10 +453,11 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("lives_in", "set", r"^(?:live|lives|living|am living|is living|are living|reside|resides|am residing|"
                         r"am based|is based|are based|stay|stays|am staying|is staying|have lived|has lived|"
                         r"have been living|has been living|been living|been based|(?:have |has )?settled down|(?:have |has )?settled|residing|"
-                        r"currently residing|based)\s+(?:(?:out|over|down|back|here)\s+)?"  # "live out in Croydon"
+                        r"currently residing|based)\s+(?:(?:out|over|down|back|here|up)\s+)?"  # "live out in Croydon"
                         r"(?:in|at|near|on)\s+(?P<v>.+)"),
     ("lives_in", "set", r"^(?:(?:am|is|are)\s+)?based out of\s+(?P<v>.+)"),
-    ("lives_in", "set", r"^(?:have|has)\s+been\s+in\s+(?P<v>[^,.;!?]+?)\s+(?=(?:for|since)\s)"),
+    ("lives_in", "set", r"^(?:(?:have|has)\s+)?been\s+in\s+(?P<v>(?-i:[A-Z])[^,.;!?]*?)\s+(?=(?:for|since)\s)"),  # (chat drops
+    # the "I've": "been in Dublin since 2019")
     # "I've been at Deloitte since 2019": a named organisation one has been at for years or since a date
     ("works_at", "set", r"^(?:have|has)\s+been\s+(?:working\s+)?at\s+(?P<v>(?-i:[A-Z])[^,.;!?]*?)\s+(?=(?:since\s+"
                         r"(?:(?:19|20)\d\d|january|february|march|april|may|june|july|august|september|october|"
@@ -487,6 +496,11 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         r"(?:started|got|landed|took|accepted|found) an? (?:new )?(?:job|position|role) (?:at|with)|"
                         r"am interning at|intern at)\s+(?P<v>.+)"),
     ("works_at", "set", r"^(?:job|employer|company) is\s+(?:at\s+)?(?P<v>(?-i:[A-Z]).+)"),
+    # "I'm at Oracle, been there three years", "currently at Klarna", "happy at Ford": a named organisation one is at
+    # for years, or at as one's place ("I'm at Starbucks" alone is where one is sitting)
+    ("works_at", "set", r"^(?:am|is|are)\s+(?:(?:happily|still)\s+at|(?:very\s+|really\s+|quite\s+|so\s+)?"
+                        r"(?:happy|settled|content|unhappy|miserable)\s+(?:at|with)|at(?=\s+(?-i:[A-Z])[^,.;!?]*?,?\s+(?:been "
+                        r"there|for\s+(?:\w+\s+)?(?:years?|months?)|since\s)))\s+(?P<v>(?-i:[A-Z]).+)"),
     ("works_in", "set", r"^(?:work|works|am working|is working)\s+in\s+(?P<v>.+)"),
     ("allergic_to", "add", r"^(?:am|is|are)\s+(?:very\s+|severely\s+|mildly\s+|slightly\s+)?allergic to\s+(?P<v>.+)"),
     ("allergic_to", "add", r"^(?:have|has)\s+(?:an?\s+)?(?:[a-z]+\s+)?(?:allergy|intolerance) to\s+(?P<v>.+)"),
@@ -812,6 +826,8 @@ def _predicates(rest: str, subject: str, *, topics: frozenset[str] = frozenset()
     stuck = _STILL_STUCK.match(rest.strip())  # (before the adverbs go: "still" is what says it)
     if stuck and _value_ok(stuck.group("v")):
         return [Statement(subject, "lives_in", stuck.group("v"), "set")]
+    # "currently at Klarna": at a named organisation as one's current place (said before the adverbs go)
+    rest = re.sub(r"^(?:(?:am|is|are)\s+)?currently\s+at\s+(?=(?-i:[A-Z]))", "work at ", rest.strip(), flags=re.I)
     rest = _ENDED_UP.sub(lambda m: _ENDED_UP_AS[m.group("verb").lower()], _ADVERBS.sub("", rest.strip()), count=1)
     rest = _without_company(_AUX_ADVERBS.sub(r"\g<aux>", _ADVERBS.sub("", rest.strip())))
     for attribute, op, pattern in _PREDICATES:
@@ -1302,7 +1318,8 @@ _DENIED_THEN_OTHER = re.compile(
 # of that kind after it (a date, a number, a name), not a judgement ("mine is a secret", "mine is the problem").
 _NOUN_OF_OTHER = re.compile(r"(?:'s|s')\s+(?P<noun>" + _QUALIFIER + r"?(?:birthday|bday|name|age|hometown|home town))"
                             r"\s+(?:is|was)\b", re.I)
-_MINE_IS = re.compile(r"\bmine\s+(?=(?:is|was)\s+(?:on\s+|the\s+\d|\d|(?-i:[A-Z])))", re.I)
+_MINE_IS = re.compile(r"\bmine\s+(?=(?:is|was)\s+(?:on\s+|the\s+\d|\d|(?-i:[A-Z])|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|"
+                      r"sept|oct|nov|dec)[a-z]*\s+\d))", re.I)  # (a month said in lowercase, as chat does)
 
 
 def _ellipsis_filled(body: str) -> str:

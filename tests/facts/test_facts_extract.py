@@ -1850,3 +1850,25 @@ def test_chat_register_of_round_22(text: str, last: FactKey | None,
 ])
 def test_what_the_chat_register_must_not_read(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # an employer one is at for years, now, or happily; a home "up in"; "been in" with the "I've" dropped
+    ("I'm at Oracle, been there three years.", [("user", "works_at", "Oracle", "set", True)]),
+    ("i might apply to Spotify next month. currently at Klarna tho, been there 3 years",
+     [("user", "works_at", "Klarna", "set", True)]),
+    ("My cousin works at Tesla and keeps trying to get me to apply, but I'm happy at Ford.",
+     [("cousin", "works_at", "Tesla", "set", True), ("user", "works_at", "Ford", "set", True)]),
+    ("I live up in Nashville, about four hours away.", [("user", "lives_in", "Nashville", "set", True)]),
+    ("been in Dublin since 2019", [("user", "lives_in", "Dublin", "set", True)]),
+    # "mine is" with a month in lowercase; someone of ours shown with their name
+    ("my wife's birthday is december 3rd and mine is december 5th so we just do one big party",
+     [("wife", "birthday", "12-03", "set", True), ("user", "birthday", "12-05", "set", True)]),
+    ("I'm Sam, and this is my dog Pickles 🐶", [("user", "name", "Sam", "set", True), ("dog", "name", "Pickles", "set", True)]),
+    ("This is my friend Tom and his wife.", [("friend", "name", "Tom", "set", True)]),
+    # where one is sitting is no employer; a thing's house is no name
+    ("I'm at Starbucks.", []), ("I'm happy at home.", []), ("currently at the gym", []),
+    ("This is my sister Anna's house.", []),
+])
+def test_employers_homes_and_names_of_round_22(text: str, expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
