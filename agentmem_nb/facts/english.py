@@ -59,17 +59,23 @@ _CONTRACTIONS = [
     (r"\bwe've\b", "we have"), (r"\bwe'll\b", "we will"), (r"\bdon't\b", "do not"), (r"\bdont\b", "do not"),
     (r"\bdoesn't\b", "does not"), (r"\bdidn't\b", "did not"), (r"\bcan't\b", "cannot"), (r"\bcan not\b", "cannot"),
     (r"\bisn't\b", "is not"), (r"\baren't\b", "are not"), (r"\bwon't\b", "will not"), (r"\bwasn't\b", "was not"),
+    # ("she's relocated again", "he's also moved": 's before a past participle is "has")
+    (r"\b(?P<who>he|she|it|that)'s(?=\s+(?:(?:also|just|finally|since|recently|now|already|actually|officially|"
+     r"never|always)\s+)?(?:been|got|gotten|moved|relocated|left|quit|started|become|had|taken|lived|worked|gone|"
+     r"joined|changed|switched|retired|settled)\b)", r"\g<who> has"),
     (r"\bit's\b", "it is"), (r"\bthat's\b", "that is"), (r"\bhe's\b", "he is"), (r"\bshe's\b", "she is"),
     (r"\bthey're\b", "they are"), (r"\bhaven't\b", "have not"), (r"\bhasn't\b", "has not"), (r"\bgonna\b", "going to"),
     (r"\bwanna\b", "want to"), (r"\bi\b", "I"),
     # chat's spellings: "ive", "doesnt", "its edinburgh" (not "its name", "its owner": a thing's), "rn", "tho"
     (r"\bive\b", "I have"), (r"\bdoesnt\b", "does not"), (r"\bdidnt\b", "did not"), (r"\bcant\b", "cannot"),
     (r"\bisnt\b", "is not"), (r"\bwasnt\b", "was not"),
-    (r"\bits\b(?!\s+(?:name|own|birthday|age|owner|owners|fur|tail|bed|food|toys?|collar|vet|paws?|way|place|home|"
-     r"price|size|color|colour|shape|job|time|end|best|first|last|own)\b)(?=\s+[a-z])", "it is"),
+    (r"\b(?P<said>actually|no|nope|nah|wait|oh|sorry|oops|ugh)(?P<gap>,?\s+)its\b(?=\s+[a-z])", r"\g<said>\g<gap>it is"),
     (r"\brn\b", "right now"), (r"\btho\b", "though"),
     # "currently at Klarna, been there 3 years": a sentence that drops its "I work" (at a named organisation)
-    (r"(?:^|(?<=[.!?]\s))(?:currently|these days)\s+at\s+(?=(?-i:[A-Z]))", "I work at "),
+    (r"(?:^|(?<=[.!?]\s))(?:currently|these days)\s+at\s+(?=(?-i:[A-Z])[^.!?]*?(?:been there\s+(?:for\s+)?(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a few|several|"
+                        r"many)\s+(?:years?|months?)|since\s+(?:(?:19|20)\d\d|january|february|march|april|may|june|july|"
+                        r"august|september|october|november|december|last\s+(?:year|spring|summer|autumn|fall|winter))\b|"
+                        r"\bas\s+an?\s+[a-z]))", "I work at "),
     (r"(?<=\w)'s(?=\s+(?:not|really not|no longer|my|our|definitely|probably|still|always)\b)", " is"),
     # ("Tofu's not my thing", "Rugby's my favourite sport": before not / my, 's is "is")
 ]
@@ -80,8 +86,11 @@ _SENTENCES = re.compile(r"(?<!\bSt\.)(?<!\bMr\.)(?<!\bDr\.)(?<!\bMs\.)(?<!\bJr\.
                         r"(?<=[.!?;])\s+|\n+|(?<=[!?])(?=[^\s!?])")  # ("??" and "?!" end one sentence)
 # A statement, a colon, then another with its own subject: "We both had birthdays this month: I'm 35 now and she's 33"
 # is two sentences (a heading without a subject, "Quick intro: I'm …", is read with what follows it).
-_STATEMENT_COLON = re.compile(r"^(?P<head>(?=[^:]*\b(?:I|we|We|my|My|our|Our|he|He|she|She)\b)[^:]{3,80}):\s+"
-                              r"(?=(?:I|my|My|we|We|he|He|she|She|our|Our)\b)")
+_STATEMENT_COLON = re.compile(r"^(?P<head>(?=[^:]*\b(?:I|we|We|my|My|our|Our|he|He|she|She)\b)"
+                              # (not someone's words or a label: "My sister always says: …", "My friend Tom: …")
+                              r"(?![^:]*\b(?:says?|saying|said|wrote|writes|texted|texts|asked|asks|told|tells|goes|"
+                              r"replied|posted|text|reply|message|words)\b)(?!(?i:my|our)\s+(?:[\w-]+\s+){0,2}?"
+                              r"(?-i:[A-Z])?[\w'-]*\s*:)[^:]{3,80}):\s+(?=(?:I|my|My|we|We|he|He|she|She|our|Our)\b)")
 # (not "do not …": "don't work there anymore" is a statement whose "I" chat dropped)
 _QUESTION_START = re.compile(r"^(?:(?:do|does|did)(?!\s+not\b)|is|are|am|was|were|can|could|would|should|will|shall|what|where|"
                              r"when|who|whom|whose|which|why|how|have|has|may|might|must)\b", re.I)
@@ -115,7 +124,8 @@ _FINDING = re.compile(r"^(?P<head>(?:[\w' ]{1,30}:\s*)?)(?:(?:my|the)\s+)?(?:(?:
                       r"(?:that\s+)?(?=I\b)", re.I)
 _SPEAKER_PREFIX = re.compile(r"^(?:now that|as I (?:said|mentioned|told you)|like I said|I (?:told|tell) you(?: that)?|"
                              r"I (?:should|must|have to|need to|would|gotta) (?:say|admit|mention)(?: that)?|"
-                             r"I (?:can|could) (?:say|tell you)(?: that)?|I (?:said|mentioned)(?: that)?|"
+                             r"I (?:can|could) (?:(?:finally|now|proudly|honestly|safely)\s+)?(?:say|tell you)(?: that)?|"
+                             r"I (?:said|mentioned)(?: that)?|"
                              r"just so you know|for the record|fyi|fun fact|by the way|btw|to be honest|tbh|ngl|"
                              r"not gonna lie|not going to lie|honestly|imo|lowkey|highkey|"
                              # asked to keep a fact in mind: "Please keep in mind I'm allergic to …", "note that …"
@@ -171,7 +181,7 @@ _ALSO_VERB = (r"(?:live|lives|lived|work|works|worked|like|likes|love|loves|hate
 _CLAUSE_SPLIT = re.compile(
     # ("a while ago" is a time, not a second clause)
     r"\s*;\s*|\s+[—–-]\s+|,?\s+(?:but|(?<!\ba )while|whereas|although|though|meanwhile,?)\s+|,?\s+and\s+(?=(?:"
-    + _LY + r"\s+)?(?:I|we|my|our|mine|he|she|(?:his|her|their)\s+(?:birthday|bday|name|age|job|hometown|company)\b|now|"
+    + _LY + r"\s+)?(?:I|we|my|our\s+[\w-]+\s+(?:is|are|was|has|have|lives|works|loves|likes)\b|mine\s+(?:is|was)\b|he|she|(?:his|her|their)\s+(?:birthday|bday|name|age|job|hometown|company)\b|now|"
     # ("and also work at …" is a clause; "peanuts and also shellfish" one more item)
     r"also\s+" + _ALSO_VERB + r"|then|currently|"
     r"since|recently|live|lives|work|works|moved|move|like|likes|love|loves|hate|hates|am|is|have|has|just|"
@@ -202,10 +212,10 @@ _BOUNDARY = re.compile(
     r"college|university|good)\b|\bon (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|the \d)|"
     r"\bover\b|\brather than\b|\binstead of\b|\bfor\s+(?:[a-z]+\s+){0,2}(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|several|"
     r"many)\s+(?:years?|months?|weeks?|days?|decades?)\b|\bafter\b|\bbefore\b|\buntil\b|\byesterday\b|\btoday\b|\btonight\b|\bthis (?:morning|afternoon|evening|spring|summer|fall|autumn|winter|year|month|week|weekend)\b|"
-    r"\bthis time\b|\bsorry\b|\bmy bad\b|\boops\b|\blmao\b|\b(?:in|at|during)\s+(?:high school|college|uni|university|grad school)\b|\bduring\b|\bmy (?:first|second|third|last|final) year\b|"
+    r"\bthis time\b(?=\s*(?:[,.;!?]|$))|\bagain\b(?=\s*(?:[,.;!?]|$|who|lol|haha))|\b(?:sorry|my bad|oops|lmao)\b(?=\s*(?:[,;!]|I mean))|\b(?:in|at|during)\s+(?:high school|college|uni|university|grad school)\b|\bduring\b|\bmy (?:first|second|third|last|final) year\b|"
     r"\bas (?:a kid|kids|a child|children|a teenager|teens)\b|"
     r"\blast night\b|\bthe other day\b|\b(?:my|our) (?:whole|entire) (?:life|lives)\b|\ball (?:my|our) (?:life|lives)\b|\band (?:he|she|they|it|you|then|so|today|tonight|yesterday|lately)\b|\b(?:myself|ourselves)\b|\band also\s+" + _ALSO_VERB + r"|$)", re.I)
-_PRONOUNS = {"the taste", "the smell", "the taste of it", "the smell of it", "it", "that", "this", "them", "him", "her", "you", "those", "these", "one", "so", "there", "here",
+_PRONOUNS = {"it", "that", "this", "them", "him", "her", "you", "those", "these", "one", "so", "there", "here",
              "everything", "anything", "something", "nothing", "yourself", "myself", "himself", "herself", "things", "stuff", "us", "me", "myself", "what",
              "too", "much", "a lot", "lots", "very much", "the idea", "the most", "that one", "all", "both",
              "the stuff", "that stuff", "this stuff", "the thing", "that thing", "this thing", "those things"}
@@ -271,7 +281,9 @@ class _Clause:
 
 # "this is my dog Pickles": someone of ours shown with their name ("my dog is called Pickles").
 _THIS_IS_MY = re.compile(r"\b(?:this|that|here)\s+is\s+(?P<my>my|our)\s+(?P<rel>" + _REL + r")\s+"
-                         r"(?P<name>(?-i:[A-Z])[a-z]+)\b(?!\s*'s)", re.I)
+                         r"(?!(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b)(?P<name>(?-i:[A-Z])[a-z]+)"
+                         # (the name closes what is said: not "my sister Emma speaking", "my cat Tom and Jerry show")
+                         r"(?=\s*(?:[,.!?;:)]|$|[^\w\s']|(?:lol|haha|who|and (?:I|he|she|my|his|her))\b))", re.I)
 
 
 def _normalise(text: str) -> str:
@@ -399,11 +411,6 @@ _RULES: list[tuple[str, FactOp, str]] = [
     # "Our dog is a golden retriever named Max": what it is, then its name
     ("name", "set", r"^(?:is|are)\s+an?\s+(?:[\w-]+\s+){0,3}?(?:named|called)\s+(?P<v>(?-i:[A-Z])[\w'-]+)$"),
     ("name", "set", r"^(?-i:am\s+(?P<v>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?))(?=\s*(?:,|$))"),
-    # "my new boss is Steve", "our dog is Max": a relative's name said as what they are (a capitalised word alone,
-    # not a nationality, faith or diet: "my wife is Canadian", "my boss is Catholic"; only of a relative, below)
-    ("name_is", "set", r"^(?-i:is\s+(?P<v>[A-Z][a-z]+)(?<!ian)(?<!ean)(?<!can)(?<!ese)(?<!ish)(?<!ic)(?<!ch)(?<!stani)"
-                       r"(?<!li)(?<!qi)(?<!di)(?<!Thai)(?<!Greek)(?<!Swiss)(?<!Welsh)(?<!Muslim)(?<!Hindu)(?<!Buddhist)"
-                       r"(?<!Mormon)(?<!Vegan)(?<!Vegetarian)(?<!Single)(?<!Married))(?=\s*(?:,|$|\s+now\b|\s+btw\b))"),
     ("birthday", "set", r"^(?:birthday|bday|birth date|date of birth|birthdate)\s+(?:is|falls on|is on)\s+"
                         r"(?:on\s+)?(?P<v>.+)"),
     ("birthday", "set", r"^(?:(?:was|were)\s+)?born on\s+(?P<v>.+)"),
@@ -438,9 +445,12 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("works_at", "end", r"^(?:(?:have|has)\s+)?(?:just\s+)?(?:left|quit|resigned)\s+(?:to\s+(?:start|set up|found|go|join|"
                         r"become|travel|focus|look|care|be)\b|and\s+(?:started|went|joined|set up|became)\b)(?P<v>)"),
     # "he quit last week", "I got laid off": whatever employer was known ends (the value is not said)
-    ("works_at", "end", r"^(?:have\s+|has\s+)?(?:just\s+|finally\s+)?(?:quit|resigned|retired|(?:got|was|been)\s+"
-                        r"(?:laid off|let go|fired|made redundant))(?P<v>)(?=\s*$|\s+(?:today|yesterday|last|this|in|on|a|"
-                        r"two|three|few|recently|finally|though|lol)\b)"),
+    ("works_at", "end", r"^(?:have\s+|has\s+)?(?:just\s+|finally\s+)?(?:quit|resigned|(?:got|was|been)\s+"
+                        r"(?:laid off|let go|fired|made redundant))(?P<v>)(?=\s*$|\s+(?:today|yesterday|recently|finally|though|lol|last\s+\w+|"
+                        r"this\s+(?:week|month|year|morning|spring|summer|autumn|fall|winter)|in\s+(?:(?:19|20)\d\d|january|"
+                        r"february|march|april|may|june|july|august|september|october|november|december|the\s+(?:spring|"
+                        r"summer|autumn|fall|winter))|on\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+                        r"(?:a|one|two|three|four|five|six|a few|\d+)\s+(?:days?|weeks?|months?|years?)\s+ago)\b)"),
     ("left", "end", r"^(?:have\s+|has\s+)?(?:just\s+)?left\s+(?:my\s+(?:job|position|role)\s+(?:at|with)\s+)?"
                     r"(?P<v>[A-Z].+)"),
     # ("moved again, this time to Boulder", "relocated again, to Madrid": the move said, then where to)
@@ -456,8 +466,13 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         r"currently residing|based)\s+(?:(?:out|over|down|back|here|up)\s+)?"  # "live out in Croydon"
                         r"(?:in|at|near|on)\s+(?P<v>.+)"),
     ("lives_in", "set", r"^(?:(?:am|is|are)\s+)?based out of\s+(?P<v>.+)"),
-    ("lives_in", "set", r"^(?:(?:have|has)\s+)?been\s+in\s+(?P<v>(?-i:[A-Z])[^,.;!?]*?)\s+(?=(?:for|since)\s)"),  # (chat drops
-    # the "I've": "been in Dublin since 2019")
+    ("lives_in", "set", r"^(?:have|has)\s+been\s+in\s+(?P<v>[^,.;!?]+?)\s+(?=(?:for|since)\s)"),
+    # chat drops the "I've" ("been in Dublin since 2019"): a stay of years, or since a year, is a home
+    ("lives_in", "set", r"^been\s+in\s+(?!(?:prison|jail|rehab|therapy|lockdown|hospital|quarantine|recovery|marketing|sales|"
+                        r"finance|tech|it|hr|retail|education|healthcare|business|management|engineering|consulting|law|"
+                        r"medicine|publishing|banking|insurance|research|academia|the (?:army|navy|military|industry))\b)"
+                        r"(?P<v>(?-i:[A-Z])[^,.;!?]*?)\s+(?=(?:for\s+(?:\d+|a|an|one|two|three|four|five|six|"
+                        r"seven|eight|nine|ten|a few|several|many)\s+years?|since\s+(?:19|20)\d\d)\b)"),
     # "I've been at Deloitte since 2019": a named organisation one has been at for years or since a date
     ("works_at", "set", r"^(?:have|has)\s+been\s+(?:working\s+)?at\s+(?P<v>(?-i:[A-Z])[^,.;!?]*?)\s+(?=(?:since\s+"
                         r"(?:(?:19|20)\d\d|january|february|march|april|may|june|july|august|september|october|"
@@ -499,8 +514,12 @@ _RULES: list[tuple[str, FactOp, str]] = [
     # "I'm at Oracle, been there three years", "currently at Klarna", "happy at Ford": a named organisation one is at
     # for years, or at as one's place ("I'm at Starbucks" alone is where one is sitting)
     ("works_at", "set", r"^(?:am|is|are)\s+(?:(?:happily|still)\s+at|(?:very\s+|really\s+|quite\s+|so\s+)?"
-                        r"(?:happy|settled|content|unhappy|miserable)\s+(?:at|with)|at(?=\s+(?-i:[A-Z])[^,.;!?]*?,?\s+(?:been "
-                        r"there|for\s+(?:\w+\s+)?(?:years?|months?)|since\s)))\s+(?P<v>(?-i:[A-Z]).+)"),
+                        r"(?:happy|settled|content|unhappy|miserable)\s+at(?!\s+(?:Christmas|Easter|Thanksgiving|Halloween|"
+                        r"Hanukkah|Diwali|Eid|New Year|Home|Uni|School|Church)\b)|at(?=\s+(?-i:[A-Z])[^.!?]*?(?:been there\s+(?:for\s+)?(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a few|several|"
+                        r"many)\s+(?:years?|months?)|since\s+(?:(?:19|20)\d\d|january|february|march|april|may|june|july|"
+                        r"august|september|october|november|december|last\s+(?:year|spring|summer|autumn|fall|winter))\b|"
+                        r"\bas\s+an?\s+[a-z])))\s+"
+                        r"(?P<v>(?-i:[A-Z]).+)"),
     ("works_in", "set", r"^(?:work|works|am working|is working)\s+in\s+(?P<v>.+)"),
     ("allergic_to", "add", r"^(?:am|is|are)\s+(?:very\s+|severely\s+|mildly\s+|slightly\s+)?allergic to\s+(?P<v>.+)"),
     ("allergic_to", "add", r"^(?:have|has)\s+(?:an?\s+)?(?:[a-z]+\s+)?(?:allergy|intolerance) to\s+(?P<v>.+)"),
@@ -548,6 +567,9 @@ _RULES: list[tuple[str, FactOp, str]] = [
                      r"a sucker for|hooked on|addicted to)\s+(?P<v>.+)"),
     ("likes", "add", r"^(?:got|have gotten|have become|became) (?:really\s+)?into\s+(?P<v>.+)"),
     ("likes", "add", r"^(?:cannot|can't|could not) get enough of\s+(?P<v>.+)"),
+    # "I've started liking board games", "began to enjoy jazz": a taste that is new
+    ("likes", "add", r"^(?:(?:have|has)\s+)?(?:started|begun|began|come)\s+(?:liking|loving|enjoying|to like|to love|"
+                     r"to enjoy)\s+(?P<v>.+)"),
     # "I've switched to tea": a habit now (a name after it is an employer: "switched to Google")
     ("likes", "add", r"^(?:(?:have|has)\s+)?(?:switched|changed|moved)\s+(?:over\s+)?to\s+(?P<v>(?-i:[a-z])(?!(?:a|an|the|my|"
                      r"working|work|remote|part-time|full-time|night|day|nights|days)\b)[^,.;!?]*)"),
@@ -564,8 +586,9 @@ _RULES: list[tuple[str, FactOp, str]] = [
                      r"twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|a hundred|hundred)\b|"
                      r"(?:the\s+)?(?:moon|hill|top|edge|limit|counter|phone|age|budget|here|there)\b)(?P<v>.+)"),
     # "I've gone off coffee", "went off sushi after that": a taste lost (not "went off to college", "gone off the rails")
-    ("likes", "end", r"^(?:(?:have|has)\s+)?(?:gone|went|go)\s+(?:right\s+|completely\s+|totally\s+)?off\s+(?:of\s+)?"
-                     r"(?!(?:to|the rails|on|at|with|like|in|into|for|a|an|my|his|her|their|our)\b)(?P<v>.+)"),
+    ("likes", "end", r"^(?:have|has)\s+gone\s+(?:right\s+|completely\s+|totally\s+)?off\s+(?:of\s+)?"
+                     r"(?!(?:to|the|on|at|with|like|in|into|for|a|an|my|his|her|their|our|it|grid|track|course|script|"
+                     r"birth control|the pill|meds|medication|gluten|dairy|sugar|alcohol|caffeine)\b)(?P<v>.+)"),
     # a language, not whom or where one speaks to ("speak to my mom", "speak at conferences", "speak my mind")
     ("speaks", "add", r"^(?:speak|speaks|am fluent in|is fluent in|are fluent in)\s+(?:(?:fluent|basic|conversational|"
                       r"native|decent|broken|some|a little|a bit of)\s+)?(?!(?:to|with|at|about|up|out|on|for|in|of|"
@@ -642,7 +665,8 @@ _PET_NP = (r"(?:an?|one|two|three|four|\d+|some|a couple of|a few|our|my|the)\s+
            r"(?:\s*,?\s+(?:named|called)\s+(?-i:[A-Z])[\w'-]+)?")
 _PETS_KEPT = re.compile(_KEEPS + r"\s+(?:(?:two|three|four|\d+|some)\s+pets?\s*[:,-]?\s*)?"
                         r"(?P<list>" + _PET_NP + r"(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s*&\s*)" + _PET_NP + r")*)"
-                        r"(?=\s*(?:[,.;!?)]|$)|\s+(?:and|too|as well|now|at home|any ?more|any longer|anyway|though|lol)\b)", re.I)
+                        r"(?=\s*(?:[,.;!?)]|$)|\s+(?:and|too|as well|now|at home|any ?more|any longer|anyway|though|lol|last|this|"
+                        r"yesterday|today|recently|finally)\b)", re.I)
 _PET_DIED = re.compile(r"\b(?:my|our)\s+(?:(?![\w-]*'s\b)[\w-]+\s+){0,2}?" + _PET_KIND.pattern
                        + r"\s+(?:died|passed away|passed|ran away|is gone|went to a new home|got rehomed|was rehomed|"
                        r"had to go)\b", re.I)
@@ -827,7 +851,10 @@ def _predicates(rest: str, subject: str, *, topics: frozenset[str] = frozenset()
     if stuck and _value_ok(stuck.group("v")):
         return [Statement(subject, "lives_in", stuck.group("v"), "set")]
     # "currently at Klarna": at a named organisation as one's current place (said before the adverbs go)
-    rest = re.sub(r"^(?:(?:am|is|are)\s+)?currently\s+at\s+(?=(?-i:[A-Z]))", "work at ", rest.strip(), flags=re.I)
+    rest = re.sub(r"^(?:(?:am|is|are)\s+)?currently\s+at\s+(?=(?-i:[A-Z])[^.!?]*?(?:been there\s+(?:for\s+)?(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a few|several|"
+                        r"many)\s+(?:years?|months?)|since\s+(?:(?:19|20)\d\d|january|february|march|april|may|june|july|"
+                        r"august|september|october|november|december|last\s+(?:year|spring|summer|autumn|fall|winter))\b|"
+                        r"\bas\s+an?\s+[a-z]))", "work at ", rest.strip(), flags=re.I)
     rest = _ENDED_UP.sub(lambda m: _ENDED_UP_AS[m.group("verb").lower()], _ADVERBS.sub("", rest.strip()), count=1)
     rest = _without_company(_AUX_ADVERBS.sub(r"\g<aux>", _ADVERBS.sub("", rest.strip())))
     for attribute, op, pattern in _PREDICATES:
@@ -841,11 +868,8 @@ def _predicates(rest: str, subject: str, *, topics: frozenset[str] = frozenset()
         if adverb:  # "name is actually Jen": an adverb after the verb; "actually" makes it a correction
             raw, op = raw[adverb.end():], ("correct" if adverb.group(1) and op == "set" else op)
         if attribute == "allergic_to":  # "allergic to eggs and to pollen": the preposition said again
-            raw = re.sub(r"(?<=\band\s)to\s+|(?<=,\s)to\s+", "", raw)
-        if attribute == "name_is":  # (of a relative or a pet only: the speaker says "I am …", read above)
-            if subject == "user":
-                continue
-            attribute = "name"
+            raw = re.sub(r"\bto (?:some|a (?:lesser|certain|small|large)) extent\s+", "", raw)
+            raw = re.sub(r"(?:(?<=\band\s)|(?<=,\s))to\s+(?!(?:some|a|an|the|what|that|this|be)\b)", "", raw)
         value = _clean_value(raw, attribute)
         if attribute == "name" and rest.startswith("am") and (re.search(r"(?:ese|ish|ian|can|ch|ic|ean)$", value)
                                                                or value.casefold() in _STATES):
@@ -1081,12 +1105,21 @@ _LEADING_PHRASE = re.compile(r"^(?:(?:after|before|since|during|in|on|following|
 _SAID_SURPRISED = re.compile(r"^(?:(?:so|and|but|weirdly|honestly|apparently|turns out|it turns out|ok|okay|well|wow|omg)"
                              r"[\s,]+)*(?:I|I am|I have|we|my|our)\b(?![^?]*\b(?:what|where|when|who|which|why|how|right|"
                              r"or|is it|isn't it|am I|should|could|would)\b)", re.I)
+# What makes the surprise a question after all: "I live in Paris?? right?", "… ?? or was it Bergen", "?? no I work at …".
+_ASKED_AGAIN = re.compile(r"^(?:right|really|or|no|nope|is (?:that|it)|isn't it|am I|do I|did I|what|where|when|who|why|how|"
+                          r"wait)\b", re.I)
 # A home or an employer in the simple past: "lived in Austin", "worked at Dell", "worked for the NHS".
 _LIVED_THERE = re.compile(r"^(?:(?:also|once|previously|briefly)\s+)?(?:(?P<verb>lived)\s+(?=in\s)|(?P<work>worked)\s+"
                           r"(?=(?:at|for)\s))(?=\w+\s+(?-i:[A-Z]))", re.I)
 # A predicate said with its "I'm" dropped, as chat does ("also really into sushi", "allergic to cats btw").
 _DROPPED_BE = re.compile(r"^(?!.*\b(?:I|we|you|he|she|they|it)\b)(?:(?:also|really|so|totally|super|very|quite|still|now|kinda|kind of|pretty)\s+)*"
                          r"(?:into|allergic to|obsessed with|(?:a\s+)?(?:huge|big|massive)\s+fan of|fond of)\s", re.I)
+# "my new boss is Steve", "my partner now is Jo": a new person in a place, and their name.
+_NEWCOMER_IS = re.compile(r"\b(?:my|our)\s+(?:new\s+(" + _REL + r")|(" + _REL + r")\s+now)\s+is\s+(?:now\s+)?"
+                          # (a name, not a nationality or a word said of the person: "my new boss is Dutch", "… is Nice")
+                          r"(?P<name>(?-i:[A-Z])[a-z]+)(?<!ian)(?<!ean)(?<!can)(?<!ese)(?<!ish)(?<!ic)(?<!ch)"
+                          r"(?<!Nice)(?<!Great)(?<!Cool)(?<!Fine)(?<!Okay)(?<!Good)(?<!Strict)(?<!Young)(?<!Awesome)"
+                          r"(?=\s*(?:[,.!?;]|$))", re.I)
 # The places one person holds at a time, where someone new replaces the one before.
 _HELD_BY_ONE = frozenset({"boss", "manager", "partner", "boyfriend", "girlfriend", "husband", "wife", "spouse", "fiance",
                           "fiancee", "teacher", "mentor", "doctor", "therapist", "landlord", "landlady", "coach"})
@@ -1129,7 +1162,8 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
     out: list[Statement] = []
     introduced: str | None = None  # a relation named with no fact yet ("We have a dog."), for a later "his name"
     topics = _topics(text, last_key)
-    for sentence in _sentences(_normalise(text)):
+    sentences = _sentences(_normalise(text))
+    for at, sentence in enumerate(sentences):
         guessed = False  # a hedged statement with a question mark: unsure, and held only where a value can wait
         before_question = False  # the statement is what was said before a question to the assistant
         if _PLAYED.search(sentence):
@@ -1151,7 +1185,8 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
                         r"remember that|as you know)\s*\?+\s*$", sentence, re.I)
         if tag:  # "I live in Madrid, remember?": a statement with a question tag
             sentence = sentence[: tag.start()]
-        elif re.search(r"(?:\?{2,}|\?!+|!+\?)\W*$", sentence) and _SAID_SURPRISED.match(sentence):
+        elif (re.search(r"(?:\?{2,}|\?!+|!+\?)\W*$", sentence) and _SAID_SURPRISED.match(sentence)
+              and not (at + 1 < len(sentences) and _ASKED_AGAIN.match(sentences[at + 1]))):
             sentence = re.sub(r"[?!\s]+$", "", sentence)  # "turns out I'm not allergic to it anymore??": surprise
         elif sentence.rstrip().endswith("?") and _HEDGE.search(sentence) and not _QUESTION_START.match(sentence):
             sentence = sentence.rstrip(" ?")  # "I think I'm at Capgemini now?": a guess said with a rising tone
@@ -1259,6 +1294,12 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             found = [s for s in found if s.op != "end"]  # "I was a teacher and I still am": nothing ended
         if pair and found:
             found = said_of_both(found, RELATIONS_EN[(pair.group("rel") or pair.group("rel2")).lower()])
+        newcomer_named = _NEWCOMER_IS.search(body)
+        if newcomer_named and RELATIONS_EN[(newcomer_named.group(1) or newcomer_named.group(2)).lower()] in _HELD_BY_ONE:
+            # "my new boss is Steve", "my partner now is Jo": the name of the one who took the place (said as what
+            # they are only here, where a person is said to be new: "my boss is German" is no name)
+            found = (found or []) + [Statement(RELATIONS_EN[(newcomer_named.group(1) or newcomer_named.group(2)).lower()],
+                                               "name", newcomer_named.group("name"))]
         if found and (new := re.search(r"\b(?:my|our)\s+(?:new\s+(" + _REL + r")\b(?!')|(" + _REL
                                        + r")\s+(?:now|these days|is now)\b)", body, re.I)) and (
                 RELATIONS_EN[(new.group(1) or new.group(2)).lower()] in _HELD_BY_ONE):
@@ -1280,11 +1321,17 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
                         for pet in _PET_NAMED.finditer(sentence)]
                 known = {(s.key.subject, s.value) for s in found or []}
                 found = (found or []) + [p for p in pets if (p.key.subject, p.value) not in known] if pets else found
+                kinds = {s.value for s in found or [] if s.key.attribute == "has_pet" and s.op == "add"}
+                named = re.search(r"\b(?:his|her|its)\s+name\s+is\s+(?P<name>(?-i:[A-Z])[\w'-]+)", sentence, re.I)
+                if named and len(kinds) == 1 and kinds <= {"dog", "cat"} and not pets:
+                    # "We adopted a dog last weekend, his name is Pretzel": the one pet just named
+                    found = (found or []) + [Statement(kinds.pop(), "name", named.group("name"))]
         if found is None:
             if (correction or not certain) and (last := _last_key(out, last_key)) is not None:
                 # the first clause that names a value: "it's John, with an h", "Portland, I am not sure"; one that
                 # says it is the value comes first ("sorry autocorrect, it's Kathryn"), and a date may hold a comma
-                parts = re.split(r",\s*", body)
+                # (a filler closing a part is no part of the value: "its edinburgh sorry, typing too fast")
+                parts = [re.sub(r"\s+(?:sorry|my bad|oops|lol|lmao|haha)$", "", p, flags=re.I) for p in re.split(r",\s*", body)]
                 parts = [p for p in parts if _VALUE_SAID.match(p)] + parts
                 if last.attribute == "birthday":
                     parts = [_VALUE_SAID.sub("", body)] + parts
@@ -1469,6 +1516,10 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
         if re.search(r"\bused to\b", rest, re.I):
             rest = re.sub(r"\bused to\s+", "", rest, flags=re.I)
             ending = True
+        elif not_actually := re.match(r"^(?P<aux>am|is|are|do|does)\s+(?:not\s+actually|actually\s+not)\s+", rest, re.I):
+            # "Got tested — I'm not actually allergic to shellfish": what was said is taken back, so it ends
+            rest = f"{not_actually.group('aux')} not {rest[not_actually.end():]}"
+            ending = True
         elif (lived := _LIVED_THERE.match(rest)) and not _NOT_OVER.search(body):
             # "In January I lived in Austin and worked at Dell": the simple past of a home or an employer is over
             # (the present perfect, "have lived in", is still true, and does not match)
@@ -1489,10 +1540,8 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
                      None)
         if taste is not None:  # "I used to hate olives but now I love them": them is what the clause before named
             # (or the sentence before: "I've gone off coffee. Can't stand the taste now")
-            rest = re.sub(r"\b(?:them|it|the (?:taste|smell)(?: of (?:it|them))?)(?=(?:\s+(?:now|anymore|any more|these days|"
-                          r"at all|either))?$)", lambda _: taste.value, rest, flags=re.I)
-        rest = re.sub(r"\b(?P<verb>stand|bear|stomach|hate|love|like)\s+the (?:taste|smell) of\s+", r"\g<verb> ", rest,
-                      flags=re.I)  # "can't stand the taste of cilantro": the thing tasted
+            rest = re.sub(r"\b(?:(?:them|it)(?=(?:\s+(?:now|anymore|any more|these days|at all|either))?$)|the (?:taste|smell)"
+                          r"(?=\s+(?:now|anymore|any more)$))", lambda _: taste.value, rest, flags=re.I)
         statements = _predicates(rest, who, topics=topics)
         if ending and not statements:  # "do not work at X anymore": the predicate without its negation, ended
             # (a "do" goes with its "not"; a copula or "have" stays: "am not a teacher", "have not worked at")
