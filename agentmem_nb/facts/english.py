@@ -30,7 +30,7 @@ __all__ = ["extract_english", "RELATIONS_EN"]
 RELATIONS_EN = {
     "sister": "sister", "sis": "sister", "brother": "brother", "bro": "brother", "mother": "mother", "mom": "mother",
     "mum": "mother", "mommy": "mother", "mummy": "mother", "nana": "grandmother", "mama": "mother", "father": "father", "dad": "father", "daddy": "father",
-    "papa": "father", "wife": "wife", "husband": "husband", "partner": "partner", "spouse": "spouse",
+    "papa": "father", "wife": "wife", "wifey": "wife", "husband": "husband", "hubby": "husband", "partner": "partner", "spouse": "spouse",
     "son": "son", "daughter": "daughter", "girlfriend": "girlfriend", "gf": "girlfriend", "boyfriend": "boyfriend",
     "bf": "boyfriend", "fiance": "fiance", "fiancé": "fiance", "fiancee": "fiancee", "fiancée": "fiancee",
     "best friend": "best_friend", "bestie": "best_friend", "friend": "friend", "roommate": "roommate",
@@ -54,7 +54,7 @@ _NAME = r"(?P<name>[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?)"
 
 _APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"'})
 _CONTRACTIONS = [
-    (r"\bi'm\b", "I am"), (r"\bim\b(?=\s+(?:a|an|from|in|into|not|no|living|based|working|allergic|\d))", "I am"),
+    (r"\bi'm\b", "I am"), (r"\bim\b(?=\s+(?:a|an|from|in|into|not|no|living|based|working|allergic|\d|(?-i:[A-Z])))", "I am"),
     (r"\bi've\b", "I have"), (r"\bi'd\b", "I would"), (r"\bi'll\b", "I will"), (r"\bwe're\b", "we are"),
     (r"\bwe've\b", "we have"), (r"\bwe'll\b", "we will"), (r"\bdon't\b", "do not"), (r"\bdont\b", "do not"),
     (r"\bdoesn't\b", "does not"), (r"\bdidn't\b", "did not"), (r"\bcan't\b", "cannot"), (r"\bcan not\b", "cannot"),
@@ -84,6 +84,9 @@ _CONTRACTION_RES = [(re.compile(p, re.I), r) for p, r in _CONTRACTIONS]
 _QUOTED = re.compile(r'"[^"]*"')
 _SENTENCES = re.compile(r"(?<!\bSt\.)(?<!\bMr\.)(?<!\bDr\.)(?<!\bMs\.)(?<!\bJr\.)(?<!\bSr\.)(?<!\bMrs\.)"
                         r"(?<=[.!?;])\s+|\n+|(?<=[!?])(?=[^\s!?])")  # ("??" and "?!" end one sentence)
+# A predicate said once for another person, after a semicolon: "…; my husband is", "…; my sister does".
+_ELLIPSIS_ONLY = re.compile(r"^(?:but\s+)?(?:my|our)\s+(?:[\w-]+\s+){0,2}?[\w-]+\s+(?:is|are|does|do)(?:\s+(?:though|tho))?\W*$",
+                            re.I)
 # A statement, a colon, then another with its own subject: "We both had birthdays this month: I'm 35 now and she's 33"
 # is two sentences (a heading without a subject, "Quick intro: I'm …", is read with what follows it).
 _STATEMENT_COLON = re.compile(r"^(?P<head>(?=[^:]*\b(?:I|we|We|my|My|our|Our|he|He|she|She)\b)"
@@ -212,6 +215,7 @@ _BOUNDARY = re.compile(
     r"college|university|good)\b|\bon (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|the \d)|"
     r"\bover\b|\brather than\b|\binstead of\b|\bfor\s+(?:[a-z]+\s+){0,2}(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|several|"
     r"many)\s+(?:years?|months?|weeks?|days?|decades?)\b|\bafter\b|\bbefore\b|\buntil\b|\byesterday\b|\btoday\b|\btonight\b|\bthis (?:morning|afternoon|evening|spring|summer|fall|autumn|winter|year|month|week|weekend)\b|"
+    r"\ball (?:day|night|week)(?: long)?\b|\bevery (?:day|morning|night|evening|week)\b|\bwith an? [a-z]\b(?=\s*(?:[,.!?]|$))|"
     r"\bthis time\b(?=\s*(?:[,.;!?]|$))|\bagain\b(?=\s*(?:[,.;!?]|$|who|lol|haha))|\b(?:sorry|my bad|oops|lmao)\b(?=\s*(?:[,;!]|I mean))|\b(?:in|at|during)\s+(?:high school|college|uni|university|grad school)\b|\bduring\b|\bmy (?:first|second|third|last|final) year\b|"
     r"\bas (?:a kid|kids|a child|children|a teenager|teens)\b|"
     r"\blast night\b|\bthe other day\b|\b(?:my|our) (?:whole|entire) (?:life|lives)\b|\ball (?:my|our) (?:life|lives)\b|\band (?:he|she|they|it|you|then|so|today|tonight|yesterday|lately)\b|\b(?:myself|ourselves)\b|\band also\s+" + _ALSO_VERB + r"|$)", re.I)
@@ -451,6 +455,10 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         r"february|march|april|may|june|july|august|september|october|november|december|the\s+(?:spring|"
                         r"summer|autumn|fall|winter))|on\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
                         r"(?:a|one|two|three|four|five|six|a few|\d+)\s+(?:days?|weeks?|months?|years?)\s+ago)\b)"),
+    # "I was at Google for like 4 yrs": an organisation one was at for years is an employer that ended
+    ("works_at", "end", r"^was\s+at\s+(?P<v>(?-i:[A-Z])[\w.&'-]*(?:\s+(?-i:[A-Z])[\w.&'-]*){0,3})\s+(?=for\s+(?:like\s+|about\s+|"
+                        r"almost\s+|over\s+)?(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a few|several|many)\s+"
+                        r"(?:years?|yrs|months?)\b)"),
     ("left", "end", r"^(?:have\s+|has\s+)?(?:just\s+)?left\s+(?:my\s+(?:job|position|role)\s+(?:at|with)\s+)?"
                     r"(?P<v>[A-Z].+)"),
     # ("moved again, this time to Boulder", "relocated again, to Madrid": the move said, then where to)
@@ -666,7 +674,7 @@ _PET_NP = (r"(?:an?|one|two|three|four|\d+|some|a couple of|a few|our|my|the)\s+
 _PETS_KEPT = re.compile(_KEEPS + r"\s+(?:(?:two|three|four|\d+|some)\s+pets?\s*[:,-]?\s*)?"
                         r"(?P<list>" + _PET_NP + r"(?:\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s*&\s*)" + _PET_NP + r")*)"
                         r"(?=\s*(?:[,.;!?)]|$)|\s+(?:and|too|as well|now|at home|any ?more|any longer|anyway|though|lol|last|this|"
-                        r"yesterday|today|recently|finally)\b)", re.I)
+                        r"yesterday|today|recently|finally|for (?:years|ages|a while|a long time|\w+ years))\b)", re.I)
 _PET_DIED = re.compile(r"\b(?:my|our)\s+(?:(?![\w-]*'s\b)[\w-]+\s+){0,2}?" + _PET_KIND.pattern
                        + r"\s+(?:died|passed away|passed|ran away|is gone|went to a new home|got rehomed|was rehomed|"
                        r"had to go)\b", re.I)
@@ -705,9 +713,16 @@ _INTRO_ROLE = re.compile(r"^I am (?P<name>(?-i:[A-Z])[a-z]+)\s*,\s*(?:an?\s+)(?P
 _INTRO_LIST = re.compile(r"^I am (?P<name>(?-i:[A-Z])[a-z]+)\s*,\s*(?P<rest>[^;]{1,120})$", re.I)
 
 
-def _intro_pieces(rest: str) -> list[Statement]:
-    """What the pieces of an introduction say: an age ("41"), a job ("a nurse"), where one lives ("living in Hull")."""
+def _intro_pieces(rest: str) -> tuple[list[Statement], str]:
+    """What the pieces of an introduction say: an age ("41"), a job ("a nurse", "software developer at Shopify"),
+    where one lives ("living in Hull"); and what follows them as a statement of its own ("…, I speak Hindi and …"),
+    read as any sentence is."""
     out: list[Statement] = []
+    said_after = re.search(r",\s*(?:and\s+)?(?=(?:I|I am|I have)\s)", rest)
+    if said_after:
+        rest, after = rest[: said_after.start()], rest[said_after.end():]
+    else:
+        after = ""
     for piece in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", rest.strip(" .!")):
         age = re.fullmatch(r"(?P<v>\d{1,3})(?:\s*(?:years old|yrs old|y/?o))?", piece, re.I)
         if age:
@@ -718,10 +733,15 @@ def _intro_pieces(rest: str) -> list[Statement]:
         if place:
             out.append(Statement("user", "lives_in", place.group("v")))
             piece = piece[: place.start()].strip()
+        at = re.fullmatch(r"(?:an?\s+)?(?P<job>[a-z-]+(?:\s+[a-z-]+){0,2}?)\s+(?:at|with)\s+"
+                          r"(?P<org>(?-i:[A-Z])[\w.&'-]*(?:\s+(?-i:[A-Z])[\w.&'-]*){0,3})", piece, re.I)
+        if at and at.group("job").casefold() not in _NON_JOBS and re.fullmatch(_JOB, at.group("job"), re.I):
+            out += [Statement("user", "job", at.group("job")), Statement("user", "works_at", at.group("org"))]
+            continue  # "software developer at Shopify": what one does, and where
         job = re.fullmatch(r"an?\s+" + _JOB, piece, re.I)
         if job and job.group("v").casefold() not in _NON_JOBS:
             out.append(Statement("user", "job", job.group("v")))
-    return out
+    return out, after
 
 
 # A new name given to the one spoken about: "we renamed her Salt", "renamed him to Max".
@@ -1092,7 +1112,7 @@ def _before_later_clause(body: str) -> str:
 # A phrase of time or circumstance before the subject ("After college I moved …", "In 2019, my sister joined …",
 # "Since the pandemic we've lived …"): no subject of its own, so the sentence reads from the subject after it. A
 # phrase that holds a subject is a clause ("Before I moved to Paris, I lived in Rome") and stays.
-_LEADING_PHRASE = re.compile(r"^(?:(?:after|before|since|during|in|on|following|over|throughout|until|as of|at|from|for)\s+"
+_LEADING_PHRASE = re.compile(r"^(?:(?:and|but|so|oh and)\s+)?(?:(?:after|before|since|during|in|on|following|over|throughout|until|as of|at|from|for)\s+"
                              r"(?:(?!\b(?:I|we|he|she|they|you|it)\b)[^,;:]){1,40}?|"
                              # "Six months later I'm …", "A week after that, we …": a time counted from the last news
                              r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|several|\d+)\s+"
@@ -1120,6 +1140,9 @@ _NEWCOMER_IS = re.compile(r"\b(?:my|our)\s+(?:new\s+(" + _REL + r")|(" + _REL + 
                           r"(?P<name>(?-i:[A-Z])[a-z]+)(?<!ian)(?<!ean)(?<!can)(?<!ese)(?<!ish)(?<!ic)(?<!ch)"
                           r"(?<!Nice)(?<!Great)(?<!Cool)(?<!Fine)(?<!Okay)(?<!Good)(?<!Strict)(?<!Young)(?<!Awesome)"
                           r"(?=\s*(?:[,.!?;]|$))", re.I)
+# A move for a job somewhere: "moved to Austin for a job at Dell", "for a new role with Arup".
+_MOVED_FOR_JOB = re.compile(r"\bfor\s+(?:a|an|her|his|my|their|our)\s+(?:new\s+)?(?:job|position|role|post)\s+(?:at|with)\s+"
+                            r"(?P<org>(?-i:[A-Z])[\w.&'-]*(?:\s+(?-i:[A-Z])[\w.&'-]*){0,3})", re.I)
 # The places one person holds at a time, where someone new replaces the one before.
 _HELD_BY_ONE = frozenset({"boss", "manager", "partner", "boyfriend", "girlfriend", "husband", "wife", "spouse", "fiance",
                           "fiancee", "teacher", "mentor", "doctor", "therapist", "landlord", "landlady", "coach"})
@@ -1150,6 +1173,9 @@ _WHERE_I = re.compile(r"\b(?:in|from|to|near|around|of)\s+(?P<v>(?-i:[A-Z])[\w.'
 def _sentences(text: str) -> list[str]:
     out: list[str] = []
     for sentence in _SENTENCES.split(text):
+        if out and _ELLIPSIS_ONLY.match(sentence.strip()) and out[-1].endswith(";"):
+            out[-1] = out[-1].rstrip(";") + ", " + sentence.strip()  # "I'm not allergic to cats; my husband is."
+            continue
         if sentence and sentence.strip():
             two = _STATEMENT_COLON.match(sentence.strip())
             out += [two.group("head"), sentence.strip()[two.end():]] if two else [sentence.strip()]
@@ -1218,10 +1244,13 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
                 out.append(Statement("user", "lives_in", intro.group("place")))
             continue
         listed = _INTRO_LIST.match(re.sub(r"^[\w' ]{1,25}:\s+", "", body))  # (after a heading: "Quick intro: …")
-        if listed and listed.group("name").casefold() not in _STATES and (pieces := _intro_pieces(listed.group("rest"))):
+        pieces, said_after = _intro_pieces(listed.group("rest")) if listed else ([], "")
+        if listed and listed.group("name").casefold() not in _STATES and pieces:
             # "I'm Tom, 41, a dad of two living in Hull": a name, then what the pieces after it say
             out += [Statement("user", "name", listed.group("name"))] + pieces
-            continue
+            if not said_after:
+                continue
+            body = said_after  # ("…, i speak Hindi and English": a statement after the pieces, read as one)
         renamed = _RENAMED.search(body)
         if renamed and (who := last_relative([], out, last_key)) is not None:  # "We renamed her Salt"
             out.append(Statement(who, "name", renamed.group("v"), "correct"))
@@ -1243,6 +1272,9 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
         correction = starred is not None
         if starred:
             body = starred.group("a") or (starred.group("b") + starred.group("rest"))
+        trailing = re.search(r",?\s+actually$", body, re.I)
+        if trailing and trailing.start() > 0:  # "he's 62 actually": the correction said last
+            correction, body = True, body[: trailing.start()]
         for _ in range(4):  # peel discourse words and correction markers in any order
             before = body
             body = _SPEAKER_PREFIX.sub("", body)
@@ -1309,14 +1341,17 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             found = [Statement(s.subject, s.attribute, s.value, "correct", s.certain)
                      if s.key.subject == newcomer and s.key.attribute == "name" and s.op == "set" else s for s in found]
         if not _REPORTED.search(sentence):  # one's pets, kept or gone, and their names
-            plain = re.sub(r"^(?:sadly|unfortunately|so|and|but)\b[,\s]*", "", sentence, flags=re.I)
+            plain = _LEADING_PHRASE.sub("", re.sub(r"^(?:sadly|unfortunately|so|and|but)\b[,\s]*", "", sentence, flags=re.I))
             ended = bool(_NO_LONGER.search(plain) or _END_MARKERS.search(plain))
+            had = re.match(r"^(?P<who>I|we)\s+(?:once\s+|also\s+)?had\s+(?=(?:an?|one|two|three|\d+|some)\s)", plain, re.I)
+            if had:  # "We had a hamster for years": a pet kept once, and no more
+                plain, ended = f"{had.group('who')} have {plain[had.end():]}", True
             if ended:  # "we no longer have the hamster", "I don't have a dog anymore": the pet had
                 plain = re.sub(r"^(?P<who>I|we)\s+(?:no longer|do not|does not)\s+(?=have\b)", r"\g<who> ", plain,
                                flags=re.I)
             kept = {s.value for s in found or [] if s.key.attribute == "has_pet"}
             found = [*(found or []), *(p for p in _pets(plain, ended) if p.value not in kept)] or found
-            if _HAVE_PETS.match(sentence):  # "We have two pets: a beagle named Rocky …"
+            if _HAVE_PETS.match(plain):  # "We have two pets: a beagle named Rocky …"
                 pets = [Statement("dog" if pet.group("dog") else "cat", "name", pet.group("name"))
                         for pet in _PET_NAMED.finditer(sentence)]
                 known = {(s.key.subject, s.value) for s in found or []}
@@ -1326,6 +1361,8 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
                 if named and len(kinds) == 1 and kinds <= {"dog", "cat"} and not pets:
                     # "We adopted a dog last weekend, his name is Pretzel": the one pet just named
                     found = (found or []) + [Statement(kinds.pop(), "name", named.group("name"))]
+                elif len(kinds) == 1 and kinds <= {"dog", "cat"} and not pets:
+                    introduced = next(iter(kinds))  # "We got a dog!! His name is Biscuit": whom the next "his" names
         if found is None:
             if (correction or not certain) and (last := _last_key(out, last_key)) is not None:
                 # the first clause that names a value: "it's John, with an h", "Portland, I am not sure"; one that
@@ -1543,6 +1580,10 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
             rest = re.sub(r"\b(?:(?:them|it)(?=(?:\s+(?:now|anymore|any more|these days|at all|either))?$)|the (?:taste|smell)"
                           r"(?=\s+(?:now|anymore|any more)$))", lambda _: taste.value, rest, flags=re.I)
         statements = _predicates(rest, who, topics=topics)
+        moved_for = _MOVED_FOR_JOB.search(rest) if any(s.key.attribute == "lives_in" and s.op == "set"
+                                                        for s in statements) else None
+        if moved_for:  # "moved to Austin for a job at Dell": where, and for whom, one works now
+            statements = statements + [Statement(who, "works_at", moved_for.group("org"))]
         if ending and not statements:  # "do not work at X anymore": the predicate without its negation, ended
             # (a "do" goes with its "not"; a copula or "have" stays: "am not a teacher", "have not worked at")
             positive = re.sub(r"\b(?:do|does|did)\s+not\s+", "", rest, count=1)

