@@ -84,6 +84,11 @@ _CONTRACTION_RES = [(re.compile(p, re.I), r) for p, r in _CONTRACTIONS]
 _QUOTED = re.compile(r'"[^"]*"')
 _SENTENCES = re.compile(r"(?<!\bSt\.)(?<!\bMr\.)(?<!\bDr\.)(?<!\bMs\.)(?<!\bJr\.)(?<!\bSr\.)(?<!\bMrs\.)"
                         r"(?<=[.!?;])\s+|\n+|(?<=[!?])(?=[^\s!?])")  # ("??" and "?!" end one sentence)
+# A time before the one who keeps a pet ("And last weekend we adopted a cat"): not a place ("At work we have a cat").
+_TIME_FIRST = re.compile(r"^(?:(?:and|but|so)\s+)?(?:(?:this|last)\s+(?:summer|spring|autumn|fall|winter|year|month|week|weekend)|"
+                         r"(?:a|one|two|three|four|five|six|a few|a couple of|\d+)\s+(?:days?|weeks?|months?|years?)\s+"
+                         r"(?:later|ago)|on\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|yesterday|today|"
+                         r"recently|finally)[,\s]+(?=(?:I|we)\b)", re.I)
 # A predicate said once for another person, after a semicolon: "…; my husband is", "…; my sister does".
 _ELLIPSIS_ONLY = re.compile(r"^(?:but\s+)?(?:my|our)\s+(?:[\w-]+\s+){0,2}?[\w-]+\s+(?:is|are|does|do)(?:\s+(?:though|tho))?\W*$",
                             re.I)
@@ -215,7 +220,7 @@ _BOUNDARY = re.compile(
     r"college|university|good)\b|\bon (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|the \d)|"
     r"\bover\b|\brather than\b|\binstead of\b|\bfor\s+(?:[a-z]+\s+){0,2}(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|several|"
     r"many)\s+(?:years?|months?|weeks?|days?|decades?)\b|\bafter\b|\bbefore\b|\buntil\b|\byesterday\b|\btoday\b|\btonight\b|\bthis (?:morning|afternoon|evening|spring|summer|fall|autumn|winter|year|month|week|weekend)\b|"
-    r"\ball (?:day|night|week)(?: long)?\b|\bevery (?:day|morning|night|evening|week)\b|\bwith an? [a-z]\b(?=\s*(?:[,.!?]|$))|"
+    r"(?-i:\ball (?:day|night|week)(?: long)?\b|\bevery (?:day|morning|night|evening|week)\b|\bwith an? [a-z]\b(?=\s*(?:[,.!?]|$)))|"
     r"\bthis time\b(?=\s*(?:[,.;!?]|$))|\bagain\b(?=\s*(?:[,.;!?]|$|who|lol|haha))|\b(?:sorry|my bad|oops|lmao)\b(?=\s*(?:[,;!]|I mean))|\b(?:in|at|during)\s+(?:high school|college|uni|university|grad school)\b|\bduring\b|\bmy (?:first|second|third|last|final) year\b|"
     r"\bas (?:a kid|kids|a child|children|a teenager|teens)\b|"
     r"\blast night\b|\bthe other day\b|\b(?:my|our) (?:whole|entire) (?:life|lives)\b|\ball (?:my|our) (?:life|lives)\b|\band (?:he|she|they|it|you|then|so|today|tonight|yesterday|lately)\b|\b(?:myself|ourselves)\b|\band also\s+" + _ALSO_VERB + r"|$)", re.I)
@@ -456,7 +461,10 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         r"summer|autumn|fall|winter))|on\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
                         r"(?:a|one|two|three|four|five|six|a few|\d+)\s+(?:days?|weeks?|months?|years?)\s+ago)\b)"),
     # "I was at Google for like 4 yrs": an organisation one was at for years is an employer that ended
-    ("works_at", "end", r"^was\s+at\s+(?P<v>(?-i:[A-Z])[\w.&'-]*(?:\s+(?-i:[A-Z])[\w.&'-]*){0,3})\s+(?=for\s+(?:like\s+|about\s+|"
+    ("works_at", "end", r"^was\s+at\s+(?![^,.;!?]*\b(?:studying|student|degree|course|patient|treatment|after the|"
+                        r"visiting|on holiday|on vacation)\b)(?![\w.&-]*'s\b)(?!(?:Uni|University|College|School|Academy|"
+                        r"Hospital|Clinic|Rehab|Sea|Camp|Church|Home|Boarding)\b)"
+                        r"(?P<v>(?-i:[A-Z])[\w.&'-]*(?:\s+(?-i:[A-Z])[\w.&'-]*){0,3})(?<!'s)\s+(?=for\s+(?:like\s+|about\s+|"
                         r"almost\s+|over\s+)?(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a few|several|many)\s+"
                         r"(?:years?|yrs|months?)\b)"),
     ("left", "end", r"^(?:have\s+|has\s+)?(?:just\s+)?left\s+(?:my\s+(?:job|position|role)\s+(?:at|with)\s+)?"
@@ -736,8 +744,12 @@ def _intro_pieces(rest: str) -> tuple[list[Statement], str]:
         at = re.fullmatch(r"(?:an?\s+)?(?P<job>[a-z-]+(?:\s+[a-z-]+){0,2}?)\s+(?:at|with)\s+"
                           r"(?P<org>(?-i:[A-Z])[\w.&'-]*(?:\s+(?-i:[A-Z])[\w.&'-]*){0,3})", piece, re.I)
         if at and at.group("job").casefold() not in _NON_JOBS and re.fullmatch(_JOB, at.group("job"), re.I):
-            out += [Statement("user", "job", at.group("job")), Statement("user", "works_at", at.group("org"))]
-            continue  # "software developer at Shopify": what one does, and where
+            # "software developer at Shopify": what one does, and where ("ex nurse at NHS": what one did)
+            former = re.match(r"^(?:ex-?|former|retired|previous)\s*", at.group("job"), re.I)
+            op: FactOp = "end" if former else "set"
+            out += [Statement("user", "job", at.group("job")[former.end():] if former else at.group("job"), op),
+                    Statement("user", "works_at", at.group("org"), op)]
+            continue
         job = re.fullmatch(r"an?\s+" + _JOB, piece, re.I)
         if job and job.group("v").casefold() not in _NON_JOBS:
             out.append(Statement("user", "job", job.group("v")))
@@ -1141,8 +1153,10 @@ _NEWCOMER_IS = re.compile(r"\b(?:my|our)\s+(?:new\s+(" + _REL + r")|(" + _REL + 
                           r"(?<!Nice)(?<!Great)(?<!Cool)(?<!Fine)(?<!Okay)(?<!Good)(?<!Strict)(?<!Young)(?<!Awesome)"
                           r"(?=\s*(?:[,.!?;]|$))", re.I)
 # A move for a job somewhere: "moved to Austin for a job at Dell", "for a new role with Arup".
-_MOVED_FOR_JOB = re.compile(r"\bfor\s+(?:a|an|her|his|my|their|our)\s+(?:new\s+)?(?:job|position|role|post)\s+(?:at|with)\s+"
-                            r"(?P<org>(?-i:[A-Z])[\w.&'-]*(?:\s+(?-i:[A-Z])[\w.&'-]*){0,3})", re.I)
+_MOVED_FOR_JOB = re.compile(r"^(?!.*\b(?:hoping|fell through|laid off|let go|fired|quit|left|didn't work out|did not work out|"
+                            r"lost)\b).*?\b(?:moved|relocated|moving)\b[^,;]*?\bfor\s+(?:a|an|my|a new)\s+(?:new\s+)?"
+                            r"(?:job|position|role|post)\s+(?:at|with)\s+(?P<org>(?-i:[A-Z])[\w.&'-]*(?:\s+(?-i:[A-Z])[\w.&'-]*){0,3})",
+                            re.I)
 # The places one person holds at a time, where someone new replaces the one before.
 _HELD_BY_ONE = frozenset({"boss", "manager", "partner", "boyfriend", "girlfriend", "husband", "wife", "spouse", "fiance",
                           "fiancee", "teacher", "mentor", "doctor", "therapist", "landlord", "landlady", "coach"})
@@ -1189,7 +1203,13 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
     introduced: str | None = None  # a relation named with no fact yet ("We have a dog."), for a later "his name"
     topics = _topics(text, last_key)
     sentences = _sentences(_normalise(text))
+    pet_next: str | None = None  # a pet just said to be kept, whom the very next sentence's "his name is" names
     for at, sentence in enumerate(sentences):
+        pet_here, pet_next = pet_next, None
+        pet_named = re.match(r"^(?:his|her|its)\s+name\s+is\s+(?P<name>(?-i:[A-Z])[\w'-]+)", sentence, re.I)
+        if pet_here and pet_named:
+            out.append(Statement(pet_here, "name", pet_named.group("name")))
+            continue
         guessed = False  # a hedged statement with a question mark: unsure, and held only where a value can wait
         before_question = False  # the statement is what was said before a question to the assistant
         if _PLAYED.search(sentence):
@@ -1244,13 +1264,14 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
                 out.append(Statement("user", "lives_in", intro.group("place")))
             continue
         listed = _INTRO_LIST.match(re.sub(r"^[\w' ]{1,25}:\s+", "", body))  # (after a heading: "Quick intro: …")
+        after_intro = False  # the statement after an introduction's pieces (no bare correction of what they gave)
         pieces, said_after = _intro_pieces(listed.group("rest")) if listed else ([], "")
         if listed and listed.group("name").casefold() not in _STATES and pieces:
             # "I'm Tom, 41, a dad of two living in Hull": a name, then what the pieces after it say
             out += [Statement("user", "name", listed.group("name"))] + pieces
             if not said_after:
                 continue
-            body = said_after  # ("…, i speak Hindi and English": a statement after the pieces, read as one)
+            body, after_intro = said_after, True  # ("…, i speak Hindi": a statement after the pieces, read as one)
         renamed = _RENAMED.search(body)
         if renamed and (who := last_relative([], out, last_key)) is not None:  # "We renamed her Salt"
             out.append(Statement(who, "name", renamed.group("v"), "correct"))
@@ -1273,8 +1294,9 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
         if starred:
             body = starred.group("a") or (starred.group("b") + starred.group("rest"))
         trailing = re.search(r",?\s+actually$", body, re.I)
-        if trailing and trailing.start() > 0:  # "he's 62 actually": the correction said last
-            correction, body = True, body[: trailing.start()]
+        said_last = bool(trailing and trailing.start() > 0)  # "he's 62 actually": the correction said last (of what
+        if said_last:  # the sentence itself states: "It's beautiful actually" corrects nothing said before)
+            correction, body = True, body[: trailing.start()]  # type: ignore[union-attr]
         for _ in range(4):  # peel discourse words and correction markers in any order
             before = body
             body = _SPEAKER_PREFIX.sub("", body)
@@ -1341,10 +1363,11 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             found = [Statement(s.subject, s.attribute, s.value, "correct", s.certain)
                      if s.key.subject == newcomer and s.key.attribute == "name" and s.op == "set" else s for s in found]
         if not _REPORTED.search(sentence):  # one's pets, kept or gone, and their names
-            plain = _LEADING_PHRASE.sub("", re.sub(r"^(?:sadly|unfortunately|so|and|but)\b[,\s]*", "", sentence, flags=re.I))
+            plain = _TIME_FIRST.sub("", re.sub(r"^(?:sadly|unfortunately|so|and|but)\b[,\s]*", "", sentence, flags=re.I))
             ended = bool(_NO_LONGER.search(plain) or _END_MARKERS.search(plain))
             had = re.match(r"^(?P<who>I|we)\s+(?:once\s+|also\s+)?had\s+(?=(?:an?|one|two|three|\d+|some)\s)", plain, re.I)
-            if had:  # "We had a hamster for years": a pet kept once, and no more
+            if had and not re.search(r"\bstill\b|\b(?:she|he|it)\s+is\b|\b(?:she|he|it)'s\b", sentence, re.I):
+                # "We had a hamster for years": a pet kept once, and no more (not "…, and we still do")
                 plain, ended = f"{had.group('who')} have {plain[had.end():]}", True
             if ended:  # "we no longer have the hamster", "I don't have a dog anymore": the pet had
                 plain = re.sub(r"^(?P<who>I|we)\s+(?:no longer|do not|does not)\s+(?=have\b)", r"\g<who> ", plain,
@@ -1362,9 +1385,10 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
                     # "We adopted a dog last weekend, his name is Pretzel": the one pet just named
                     found = (found or []) + [Statement(kinds.pop(), "name", named.group("name"))]
                 elif len(kinds) == 1 and kinds <= {"dog", "cat"} and not pets:
-                    introduced = next(iter(kinds))  # "We got a dog!! His name is Biscuit": whom the next "his" names
+                    pet_next = next(iter(kinds))  # "We got a dog!! His name is Biscuit": whom the next "his" names
         if found is None:
-            if (correction or not certain) and (last := _last_key(out, last_key)) is not None:
+            if ((correction and not said_last) or not certain) and not after_intro and (
+                    last := _last_key(out, last_key)) is not None:
                 # the first clause that names a value: "it's John, with an h", "Portland, I am not sure"; one that
                 # says it is the value comes first ("sorry autocorrect, it's Kathryn"), and a date may hold a comma
                 # (a filler closing a part is no part of the value: "its edinburgh sorry, typing too fast")
@@ -1580,7 +1604,7 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
             rest = re.sub(r"\b(?:(?:them|it)(?=(?:\s+(?:now|anymore|any more|these days|at all|either))?$)|the (?:taste|smell)"
                           r"(?=\s+(?:now|anymore|any more)$))", lambda _: taste.value, rest, flags=re.I)
         statements = _predicates(rest, who, topics=topics)
-        moved_for = _MOVED_FOR_JOB.search(rest) if any(s.key.attribute == "lives_in" and s.op == "set"
+        moved_for = _MOVED_FOR_JOB.match(rest) if any(s.key.attribute == "lives_in" and s.op == "set"
                                                         for s in statements) else None
         if moved_for:  # "moved to Austin for a job at Dell": where, and for whom, one works now
             statements = statements + [Statement(who, "works_at", moved_for.group("org"))]

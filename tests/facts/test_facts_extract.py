@@ -1959,3 +1959,26 @@ def test_the_forms_of_blind_sets_44_and_45(text: str, last: FactKey | None,
 ])
 def test_what_the_forms_of_44_and_45_must_not_read(text: str) -> None:
     assert [s for s in _read(text) if s[1] in ("works_at", "has_pet", "likes")] == []
+
+
+@pytest.mark.parametrize(("text", "last", "expected"), [
+    # found by the review of e0ae96f: an opinion said with "actually", a pet named sentences later, a name that holds
+    # "All Day", a school or a stay, someone else's job, a job that fell through, a pet still kept, a place before
+    # "we have", a statement after an introduction, a former job
+    ("My sister lives in Rome. It's beautiful actually.", None, [("sister", "lives_in", "Rome", "set", True)]),
+    ("It's nice actually", FactKey("user", "lives_in"), []),
+    ("We adopted a cat. Then my aunt visited. Her name is Rosa.", None, [("user", "has_pet", "cat", "add", True)]),
+    ("I work at All Day Cafe", None, [("user", "works_at", "All Day Cafe", "set", True)]),
+    ("I was at Oxford for three years studying law", None, []), ("I was at Grandma's for a month", None, []),
+    ("We moved to Denver for her job at Google", None, [("user", "lives_in", "Denver", "set", True)]),
+    ("I moved to Austin for a job at Dell that fell through", None, [("user", "lives_in", "Austin", "set", True)]),
+    ("We had a dog for years, and we still do", None, []), ("At work we have a cat", None, []),
+    ("I'm Amy, 33, a teacher, I am probably burnt out", None, [("user", "name", "Amy", "set", True),
+                                                              ("user", "age", "33", "set", True),
+                                                              ("user", "job", "teacher", "set", True)]),
+    ("I'm Dave, 45, ex nurse at NHS", None, [("user", "name", "Dave", "set", True), ("user", "age", "45", "set", True),
+                                             ("user", "job", "nurse", "end", True), ("user", "works_at", "NHS", "end", True)]),
+])
+def test_what_the_review_of_e0ae96f_found(text: str, last: FactKey | None,
+                                          expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text, last) == expected
