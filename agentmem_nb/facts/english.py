@@ -65,7 +65,7 @@ _CONTRACTIONS = [
      r"joined|changed|switched|retired|settled)\b)", r"\g<who> has"),
     (r"\bit's\b", "it is"), (r"\bthat's\b", "that is"), (r"\bhe's\b", "he is"), (r"\bshe's\b", "she is"),
     (r"\bthey're\b", "they are"), (r"\bhaven't\b", "have not"), (r"\bhasn't\b", "has not"), (r"\bgonna\b", "going to"),
-    (r"\bwanna\b", "want to"), (r"\bi\b", "I"),
+    (r"\bwanna\b", "want to"), (r"\bi\b", "I"), (r"\bmine's\b", "mine is"),
     # chat's spellings: "ive", "doesnt", "its edinburgh" (not "its name", "its owner": a thing's), "rn", "tho"
     (r"\bive\b", "I have"), (r"\bdoesnt\b", "does not"), (r"\bdidnt\b", "did not"), (r"\bcant\b", "cannot"),
     (r"\bisnt\b", "is not"), (r"\bwasnt\b", "was not"),
@@ -84,6 +84,9 @@ _CONTRACTION_RES = [(re.compile(p, re.I), r) for p, r in _CONTRACTIONS]
 _QUOTED = re.compile(r'"[^"]*"')
 _SENTENCES = re.compile(r"(?<!\bSt\.)(?<!\bMr\.)(?<!\bDr\.)(?<!\bMs\.)(?<!\bJr\.)(?<!\bSr\.)(?<!\bMrs\.)"
                         r"(?<=[.!?;])\s+|\n+|(?<=[!?])(?=[^\s!?])")  # ("??" and "?!" end one sentence)
+# What is so now, said after a plan or a wish: "…, but right now we live in Rotterdam", "…; for now I'm still at KPMG".
+_NOW_INSTEAD = re.compile(r"(?:,|;|\bbut)\s+(?:but\s+)?(?:right now|for now|currently|at the moment|for the time being|at present|"
+                          r"as of now),?\s+(?P<now>(?:I|we|my|our)\b.*)$", re.I)
 # A time before the one who keeps a pet ("And last weekend we adopted a cat"): not a place ("At work we have a cat").
 _TIME_FIRST = re.compile(r"^(?:(?:and|but|so)\s+)?(?:(?:this|last)\s+(?:summer|spring|autumn|fall|winter|year|month|week|weekend)|"
                          r"(?:a|one|two|three|four|five|six|a few|a couple of|\d+)\s+(?:days?|weeks?|months?|years?)\s+"
@@ -547,7 +550,8 @@ _RULES: list[tuple[str, FactOp, str]] = [
                    r"(?:am|is|are) employed|"
                    r"(?:was|were|got|have been|has been) (?:hired|taken on|employed)|(?:got|have|landed|took|accepted|found) "
                    r"an?\s+(?:new\s+)?(?:job|position|role)|started (?:an?|my) (?:new )?(?:job|position|role)|"
-                   r"started (?:out )?(?:working )?)\s+as\s+(?:an?\s+)?(?P<v>.+)"),
+                   r"started (?:out )?(?:working )?)(?:\s+(?:from home|remotely|full[- ]time|part[- ]time|nights|freelance))?"
+                   r"\s+as\s+(?:an?\s+)?(?P<v>.+)"),
     # a change of state names the new job: "became a principal", "got promoted to senior engineer"
     # (a job by its word: "became a US citizen / an uncle / a widow" is a change of state, no job)
     ("job", "set", r"^(?:became|become|have become|has become)\s+an?\s+" + _JOB),
@@ -726,7 +730,9 @@ def _intro_pieces(rest: str) -> tuple[list[Statement], str]:
     where one lives ("living in Hull"); and what follows them as a statement of its own ("…, I speak Hindi and …"),
     read as any sentence is."""
     out: list[Statement] = []
-    said_after = re.search(r",\s*(?:and\s+)?(?=(?:I|I am|I have)\s)", rest)
+    if re.match(r"(?:I|my|our)\s", rest):
+        return out, ""  # "I'm Sofia, I'm 34 and I live in Athens": statements, not pieces — read as said
+    said_after = re.search(r",\s*(?:and\s+|but\s+)?(?=(?:I|I am|I have|my|our)\s)|\s+but\s+(?=I\s)", rest)
     if said_after:
         rest, after = rest[: said_after.start()], rest[said_after.end():]
     else:
@@ -736,11 +742,23 @@ def _intro_pieces(rest: str) -> tuple[list[Statement], str]:
         if age:
             out.append(Statement("user", "age", age.group("v")))
             continue
-        place = re.search(r"\b(?:living|based|who lives|residing)\s+in\s+(?P<v>(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*)*)",
+        home = re.fullmatch(r"(?:originally\s+)?from\s+(?P<v>(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*)*)(?:\s+originally)?",
+                            piece, re.I)
+        if home:  # "from Amman originally": where one comes from
+            out.append(Statement("user", "hometown", home.group("v")))
+            continue
+        place = re.search(r"\b(?:living|based|who lives|residing|live|lives)\s+in\s+(?P<v>(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*)*)",
                           piece, re.I)
         if place:
             out.append(Statement("user", "lives_in", place.group("v")))
             piece = piece[: place.start()].strip()
+        works = re.fullmatch(r"(?:working|work|works)\s+(?:at|for)\s+(?:the\s+)?(?P<org>(?-i:[A-Z])[\w.&'-]*(?:\s+(?-i:[A-Z])"
+                             r"[\w.&'-]*){0,3})(?:\s+as\s+an?\s+(?P<job>[a-z-]+(?:\s+[a-z-]+){0,2}))?", piece, re.I)
+        if works:  # "work at the NHS as a physio": where, and as what
+            out.append(Statement("user", "works_at", works.group("org")))
+            if works.group("job") and works.group("job").casefold() not in _NON_JOBS:
+                out.append(Statement("user", "job", works.group("job")))
+            continue
         at = re.fullmatch(r"(?:an?\s+)?(?P<job>[a-z-]+(?:\s+[a-z-]+){0,2}?)\s+(?:at|with)\s+"
                           r"(?P<org>(?-i:[A-Z])[\w.&'-]*(?:\s+(?-i:[A-Z])[\w.&'-]*){0,3})", piece, re.I)
         if at and at.group("job").casefold() not in _NON_JOBS and re.fullmatch(_JOB, at.group("job"), re.I):
@@ -1263,7 +1281,8 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             if intro.group("place"):
                 out.append(Statement("user", "lives_in", intro.group("place")))
             continue
-        listed = _INTRO_LIST.match(re.sub(r"^[\w' ]{1,25}:\s+", "", body))  # (after a heading: "Quick intro: …")
+        listed = _INTRO_LIST.match(re.sub(r"^(?:[\w' ]{1,25}:\s+)?(?:(?:so|ok|okay|well|hi|hey|hello)[,!]*\s+)*", "", body,
+                                          flags=re.I))  # (after a heading or a word of greeting: "Quick intro: …")
         after_intro = False  # the statement after an introduction's pieces (no bare correction of what they gave)
         pieces, said_after = _intro_pieces(listed.group("rest")) if listed else ([], "")
         if listed and listed.group("name").casefold() not in _STATES and pieces:
@@ -1321,6 +1340,9 @@ def extract_english(text: str, *, last_key: FactKey | None = None) -> list[State
             continue
         certain = True
         body = _before_later_clause(_date_not_plan(body))
+        now_instead = _NOW_INSTEAD.search(body) if _HYPOTHETICAL.search(body) else None
+        if now_instead:  # "We're planning to move to Utrecht, but right now we live in Rotterdam": the plan is no
+            body = now_instead.group("now")  # fact, what is said to be so now is
         if _HYPOTHETICAL.search(body):  # before the hedges go: "might be moving" is a plan, not a hedged fact
             continue
         if _HEDGE.search(body):
@@ -1505,7 +1527,7 @@ def _bare_value(body: str, attribute: str) -> str:
 
 
 # A bare place of one's own after another person's ("… and I'm in Bergen", "…, I'm still in Leeds").
-_PARALLEL_PLACE = re.compile(r"(?:am|is|are)\s+(?:still\s+|now\s+|just\s+)?(?:in|at)\s+"
+_PARALLEL_PLACE = re.compile(r"(?:am|is|are)\s+(?:still\s+|now\s+|just\s+)?(?:(?:down|up|over|out)\s+)?(?:in|at)\s+"
                              r"(?P<v>(?-i:[A-Z])[\w.'&-]*(?:\s+(?-i:[A-Z])[\w.'&-]*){0,3})(?:\s+(?:now|still))?", re.I)
 
 
@@ -1571,7 +1593,9 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
         subject = who
         if who == "other":
             continue
-        ending = bool(_END_MARKERS.search(rest) or _NO_LONGER.search(rest)
+        said_first = re.split(r",\s*(?:so|which means|meaning)\s+", rest, maxsplit=1)[0]  # (a consequence after it
+        # is not what ended: "moved to Austin though, so no more Saturday sessions")
+        ending = bool(_END_MARKERS.search(said_first) or _NO_LONGER.search(said_first)
                       # "have not worked at Google since 2020": a negated perfect since a time is over
                       or re.match(r"^(?:have|has|had)\s+not\s+\w+.*\bsince\b", rest, re.I))
         if re.search(r"\bused to\b", rest, re.I):

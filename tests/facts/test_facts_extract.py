@@ -1982,3 +1982,31 @@ def test_what_the_forms_of_44_and_45_must_not_read(text: str) -> None:
 def test_what_the_review_of_e0ae96f_found(text: str, last: FactKey | None,
                                           expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read(text, last) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # an introduction's pieces: where one comes from, lives, works and as what; statements after a name stay statements
+    ("ok so quick intro: i'm Omar, 27, from Amman originally but i live in Berlin now, my partner Lena is German and "
+     "she works at Zalando", [("user", "name", "Omar", "set", True), ("user", "age", "27", "set", True),
+                              ("user", "hometown", "Amman", "set", True), ("user", "lives_in", "Berlin", "set", True),
+                              ("partner", "name", "Lena", "set", True), ("partner", "works_at", "Zalando", "set", True)]),
+    ("so im Sarah, 31, live in Leeds, work at the NHS as a physio and yeah I want to do my first triathlon",
+     [("user", "name", "Sarah", "set", True), ("user", "age", "31", "set", True), ("user", "lives_in", "Leeds", "set", True),
+      ("user", "works_at", "NHS", "set", True), ("user", "job", "physio", "set", True)]),
+    ("I'm Sofia, I'm 34 and I live in Athens.", [("user", "name", "Sofia", "set", True), ("user", "age", "34", "set", True),
+                                                 ("user", "lives_in", "Athens", "set", True)]),
+    # a consequence is not what ended; what is so now after a plan; "down in"; work "from home as"
+    ("my sister just moved to Austin though, so no more Saturday sessions together 😢",
+     [("sister", "lives_in", "Austin", "set", True)]),
+    ("We're planning to move to Utrecht in the summer, but right now we live in Rotterdam.",
+     [("user", "lives_in", "Rotterdam", "set", True)]),
+    ("My sister lives in Glasgow, I'm down in Brighton.", [("sister", "lives_in", "Glasgow", "set", True),
+                                                           ("user", "lives_in", "Brighton", "set", True)]),
+    ("I work from home as a software developer", [("user", "job", "software developer", "set", True)]),
+    # guards: a plan with nothing said to be so now, a consequence that does end
+    ("I might move to Paris, but right now I'm thinking about it.", []),
+    ("I don't eat meat anymore, so no more burgers", [("user", "likes", "meat", "end", True)]),
+])
+def test_introductions_plans_and_consequences_of_round_22(text: str,
+                                                          expected: list[tuple[str, str, str, str, bool]]) -> None:
+    assert _read(text) == expected
