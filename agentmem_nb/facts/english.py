@@ -86,7 +86,7 @@ _SENTENCES = re.compile(r"(?<!\bSt\.)(?<!\bMr\.)(?<!\bDr\.)(?<!\bMs\.)(?<!\bJr\.
                         r"(?<=[.!?;])\s+|\n+|(?<=[!?])(?=[^\s!?])")  # ("??" and "?!" end one sentence)
 # What is so now, said after a plan or a wish: "…, but right now we live in Rotterdam", "…; for now I'm still at KPMG".
 _NOW_INSTEAD = re.compile(r"(?:,|;|\bbut)\s+(?:but\s+)?(?:right now|for now|currently|at the moment|for the time being|at present|"
-                          r"as of now),?\s+(?P<now>(?:I|we|my|our)\b.*)$", re.I)
+                          r"as of now),?\s+(?P<now>(?:I|we|my|our)\b(?!\s+(?:job|work)\b).*)$", re.I)
 # A time before the one who keeps a pet ("And last weekend we adopted a cat"): not a place ("At work we have a cat").
 _TIME_FIRST = re.compile(r"^(?:(?:and|but|so)\s+)?(?:(?:this|last)\s+(?:summer|spring|autumn|fall|winter|year|month|week|weekend)|"
                          r"(?:a|one|two|three|four|five|six|a few|a couple of|\d+)\s+(?:days?|weeks?|months?|years?)\s+"
@@ -257,7 +257,10 @@ _STATES = frozenset("""tired sorry back home ready good fine okay ok done here t
     sure alive happy sad free single married divorced retired bored excited glad sick ill well better worse lost
     stuck confused curious serious kidding joking lucky blessed grateful thankful exhausted sleepy awake online
     offline away out in off on up down right wrong open available around nervous scared afraid angry upset
-    great cold hot warm full broke rich poor pregnant vegan vegetarian old young interested""".split())
+    great cold hot warm full broke rich poor pregnant vegan vegetarian old young interested
+    irish jewish british english scottish welsh french dutch danish swedish finnish polish spanish turkish
+    canadian american mexican brazilian italian indian korean russian australian german chinese japanese
+    vietnamese portuguese catholic muslim hindu buddhist atheist christian""".split())
 # Places a sentence of living or coming from names that are no town: "from work", "grew up in the 90s".
 _NOT_PLACES = re.compile(r"^(?:the\s+)?(?:future|past|\d0s|\d{4}s|nineties|eighties|seventies|sixties|work|school|home|"
                          r"here|there|nowhere|office|gym|store|shop|hospital|class|church|a meeting|bed|a hurry|"
@@ -550,8 +553,9 @@ _RULES: list[tuple[str, FactOp, str]] = [
                    r"(?:am|is|are) employed|"
                    r"(?:was|were|got|have been|has been) (?:hired|taken on|employed)|(?:got|have|landed|took|accepted|found) "
                    r"an?\s+(?:new\s+)?(?:job|position|role)|started (?:an?|my) (?:new )?(?:job|position|role)|"
-                   r"started (?:out )?(?:working )?)(?:\s+(?:from home|remotely|full[- ]time|part[- ]time|nights|freelance))?"
-                   r"\s+as\s+(?:an?\s+)?(?P<v>.+)"),
+                   r"started (?:out )?(?:working )?)(?:(?:\s+(?:from home|remotely|full[- ]time|part[- ]time|nights|freelance))?"
+                   r"\s+as\s+an?\s+(?!(?:joke|favou?r|result|bonus|treat|side thing|matter|way|rule|whole|bit|kind|sort)\b)|"
+                   r"\s+as\s+(?:an?\s+)?)(?P<v>.+)"),
     # a change of state names the new job: "became a principal", "got promoted to senior engineer"
     # (a job by its word: "became a US citizen / an uncle / a widow" is a change of state, no job)
     ("job", "set", r"^(?:became|become|have become|has become)\s+an?\s+" + _JOB),
@@ -737,17 +741,23 @@ def _intro_pieces(rest: str) -> tuple[list[Statement], str]:
         rest, after = rest[: said_after.start()], rest[said_after.end():]
     else:
         after = ""
-    for piece in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", rest.strip(" .!")):
+    pieces_said = re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", rest.strip(" .!"))
+    for piece in pieces_said:
         age = re.fullmatch(r"(?P<v>\d{1,3})(?:\s*(?:years old|yrs old|y/?o))?", piece, re.I)
         if age:
             out.append(Statement("user", "age", age.group("v")))
             continue
-        home = re.fullmatch(r"(?:originally\s+)?from\s+(?P<v>(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*)*)(?:\s+originally)?",
-                            piece, re.I)
-        if home:  # "from Amman originally": where one comes from
+        home = re.fullmatch(r"(?:originally\s+)?from\s+(?!(?:HR|IT|Sales|Accounts|Finance|Marketing|Support|Legal|Billing|"
+                            r"Admin|Management|Engineering|the\s))(?P<v>(?-i:[A-Z][a-z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*)*)"
+                            r"(?:\s+originally)?", piece, re.I)
+        if home and len(pieces_said) > 1:  # "from Amman originally" beside other pieces: where one comes from
             out.append(Statement("user", "hometown", home.group("v")))
             continue
-        place = re.search(r"\b(?:living|based|who lives|residing|live|lives)\s+in\s+(?P<v>(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*)*)",
+        # (one's own home now: not a wish, a home that ended, or a relative's — "parents live in Leeds")
+        place = None if re.search(r"\b(?:used to|do not|does not|no longer|any ?more|want|wants|hope|hoping|would|love to|"
+                                  r"like to)\b|^(?:my\s+)?(?:parents|sister|brother|mom|mum|dad|wife|husband|partner|friend|"
+                                  r"family|kids|son|daughter)\b", piece, re.I) else re.search(
+            r"\b(?:living|based|who lives|residing|live|lives)\s+in\s+(?P<v>(?-i:[A-Z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]*)*)",
                           piece, re.I)
         if place:
             out.append(Statement("user", "lives_in", place.group("v")))
@@ -756,13 +766,16 @@ def _intro_pieces(rest: str) -> tuple[list[Statement], str]:
                              r"[\w.&'-]*){0,3})(?:\s+as\s+an?\s+(?P<job>[a-z-]+(?:\s+[a-z-]+){0,2}))?", piece, re.I)
         if works:  # "work at the NHS as a physio": where, and as what
             out.append(Statement("user", "works_at", works.group("org")))
-            if works.group("job") and works.group("job").casefold() not in _NON_JOBS:
+            if works.group("job") and works.group("job").casefold() not in _NON_JOBS and not re.search(
+                    r"\b(?:joke|favou?r|result)\b", works.group("job"), re.I):
                 out.append(Statement("user", "job", works.group("job")))
             continue
         at = re.fullmatch(r"(?:an?\s+)?(?P<job>[a-z-]+(?:\s+[a-z-]+){0,2}?)\s+(?:at|with)\s+"
                           r"(?P<org>(?-i:[A-Z])[\w.&'-]*(?:\s+(?-i:[A-Z])[\w.&'-]*){0,3})", piece, re.I)
         if at and at.group("job").casefold() not in _NON_JOBS and re.fullmatch(_JOB, at.group("job"), re.I):
             # "software developer at Shopify": what one does, and where ("ex nurse at NHS": what one did)
+            if re.search(r"\b(?:joke|favou?r|result)\b", at.group("job"), re.I):
+                continue
             former = re.match(r"^(?:ex-?|former|retired|previous)\s*", at.group("job"), re.I)
             op: FactOp = "end" if former else "set"
             out += [Statement("user", "job", at.group("job")[former.end():] if former else at.group("job"), op),
@@ -1527,7 +1540,9 @@ def _bare_value(body: str, attribute: str) -> str:
 
 
 # A bare place of one's own after another person's ("… and I'm in Bergen", "…, I'm still in Leeds").
-_PARALLEL_PLACE = re.compile(r"(?:am|is|are)\s+(?:still\s+|now\s+|just\s+)?(?:(?:down|up|over|out)\s+)?(?:in|at)\s+"
+_PARALLEL_PLACE = re.compile(r"(?:am|is|are)\s+(?:still\s+|now\s+|just\s+)?(?:(?P<away>down|up|over|out)\s+(?=in\b))?(?:in|at)\s+"
+                             r"(?!(?:January|February|March|April|May|June|July|August|September|October|November|December|"
+                             r"Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Christmas|Easter|Hyde Park)\b)"
                              r"(?P<v>(?-i:[A-Z])[\w.'&-]*(?:\s+(?-i:[A-Z])[\w.'&-]*){0,3})(?:\s+(?:now|still))?", re.I)
 
 
@@ -1617,7 +1632,7 @@ def _statements_of(body: str, out: list[Statement], last_key: FactKey | None,
         other = next((s for s in reversed(recent) if s.key.subject != who and s.key.attribute in ("lives_in", "works_at")
                       and s.op == "set"), None)
         parallel = _PARALLEL_PLACE.fullmatch(rest) if other is not None else None
-        if parallel and other is not None:  # "My sister lives in Oslo and I'm in Bergen": the same of me
+        if parallel and other is not None and (not parallel.group("away") or other.key.attribute == "lives_in"):  # "My sister lives in Oslo and I'm in Bergen": the same of me
             found.append(Statement(who, other.key.attribute, parallel.group("v"), "set"))
             matched = True
             continue

@@ -2010,3 +2010,21 @@ def test_what_the_review_of_e0ae96f_found(text: str, last: FactKey | None,
 def test_introductions_plans_and_consequences_of_round_22(text: str,
                                                           expected: list[tuple[str, str, str, str, bool]]) -> None:
     assert _read(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    # found by the review of 1620023: a relative's home, a wish or an ended home among an introduction's pieces, a
+    # department after a name, a nationality as a name, "as well" / "as a joke" as a job, a month or another
+    # attribute beside a relative's, a job's place kept after a plan
+    "I'm Zoe, 19, parents live in Leeds", "I'm Ann, 30, used to live in London", "I'm Ann, 30, want to live in Paris",
+    "Hello, I'm Sarah, from HR", "I'm Canadian, live in Texas", "I work from home as well", "I work nights as a joke",
+    "My brother lives in London and I'm out in March",
+    "My husband works at Ford and I'm down in Brighton", "I want to move, but right now my job is in Leeds",
+])
+def test_what_the_review_of_1620023_found(text: str) -> None:
+    assert [s for s in _read(text) if s[0] == "user" and s[1] not in ("name", "age")] == []
+    assert [s for s in _read(text) if s[1] == "name" and s[2].casefold() in ("canadian", "irish")] == []
+
+
+def test_a_joke_is_no_job_in_an_introduction() -> None:
+    assert [s for s in _read("I'm Ann, 30, work at Google as a joke") if s[1] == "job"] == []
