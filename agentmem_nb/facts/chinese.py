@@ -41,12 +41,23 @@ RELATIONS_ZH = {
     "妹夫": "brother_in_law", "岳父": "father_in_law", "公公": "father_in_law", "岳母": "mother_in_law",
     "婆婆": "mother_in_law", "女婿": "son_in_law", "儿媳": "daughter_in_law", "儿媳妇": "daughter_in_law",
     "侄子": "nephew", "侄女": "niece", "外甥": "nephew", "外甥女": "niece", "孙子": "grandson", "孙女": "granddaughter",
+    "闺女": "daughter",
 }
 _REL = "|".join(sorted((re.escape(r) for r in RELATIONS_ZH), key=len, reverse=True))
 # Which one of several, before a relation: 大哥, 二姐, 小儿子, 亲妹妹, 大女儿 — the same relation (the longer words in the
 # table, 小姨 and 小猫, still match whole first).
 _KIN_ORDER = r"(?:(?:大|二|三|四|小|亲|老|最小的|最大的|双胞胎|同父异母的|同母异父的)(?=" + "|".join(sorted((re.escape(r) for r in RELATIONS_ZH), key=len,
                                                                                 reverse=True)) + r"))?"
+# The relatives a clause may open with and no 我 and still be the speaker's ("儿子4岁了", "闺女对海鲜过敏", "领导生日是
+# 9月18号"): one's own family and the people of one's life. Not the words said of anyone (朋友, 孩子, 老师, 邻居, and
+# 阿姨, 叔叔, 爷爷, 奶奶 said to strangers), nor 先生/太太/对象/爱人 (a form of address, a thing aimed at), nor a
+# one-character word (妈呀, 哥们).
+_OWN_BARE = "|".join(sorted((re.escape(r) for r in RELATIONS_ZH if len(r) > 1 and RELATIONS_ZH[r] not in (
+    "friend", "child", "baby", "teacher", "neighbour", "dog", "cat", "uncle", "aunt", "grandfather", "grandmother",
+    "partner", "spouse", "mentor", "father_in_law", "mother_in_law") and r not in ("先生", "太太", "好朋友", "好友")),
+    key=len, reverse=True))
+# Who may be new in a role ("新老板叫陈静", "现在的对象叫阿杰"): another person there, whose name replaces the last.
+_NEW_IN_ROLE = r"(?:老板|领导|上司|同事|室友|舍友|邻居|老师|导师|对象|男朋友|女朋友|男友|女友)"
 _QUOTED = re.compile(r"“[^”]*”|「[^」]*」|\"[^\"]*\"|『[^』]*』")
 _SENTENCES = re.compile(r"[。！!？?；;\n…]+")
 _CLAUSES = re.compile(r"[，,：:]|但是|不过(?!敏(?!感))|可是|而且|并且|然后|所以|因为|虽然|尽管|虽说")  # ("不过敏": not allergic, no "but")
@@ -74,7 +85,7 @@ _CORRECTION = re.compile(r"^(?:其实|实际上|事实上|准确地说|确切地
 _LEADING = re.compile(r"^(?:(?:上|这|下)?(?:周|星期|礼拜)[一二三四五六日天](?=我)|(?:好|坏)消息是|好在|幸好|还好|"
                       r"(?:幸运|不幸|可惜|遗憾|巧)的是|可惜|不巧|哎呀|哎哟|哎|唉|呃|天哪|天啊|哇|"
                       r"[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:天|周|星期|月|年)(?:前|以前|之前)|"
-                      r"(?:这|上|下|本)(?:个)?(?:学期|季度|月|周|星期)(?:开始|起)|(?:上|这|上个|这个)?(?:周末|礼拜天)|后来|随后|接着|这段时间|这阵子|这些天|这几天|(?:严格|准确|确切|老实|坦白|认真)(?:来|地)?(?:说|讲)|说真的|讲真|说起来|按理说|技术上|嗯|哦|噢|啊|哈哈|呵呵|对了|对(?=[，,])|是的|昨天|今天|前天|前几天|这周|本周|那天|好的|好吧|那个|另外|还有|而且|然后|现在|目前|最近|如今|"
+                      r"(?:这|上|下|本)(?:个)?(?:学期|季度|月|周|星期)(?:开始|起)|(?:上|这|上个|这个)?(?:周末|礼拜天)|后来|随后|接着|这段时间|这阵子|这些天|这几天|(?:严格|准确|确切|老实|坦白|认真)(?:来|地)?(?:说|讲)|说真的|讲真|说起来|按理说|技术上|嗯|哦|噢|啊|哈哈|呵呵|对了|对(?=[，,])|是的|昨天|今天|前天|前几天|这周|本周|那天|好的|好吧|那个|另外|还有|而且|然后|现在(?!的" + _NEW_IN_ROLE + r")|目前|最近|如今|"
                       r"今年|去年|前年|上个月|上周|前段时间|前阵子|刚刚|刚才|顺便说一下|顺便说|顺便|话说|跟你说|"
                       r"告诉你|说实话|老实说|其实吧|总之|反正|所以|从小|小时候|这几年|近几年|这些年|平时|一直以来|"
                       r"没想到|想不到|谁知道|谁能想到|谁想到|万万没想到|开春|入春|入夏|入秋|入冬|开年|"
@@ -215,8 +226,15 @@ _RULES: list[tuple[str, FactOp, str]] = [
 _PREDICATES = [(attribute, op, re.compile(pattern)) for attribute, op, pattern in _RULES]
 
 
+# A space between two Chinese words in chat: a pause, after which a remark of its own follows.
+_PAUSE = re.compile(r"(?<=[\u4e00-\u9fff])[ \t\u3000]+(?=[\u4e00-\u9fff])")
+
+
 def _clean(raw: str, attribute: str) -> str:
     value = re.split(r"[，,。；;！!？?]", raw)[0].strip()
+    # a space between two Chinese words in chat is a pause: what follows it is a remark of its own ("是王霆 雷霆的霆",
+    # "其实是邯郸 刚才说错了"), not more of the value
+    value = _PAUSE.split(value)[0]
     value = re.sub(r"[^\w）)]{1,16}$", "", value)  # a trailing emoji or symbol (bounded: an open run is quadratic)
     for _ in range(3):
         value = _TAIL.sub("", value).strip() if attribute not in ("job",) else re.sub(
@@ -278,8 +296,12 @@ _CALLED = re.compile(r"^(?:(?:你们?|您)(?:可以|就|也可以)|(?:大家|朋
 
 # One's relative or pet named with nothing said of them yet ("我们家养了一只猫", "我新养了一只小狗"): the clause, or
 # the sentence, after it speaks of them ("…，叫咪咪", "它叫肉肉").
-_INTRODUCED = re.compile(r"^我(?:们)?(?:家)?(?:(?:刚|最近|也|还|新)?(?:有|养了?|养着|领养了?|收养了?|捡了?|买了?|添了?|"
-                         r"新添了?|生了?|接回了?|迎来了?))(?:一|两|三)?(?:个|位|只|条)?" + _KIN_ORDER + r"(?P<rel>" + _REL
+# Who keeps or has: the speaker, said or dropped ("上周新养了只狗", "家里养了一条狗"). A pet is kept by 有 only when
+# the keeper is said ("家里有只猫"): "有只猫在楼下叫" is a cat somewhere.
+_KEEPER = r"(?:我(?:们)?(?:家)?|家里|家)"
+_KEEP_ADVERBS = r"(?:刚|最近|也|还|新|又|现在){0,2}"
+_INTRODUCED = re.compile(r"^" + _KEEPER + r"?" + _KEEP_ADVERBS + r"(?:有|养了?|养着|领养了?|收养了?|捡了?|买了?|添了?|"
+                         r"新添了?|生了?|接回了?|迎来了?)(?:一|两|三)?(?:个|位|只|条)?" + _KIN_ORDER + r"(?P<rel>" + _REL
                          + r")$")
 _ANIMALS = frozenset({"dog", "cat"})
 # The pets one keeps (``has_pet``), kept ("我养了一只狗和一只兔子": what one keeps or has, right after the verb) or gone
@@ -297,8 +319,8 @@ def _pet_measured(group: str = "") -> str:
 
 
 _PETS_KEPT = re.compile(_pet_measured("kind"))
-_KEEPS_PETS = re.compile(r"^我(?:们)?(?:家)?(?:还|也|现在|新)?(?:养了?|养着|有|领养了?|收养了?|捡了?|买了?)(?=" + _pet_measured()
-                         + ")")
+_KEEPS_PETS = re.compile(r"^(?:" + _KEEPER + _KEEP_ADVERBS + r"有|" + _KEEPER + r"?" + _KEEP_ADVERBS
+                         + r"(?:养了?|养着|领养了?|收养了?|捡了?|买了?))(?=" + _pet_measured() + ")")
 _PET_GONE = re.compile(r"(?:^|[，,]|(?<=我家的)|(?<=我们家的)|(?<=我的))" + _pet_zh("kind")
                        + r"(?:去年|前年|上个月|上周|前几天|前阵子|最近|已经|刚刚|刚)?(?:送人了|送给[^，,。]{1,6}了|死了|去世了|走了|"
                        r"没了|丢了|跑丢了|被领养了)|不养" + _pet_zh("kind2") + r"了")
@@ -329,8 +351,12 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
     introduced = _INTRODUCED.match(clause)
     if introduced:  # "我们家养了一只猫，叫咪咪": the clause after it speaks of the cat
         return RELATIONS_ZH[introduced.group("rel")], "", names
-    found = re.match(r"^(?:我(?:们)?(?:家)?(?:的)?|(?:新来的|新的|现在的)(?=老板|领导|上司|同事|室友|邻居|老师))" + _KIN_ORDER
+    found = re.match(r"^(?:(?P<own>我(?:们)?(?:家)?(?:的)?)|(?:新来的|新的|新|现在的)(?=" + _NEW_IN_ROLE + r")|(?=(?:"
+                     + _OWN_BARE + r")(?!们|娘|辈|饼|国)))" + _KIN_ORDER
                      + r"(?P<rel>" + _REL + r")(?P<poss>的)?(?P<rest>.*)$", clause)  # ("新来的老板叫刘洋": ours, new)
+    if found and found.group("own") is None and not found.group("poss"):
+        return RELATIONS_ZH[found.group("rel")], found.group("rest"), names  # (said bare: no name in apposition,
+        # "老板娘在店里" is no boss called 娘)
     if found:
         relation = RELATIONS_ZH[found.group("rel")]
         rest = found.group("rest")
@@ -660,7 +686,7 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         if pets:
             kept = {s.value for s in found or [] if s.key.attribute == "has_pet"}
             found = [*(found or []), *(p for p in pets if p.value not in kept)]
-        if re.match(r"^我(?:们)?(?:家)?(?:还|也)?(?:养了?|养着|有)", body):  # "我养了一条比格犬叫旺财，还有一只猫叫咪咪"
+        if re.match(r"^(?:" + _KEEPER + _KEEP_ADVERBS + r"有|" + _KEEPER + r"?" + _KEEP_ADVERBS + r"养)", body):  # "我养了一条比格犬叫旺财，还有一只猫叫咪咪"
             pets = [Statement("cat" if pet.group("kind").endswith("猫") else "dog", "name", pet.group("name"))
                     for pet in _PET_NAMED.finditer(body)]
             known = {(s.key.subject, s.value) for s in found or []}
@@ -773,7 +799,9 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
             rest = _PAST.sub("", _END.sub("", rest, count=1))
             rest = _ADVERBS.sub("", rest)
         # "不住在那了", "不吃肉了": 了 closes a change, so a value ends (a habit stopped is no dislike)
-        negated_then = re.match(r"^(?:不|没)(?=住|在|喜欢|爱|讨厌|是|做|当|吃|喝|抽|对|" + _ACTIVITY + r")(?P<rest>.+?)了$", rest)
+        # (the 了 of the predicate, not of a remark after a pause: "不喜欢吃榴莲 味道实在受不了")
+        negated_then = re.match(r"^(?:不|没)(?=住|在|喜欢|爱|讨厌|是|做|当|吃|喝|抽|对|" + _ACTIVITY + r")(?P<rest>.+?)了$",
+                                _PAUSE.split(rest)[0])
         if negated_then and not ending:
             ending, rest = True, negated_then.group("rest") if not rest.startswith("不喜欢") else rest
         other = next((s for s in reversed(recent) if s.key.subject != who and s.key.attribute in ("lives_in", "works_at")
@@ -822,7 +850,7 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
             statements = _ended_without_predicate(re.sub(r"^(?:不|没)", "", rest), who)
         if ending:
             statements = _as_end(statements, aversion=past or bool(_AVERSION.match(rest)))
-        if re.match(r"^(?:新来的|新的)", clause):  # "新来的老板叫刘洋": another person in that place, so the name the
+        if re.match(r"^(?:新来的|新的|新|现在的)(?=" + _NEW_IN_ROLE + ")", clause):  # "新来的老板叫刘洋": another person in that place, so the name the
             # place had makes way (not a contradiction to hold for review)
             statements = [Statement(s.subject, s.attribute, s.value, "correct", s.certain) if s.op == "set" else s
                           for s in statements]
