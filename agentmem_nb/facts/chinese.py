@@ -119,6 +119,11 @@ _JOB_SUFFIX = (r"(?:师|士|员|生|家|手|工|者|官|(?<![家成延增生兄�
                r"创业者|店主|保安|快递员|外卖员|程序员|工程师|设计师|产品经理|运营|编辑|导演|作家|画家|摄影师|博士后|博后|"
                r"医生|兽医|牙医|药剂师|教练|秘书|助理|实习生|保姆|法官|科学家|研究员|顾问|CEO|CTO|HR)")
 
+# A language named first ("日语忘光了", "粤语也会说了"): not a kind of talk (电话, 笑话, 这句话) nor a text (论文, 作文).
+_LANGUAGE = (r"(?P<v>(?!这|那|哪|一|每|几|两|某|句|段)(?!(?:电|笑|废|真|实|假|坏|好|大|空|闲|胡|鬼|情|脏|粗|怪|狠|傻|谎|瞎|蠢|套|客气|悄悄|说|讲|这|那|啥|什么|"
+             r"对|一句|有的|心里|官)话)(?!(?:论|作|课|原|公|短|散|全|正|本|征|碎|范|条|引|译|汉语言)文)[^，,。的我你他她]{1,4}?"
+             r"(?:语|话|文))")
+
 _RULES: list[tuple[str, FactOp, str]] = [
     ("name", "set", r"^(?:的)?(?:名字|姓名|全名|大名)(?:叫|是|叫做)(?P<v>.+)"),
     ("name", "set", r"^(?:叫|名叫|叫做|的名字叫)(?P<v>.+)"),
@@ -202,7 +207,13 @@ _RULES: list[tuple[str, FactOp, str]] = [
     # "对牛奶不过敏了", "对花粉已经不过敏了": the allergy ended (before the rule below, which would read "牛奶不")
     ("allergic_to", "end", r"^对(?P<v>[^，,。不]+?)(?:已经|早就|现在|也|都)?不(?:再)?过敏"),
     ("allergic_to", "add", r"^对(?P<v>[^，,。]+?)(?:都|也)?(?:有点儿?|有些|非常|特别|很|严重|轻微|比较|超级|极度)?过敏"),
-    ("allergic_to", "add", r"^(?:对)?过敏的(?:东西|食物|是)?是?(?P<v>[^，,。]+)"),  # "我过敏的是虾": what one is allergic to
+    ("allergic_to", "add", r"^(?:对)?过敏的(?:东西|食物|是)?是?(?P<v>[^，,。]+)"),
+    # "我海鲜过敏", "花生也过敏", "是菠萝过敏": what one is allergic to said before the word, no 对 (not a part of the
+    # body or a kind of allergy — 皮肤过敏, 季节性过敏 — nor how or when: 有点过敏, 一吃就过敏)
+    ("allergic_to", "add", r"^(?:是)?(?!皮肤|鼻子|鼻炎|眼睛|身体|体质|季节|容易|经常|总是|老是|常|又|有点|有些|很|特别|非常|严重|"
+                           r"轻微|过度|一直|从小|天生|先天|突然|好像|会|真|超|挺|比较|极|重度|轻度|药物|接触|食物|花粉症)"
+                           r"(?P<v>[^，,。对的了不没就吃喝碰一]{1,8}?)(?:都|也)?(?:有点儿?|有些|非常|特别|很|严重|轻微|比较|超级|"
+                           r"极度)?过敏(?:的|啦|呀|哦|呢)?$"),  # "我过敏的是虾": what one is allergic to
     ("dislikes", "add", r"^(?:不喜欢|不太喜欢|不怎么喜欢|讨厌|很讨厌|不爱吃|不爱喝|不爱看|不爱玩|不爱听|不爱|受不了|"
                         r"忍受不了|不能忍受|反感|厌恶|烦|最讨厌|恨|不太感冒|不感冒|无感|不吃|不喝|吃不了|喝不了|讨厌吃|讨厌喝)(?P<v>.+)"),
     ("dislikes", "add", r"^对(?P<v>[^，,。]+?)(?:都|也)?(?:不(?:太|怎么|是很|大)?感兴趣|没兴趣|没有兴趣|没什么兴趣|不太?感冒|无感)"),
@@ -212,7 +223,11 @@ _RULES: list[tuple[str, FactOp, str]] = [
     # "最常喝的是冰拿铁": what one has most often is a like
     ("likes", "add", r"^(?:平时)?(?:最)?(?:常|爱)(?:喝|吃|听|看|玩|去)的\S{0,4}?是(?P<v>.+)"),
     # "我日语说得很流利": a language spoken well
-    ("speaks", "add", r"^(?P<v>[^，,。]{1,6}?(?:语|话|文))(?:说|讲)得(?:很|非常|挺|特别|还算|比较)?(?:流利|好|地道|不错)"),
+    ("speaks", "add", r"^(?P<v>[^，,。]{1,6}?(?:语|话|文))(?:说|讲)得(?:很|非常|挺|特别|还算|比较)?(?:流利|好|地道|不错|溜)"),
+    # a language learned, forgotten, or now spoken too: "学会了日语", "日语早忘光了", "现在日语也能说了"
+    ("speaks", "add", r"^学会了?" + _LANGUAGE + r"(?:了|啦)?$"),
+    ("speaks", "end", r"^" + _LANGUAGE + r"(?:早就|早|已经|全|都|基本|差不多)?(?:忘光了?|忘了|忘完了?|忘得差不多了|全忘了)"),
+    ("speaks", "add", r"^" + _LANGUAGE + r"(?:现在)?(?:也|都)?(?:会|能)(?:说|讲)了$"),
     ("likes", "add", r"^(?:的)?爱好是(?P<v>.+)"),
     ("likes", "end", r"^(?:戒掉了?|戒了|戒)(?P<v>[^，,。]+)"),
     # "现在改喝茶了": the habit now
@@ -268,6 +283,7 @@ def _clean(raw: str, attribute: str) -> str:
         # after the verb is an activity: 吃辣, 看书; other verbs make one too: 打游戏, 弹钢琴)
         value = re.sub(r"^(?:吃|喝|看|听)(?=\S{2,})", "", value)
         value = re.sub(r"^上了?(?=\S)", "", value)  # "喜欢上了X", "爱上了X": X
+        value = "" if value == "上" else value  # ("现在爱上了": fell for what was said before, no thing named here)
     return value.strip()
 
 
@@ -765,8 +781,11 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
     found: list[Statement] = []
     matched = False
     subject: str | None = None
+    said_before = ""  # the clauses before this one, as said
     for as_said in _CLAUSES.split(body):
-        clause = _LEADING.sub("", as_said.strip())
+        said_before, as_said_before = said_before + "，" + as_said, said_before
+        # laughter closing a clause is how it was said, not part of it ("现在居然爱上了哈哈哈", "…专家哈哈哈哈")
+        clause = _LEADING.sub("", re.sub(r"(?<![叫是])(?:[哈呵嘿嘻]{2,6}|233+|lol|LOL)$", "", as_said.strip()))
         if not clause:
             continue
         # "以前我很喜欢榴莲": a past said before the subject is the same past said after it ("我以前很喜欢榴莲")
@@ -800,7 +819,7 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
             rest = _ADVERBS.sub("", rest)
         # "不住在那了", "不吃肉了": 了 closes a change, so a value ends (a habit stopped is no dislike)
         # (the 了 of the predicate, not of a remark after a pause: "不喜欢吃榴莲 味道实在受不了")
-        negated_then = re.match(r"^(?:不|没)(?=住|在|喜欢|爱|讨厌|是|做|当|吃|喝|抽|对|" + _ACTIVITY + r")(?P<rest>.+?)了$",
+        negated_then = re.match(r"^(?:不|没)(?=住|在|喜欢|爱|讨厌|是|做|当|吃|喝|抽|对|会说|会讲|" + _ACTIVITY + r")(?P<rest>.+?)了$",
                                 _PAUSE.split(rest)[0])
         if negated_then and not ending:
             ending, rest = True, negated_then.group("rest") if not rest.startswith("不喜欢") else rest
@@ -848,6 +867,10 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
             statements = _predicates(re.sub(r"^(?:不|没)", "", rest), who)
         if ending and not statements:
             statements = _ended_without_predicate(re.sub(r"^(?:不|没)", "", rest), who)
+        if ending and not statements and re.fullmatch(r"(?:不|没)?(?:会|能)?(?:说|讲)了?", rest) and (
+                language := re.search(r"[，,]" + _LANGUAGE + r"(?=[^，,。]{0,8}$)", as_said_before)):
+            # "法语好多年没用，现在已经不会说了": the language the clause before opened with
+            statements = [Statement(who, "speaks", language.group("v"), "end")]
         if ending:
             statements = _as_end(statements, aversion=past or bool(_AVERSION.match(rest)))
         if re.match(r"^(?:新来的|新的|新|现在的)(?=" + _NEW_IN_ROLE + ")", clause):  # "新来的老板叫刘洋": another person in that place, so the name the

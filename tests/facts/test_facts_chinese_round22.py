@@ -30,7 +30,8 @@ def _current(tmp_path: Path, messages: list[str], subject: str, attribute: str) 
 
 
 # What each rule of the round starts from, repeated to 20,000 characters by the linear-time test.
-_TRIGGERS = ("是王霆 ", "儿子", "又养了只", "家里有", "现在的对象")
+_TRIGGERS = ("是王霆 ", "儿子", "又养了只", "家里有", "现在的对象", "海鲜也过敏", "哈哈", "日语", "学会了日语", "忘光了",
+             "，法语不会说了")
 
 
 def test_long_inputs_stay_linear() -> None:
@@ -141,4 +142,81 @@ def test_a_second_pet_kept_unsaid_accumulates(tmp_path: Path) -> None:
     "有一只猫叫咪咪",
 ])
 def test_a_pet_kept_guard(text: str) -> None:
+    assert _read(text) == []
+
+
+# ---------------------------------------------------------------- an allergy said with the thing first, no 对
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("我花生过敏的，麻烦别放", [("user", "allergic_to", "花生", "add")]),
+    ("我女儿鸡蛋过敏", [("daughter", "allergic_to", "鸡蛋", "add")]),
+    ("我对虾过敏，芒果也过敏", [("user", "allergic_to", "虾", "add"), ("user", "allergic_to", "芒果", "add")]),
+])
+def test_an_allergy_with_the_thing_first(text: str, expected: Read) -> None:
+    """Failed on 2dd9947 (nothing read, or only the first)."""
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "我皮肤过敏",  # a part of the body, not a thing one is allergic to
+    "我季节性过敏",  # a kind of allergy
+    "我有点过敏",  # how much
+    "我一吃海鲜就过敏",  # when (left unread rather than misread)
+    "今天又过敏了",
+    "小时候过敏",
+])
+def test_an_allergy_with_the_thing_first_guard(text: str) -> None:
+    assert _read(text) == []
+
+
+# ---------------------------------------------------------------- laughter closing a clause
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("我以前很讨厌榴莲，现在居然爱上了哈哈哈", [("user", "dislikes", "榴莲", "end"), ("user", "likes", "榴莲", "add")]),
+    ("现在居然爱上了，天天吃", []),  # what was fallen for is not 上
+])
+def test_laughter_is_no_part_of_a_clause(text: str, expected: Read) -> None:
+    """Failed on 2dd9947 (a like of 上)."""
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("我住在哈尔滨", [("user", "lives_in", "哈尔滨", "set")]),  # laughter's characters inside a value stay
+    ("我朋友叫嘻嘻", [("friend", "name", "嘻嘻", "set")]),  # a name after 叫 is no laughter
+    ("我爱上了上海", [("user", "likes", "上海", "add")]),
+])
+def test_laughter_guard(text: str, expected: Read) -> None:
+    assert _read(text) == expected
+
+
+# ---------------------------------------------------------------- a language learned, forgotten, spoken now too
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("我学会了韩语", [("user", "speaks", "韩语", "add")]),
+    ("现在德语也能说了，点菜没问题", [("user", "speaks", "德语", "add")]),
+    ("法语早就忘光了", [("user", "speaks", "法语", "end")]),
+    ("西班牙语好久没练，现在已经不会说了", [("user", "speaks", "西班牙语", "end")]),
+    ("我不会说俄语了", [("user", "speaks", "俄语", "end")]),
+    ("我妈上海话说得很溜", [("mother", "speaks", "上海话", "add")]),
+])
+def test_a_language_learned_or_forgotten(text: str, expected: Read) -> None:
+    """Failed on 2dd9947 (nothing read)."""
+    assert _read(text) == expected
+
+
+def test_a_language_forgotten_ends_only_that_one(tmp_path: Path) -> None:
+    """Failed on 2dd9947 (the forgotten language stayed)."""
+    assert _current(tmp_path, ["我会说英语和意大利语", "意大利语早忘光了"], "user", "speaks") == ["英语"]
+
+
+@pytest.mark.parametrize("text", [
+    "电话忘了带",  # a kind of talk or a thing, not a language
+    "论文忘了交",
+    "笑话也会说了",
+    "这句话太长，我不会说了",
+    "我在学日语",  # learning is not speaking yet
+    "学了两年日语",
+    "我学过德语，现在不会说了",  # the language is not what the clause opened with
+])
+def test_a_language_guard(text: str) -> None:
     assert _read(text) == []
