@@ -94,7 +94,10 @@ _LEADING = re.compile(r"^(?:(?:上|这|下)?(?:周|星期|礼拜)[一二三四�
                       # a time before the subject: "业余时间我…", "大学毕业后我…", "周末我…"
                       r"[^，,。我你他她它]{0,6}?(?:后|时间|期间|时|周末|晚上|早上|春天|夏天|秋天|冬天)(?=我)|"
                       r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=我)|从[^，,。我]{1,8}?(?:开始|起)|就)+[，,、\s]*")
-_ADVERBS = re.compile(r"^(?:以[^，,。以]{1,10}?的?身份|算是(?=住|在)|(?:去年|今年|前年)?(?:春天|夏天|秋天|冬天)|是(?=对[^，,。]{1,10}过敏)|是(?=在[^，,。]{1,12}?(?:工作|上班|住|生活))|(?:可|却|但)?(?:偏偏|竟然|居然|反而)|却|倒是|正式|晚上|早上|白天|每天|天天|(?:上|这)?(?:周|星期|礼拜)[一二三四五六日天](?:起)?|"
+_ADVERBS = re.compile(r"^(?:以[^，,。以]{1,10}?的?身份|"
+                      # "干了一年转成算法工程师了": how long before a change
+                      r"(?:干|做|当|工作|待|呆)了(?:快|近)?[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:年|月)多?(?:后|之后|以后)?"
+                      r"(?=转|升|改|换|跳|被|当|成)|算是(?=住|在)|(?:去年|今年|前年)?(?:春天|夏天|秋天|冬天)|是(?=对[^，,。]{1,10}过敏)|是(?=在[^，,。]{1,12}?(?:工作|上班|住|生活))|(?:可|却|但)?(?:偏偏|竟然|居然|反而)|却|倒是|正式|晚上|早上|白天|每天|天天|(?:上|这)?(?:周|星期|礼拜)[一二三四五六日天](?:起)?|"
                       r"开始(?=去|在|到|当|做|住|搬|喜欢|爱|学)|(?:转行|改行)(?=当|做|成)|[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:天|周|星期|月|年)(?:前|以前|之前)|超级|实在|真心|简直|完全|根本|十分|相当|极其|尤其|格外|始终|老是|常年|长期|长年|"
                       r"一点儿?(?:都|也)|从来|压根儿?|丝毫|[^，,。以之]{1,6}?(?:以后|之后|后)(?=搬|去|来|在|住|开始|就)|这段时间|这阵子|(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=入职|搬|去|来|开始|加入|跳槽|离|"
                       r"辞职|在|就|被|又)|也|都|还|一直|现在|目前|已经|刚|刚刚|真的|真|非常|特别|很|超|挺|比较|就|又|才|本来|终于|"
@@ -193,11 +196,11 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("works_at", "set", r"^(?:的)?工作(?:换成|换到|换去|调到)了?(?P<v>[^，,。]{2,12}?)(?:了|啦)?$"),  # "工作换成平安保险了"
     # "后来我调到了同仁医院": moved to an organisation, named as one (its kind last)
     # (调/跳槽: a move of one's work; "去了趟医院", "转到了…医院" are a visit or a patient's transfer)
-    ("works_at", "set", r"^(?:调到了?|调去了?|跳槽到了?|跳槽去了?|跳到了?|跳去了?)(?!市中心)(?P<v>[^，,。]{1,10}?" + _ORGANISATION
+    ("works_at", "set", r"^(?:调到了?|调去了?|跳槽到了?|跳槽去了?|跳到了?|跳去了?|换到了?|换去了?)(?!市中心)(?P<v>[^，,。]{1,10}?" + _ORGANISATION
                         + r")(?:了|啦)?(?:上班|工作)?(?:了|啦)?$"),
     ("works_at", "set", r"^(?:的)?(?:公司|单位|东家)是(?P<v>.+)"),
     ("job", "set", r"^(?:的)?(?:职业|工作|本职工作)是(?P<v>.+)"),
-    ("job", "set", r"^(?:算是|算|是|当上了?|当|做|成了|成为了?|当了|升为|升职为|升职成了?|升成了?|升到了?|晋升为|升任|担任|转行做了?|改行当了?|转行当了?|改行做了?|改做了?|改当了?)(?:一名|一个|一位|个|名|位)?"
+    ("job", "set", r"^(?:算是|算|是|当上了?|当|做|成了|成为了?|当了|升为|升职为|升职成了?|升成了?|升到了?|升了|转成了?|转为|考上了?|晋升为|升任|担任|转行做了?|改行当了?|转行当了?|改行做了?|改做了?|改当了?)(?:一名|一个|一位|个|名|位)?"
                    r"(?:[^，,。的]{1,10}的)?(?:一名|一个|一位|个|名|位)?(?P<v>[^，,。的]{0,8}?" + _JOB_SUFFIX + r")(?:了|啦)?"
                    # ("当急救员已经十二年了": for years, still)
                    r"(?:(?:已经|都)?(?:[一二三四五六七八九十两几\d]{1,3}|好几)(?:个)?(?:年|月)(?:多)?了?)?$"),
@@ -444,7 +447,7 @@ def _predicates(rest: str, subject: str) -> list[Statement]:
         if attribute == "from_to":  # "从杭州搬到了成都": the origin was true until the move
             old = _clean(found.group("old"), "lives_in")
             return [Statement(subject, "lives_in", v, op) for v in (old, value) if _ok(v)]
-        role = re.search(r"(?:当|做|担任)(?:一名|一个|一位|个|名|位)?(?P<v>[^，,。的]{0,8}?" + _JOB_SUFFIX + r")$",
+        role = re.search(r"(?:当|做|担任)(?:一名|一个|一位|个|名|位)?(?P<v>[^，,。的]{0,8}?" + _JOB_SUFFIX + r")(?:了|啦)?$",
                          rest) if attribute == "works_at" and op == "set" else None
         if role and re.match(r"^(?:一|某|这|那)(?:家|个|所|间)", value):  # "在一家餐厅当厨师": the job, no employer named
             return [Statement(subject, "job", role.group("v"), op)]
@@ -688,8 +691,13 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
             out.append(Statement("user", "name", introduced_as.group("name")))  # "你好！我是李娜，…": an introduction
             body = body[introduced_as.end():].lstrip("，, ")
         greeted = bool(re.fullmatch(r"(?:嗨|你好|您好|大家好|哈喽|哈啰|hi|hello|hey)[呀啊]?", body, re.I))
-        found = _sentence_statements(body, introduced or last_relative([], out, last_key))
+        found = _sentence_statements(body, introduced or last_relative([], out, last_key), None if out else last_key)
         introduced = None
+        if found and not out and last_key is not None and last_key.subject != "user" and _opens_bare(body) and all(
+                s.key.subject == "user" for s in found) and any(s.key.attribute == last_key.attribute for s in found):
+            # "我妈在工商银行上班。" then "去年跳到了建设银行": a message that names no one and goes on with what was
+            # said of a relative last goes on about that relative
+            found = [Statement(last_key.subject, s.attribute, s.value, s.op, s.certain) for s in found]
         pair = re.match(r"^我(?:和|跟|与)(?:我)?(?:的)?(?P<rel>" + _REL + r")(?:都|也|一起)", body)
         if pair and found:  # "我和我老公都在协和医院上班": said of the speaker, and of the relative too
             found = said_of_both(found, RELATIONS_ZH[pair.group("rel")])
@@ -723,6 +731,12 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
                      if s.key.attribute in ACCUMULATING and s.op == "add" else s for s in found]
         out.extend(marked(found + ends, correction=correction, certain=certain, asked=guessed))
     return out
+
+
+def _opens_bare(body: str) -> bool:
+    """Whether ``body``'s first clause names no one (no 我, no relative, no pronoun, no name)."""
+    first = _LEADING.sub("", _CLAUSES.split(body)[0].strip())
+    return bool(first) and _subject(first)[0] is None and not re.match(r"^(?:他|她|它)", first)
 
 
 # Ellipsis: a predicate said once and meant twice. "我不是老师，我姐姐才是": the relative's is the predicate denied;
@@ -777,7 +791,10 @@ def _fronted(clause: str) -> str:
     return f"{found.group('who')}{verb.group(0)}{found.group('v')}{ended}" if verb else clause
 
 
-def _sentence_statements(body: str, relative: str | None = None) -> list[Statement] | None:
+def _sentence_statements(body: str, relative: str | None = None,
+                         last_key: FactKey | None = None) -> list[Statement] | None:
+    """The statements of one sentence's clauses; ``last_key``: what the conversation spoke of last, when this
+    message has said nothing yet."""
     found: list[Statement] = []
     matched = False
     subject: str | None = None
@@ -859,6 +876,22 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
         if elliptic and not kinds and re.search(r"换(?:了)?(?:个|份)?工作|跳槽|入职|辞职|上班|工作", body):
             # "我换工作了，现在在Spotify": no employer said before, but the sentence is about work
             before = Statement(who, "works_at", "", "set")
+        if elliptic and before is None and last_key is not None and last_key.subject == who and (
+                last_key.attribute in ("works_at", "lives_in")):
+            # "今年又换了，现在在美团": what the conversation spoke of last, said now of its new place
+            before = Statement(who, last_key.attribute, "", "set")
+        moved = re.fullmatch(r"(?:又|就|则|最后|后来)?(?:去了|到了|进了|跳到了?|跳去了?|换到了?|换去了?|转到了?)"
+                             r"(?!趟|一趟|国外|外地|老家|医院|海边|旅游|旅行)(?P<v>[^，,。在]{2,10}?)(?:了|啦)?",
+                             rest) if not statements and not ending else None
+        left = {s.value for s in recent if s.key.subject == who and s.op == "end" and s.value and s.key.attribute == "works_at"}
+        if moved and (left - {s.value for s in recent if s.key.attribute == "lives_in" and s.op == "end"}
+                      or re.search(r"换(?:了)?(?:个|份)?工作|跳槽|入职", body)
+                      or (moved.group(0).startswith("跳") and last_key == FactKey(who, "works_at"))) \
+                and _ok(value := _clean(moved.group("v"), "works_at")):
+            # "他也不在京东了，去了华为", "换工作了，去了小米": where one went next, when the talk is of a change of work
+            # (an employer left by name, a new job; "我辞职了，去了大理" is a trip or a move, and "不在北京了，去了上海"
+            # left a city as likely as an employer)
+            statements = [Statement(who, "works_at", value, "set")]
         if elliptic and before is not None and _ok(value := _clean(elliptic.group("v"), before.key.attribute)):
             # "我以前在IBM工作，现在在甲骨文": a bare 在X marked as now continues the clause before (where one
             # works or lives); unmarked it is as often a state ("还在适应")

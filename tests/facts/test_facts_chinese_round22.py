@@ -31,7 +31,7 @@ def _current(tmp_path: Path, messages: list[str], subject: str, attribute: str) 
 
 # What each rule of the round starts from, repeated to 20,000 characters by the linear-time test.
 _TRIGGERS = ("是王霆 ", "儿子", "又养了只", "家里有", "现在的对象", "海鲜也过敏", "哈哈", "日语", "学会了日语", "忘光了",
-             "，法语不会说了")
+             "，法语不会说了", "不在京东了，去了", "干了一年转成", "换到银行")
 
 
 def test_long_inputs_stay_linear() -> None:
@@ -220,3 +220,74 @@ def test_a_language_forgotten_ends_only_that_one(tmp_path: Path) -> None:
 ])
 def test_a_language_guard(text: str) -> None:
     assert _read(text) == []
+
+
+# ---------------------------------------------------------------- where one went next, when the talk is of work
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("我从网易辞职了，去了拼多多", [("user", "works_at", "网易", "end"), ("user", "works_at", "拼多多", "set")]),
+    ("换工作了，去了滴滴", [("user", "works_at", "滴滴", "set")]),
+    ("我已经跳到京东了 上周入职的", [("user", "works_at", "京东", "set")]),
+    ("我爸换到农业银行了", [("father", "works_at", "农业银行", "set")]),
+])
+def test_where_one_went_next_at_work(text: str, expected: Read) -> None:
+    """Failed on 2dd9947 (the new employer was not read)."""
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("我辞职了，去了大理", [("user", "works_at", "", "end")]),  # after quitting, a trip or a move
+    ("我在腾讯上班，周末去了上海", [("user", "works_at", "腾讯", "set")]),  # no change of work spoken of
+    ("我不在北京了，去了上海发展", [("user", "works_at", "北京", "end"), ("user", "lives_in", "北京", "end")]),
+    ("我离职了，去了趟云南", [("user", "works_at", "", "end")]),
+    ("我换到新房子了", []),
+])
+def test_where_one_went_next_guard(text: str, expected: Read) -> None:
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("messages", "subject", "attribute", "expected"), [
+    # a bare 现在在X continues what the conversation spoke of last
+    (["我在滴滴上班", "去年换了，现在在快手"], "user", "works_at", ["快手"]),
+    # a message naming no one goes on about the relative spoken of last, on the same attribute
+    (["我姐在中国银行上班", "去年跳到了交通银行"], "sister", "works_at", ["交通银行"]),
+    (["我老公在华硕做销售", "现在在戴尔当销售经理了"], "husband", "job", ["销售经理"]),
+])
+def test_a_message_goes_on_with_what_was_said_last(tmp_path: Path, messages: list[str], subject: str,
+                                                    attribute: str, expected: list[str]) -> None:
+    """Failed on 2dd9947 (nothing read, or read of the speaker)."""
+    assert _current(tmp_path, messages, subject, attribute) == expected
+
+
+@pytest.mark.parametrize(("messages", "subject", "attribute", "expected"), [
+    (["我妈住在长沙", "我住在北京"], "user", "lives_in", ["北京"]),  # 我 said: the speaker
+    (["我妈住在长沙", "在北京上班"], "mother", "works_at", []),  # another attribute: not carried over
+    (["我妈住在长沙", "她喜欢跳舞"], "user", "likes", []),
+    (["我在腾讯上班", "周末去了上海"], "user", "works_at", ["腾讯"]),  # a trip is no new employer
+])
+def test_a_message_goes_on_guard(tmp_path: Path, messages: list[str], subject: str, attribute: str,
+                                 expected: list[str]) -> None:
+    assert _current(tmp_path, messages, subject, attribute) == expected
+
+
+# ---------------------------------------------------------------- a change of job
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("刚升了部门经理！", [("user", "job", "部门经理", "set")]),
+    ("干了两年转成数据分析师了", [("user", "job", "数据分析师", "set")]),
+    ("我弟不当保安了，考上了公务员", [("brother", "job", "保安", "end"), ("brother", "job", "公务员", "set")]),
+    ("现在在京东当产品经理了", [("user", "works_at", "京东", "set"), ("user", "job", "产品经理", "set")]),
+])
+def test_a_change_of_job(text: str, expected: Read) -> None:
+    """Failed on 2dd9947 (the new job was not read)."""
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("我考上了大学", []),  # a school got into, no job
+    ("我升了一级", []),
+    ("我在腾讯干了三年", [("user", "works_at", "腾讯", "set")]),  # a duration with no change after it
+    ("我干了三年就不干了", []),
+])
+def test_a_change_of_job_guard(text: str, expected: Read) -> None:
+    assert _read(text) == expected
