@@ -61,7 +61,8 @@ _NEW_IN_ROLE = r"(?:老板|领导|上司|同事|室友|舍友|邻居|老师|导�
 _QUOTED = re.compile(r"“[^”]*”|「[^」]*」|\"[^\"]*\"|『[^』]*』")
 _SENTENCES = re.compile(r"[。！!？?；;\n…]+")
 _CLAUSES = re.compile(r"[，,：:]|但是|不过(?!敏(?!感))|可是|而且|并且|然后|所以|因为|虽然|尽管|虽说")  # ("不过敏": not allergic, no "but")
-_QUESTION = re.compile(r"[？?]|吗$|吗[呀啊]?$|呢$|(?<!没)(?<!没有)什么|哪里|哪儿|哪个|哪家|哪|谁|多少|(?<!不)怎么|为什么|为啥|是不是|有没有|"
+# ("要不要换工作", "去不去": a verb asked as itself-or-not is a question, said or wondered)
+_QUESTION = re.compile(r"[？?]|吗$|吗[呀啊]?$|呢$|(?P<asked>[要去换搬该能会想用买回来做考住])不(?P=asked)|(?<!没)(?<!没有)什么|哪里|哪儿|哪个|哪家|哪|谁|多少|(?<!不)怎么|为什么|为啥|是不是|有没有|"
                        r"(?<!不)对不对$|是否|几岁|几月|几号|吗")
 _HYPOTHETICAL = re.compile(r"如果|要是|假如|假设|万一|的话|打算|计划|准备|想要|想去|想搬|想换|想在|想当|想做|想学|考虑|"
                            r"希望|梦想|将来|(?:^|[，,]|我|我们|咱们)以后|未来|明年|下个月|下月|下周|下星期|下半年|可能会|也许会|或许会|会搬|要搬|"
@@ -86,20 +87,20 @@ _LEADING = re.compile(r"^(?:(?:上|这|下)?(?:周|星期|礼拜)[一二三四�
                       r"(?:幸运|不幸|可惜|遗憾|巧)的是|可惜|不巧|哎呀|哎哟|哎|唉|呃|天哪|天啊|哇|"
                       r"[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:天|周|星期|月|年)(?:前|以前|之前)|"
                       r"(?:这|上|下|本)(?:个)?(?:学期|季度|月|周|星期)(?:开始|起)|(?:上|这|上个|这个)?(?:周末|礼拜天)|后来|随后|接着|这段时间|这阵子|这些天|这几天|(?:严格|准确|确切|老实|坦白|认真)(?:来|地)?(?:说|讲)|说真的|讲真|说起来|按理说|技术上|嗯|哦|噢|啊|哈哈|呵呵|对了|对(?=[，,])|是的|昨天|今天|前天|前几天|这周|本周|那天|好的|好吧|那个|另外|还有|而且|然后|现在(?!的" + _NEW_IN_ROLE + r")|目前|最近|如今|"
-                      r"今年|去年|前年|上个月|上周|前段时间|前阵子|刚刚|刚才|顺便说一下|顺便说|顺便|话说|跟你说|"
+                      r"今年|去年|前年|上个月|上周|前段时间|前阵子|刚刚|刚才|前几(?:个)?(?:天|周|星期|月|年)|(?:刚)?过(?:完|了)(?:今年的)?生日(?:以后|之后|后)?|顺便说一下|顺便说|顺便|话说|跟你说|"
                       r"告诉你|说实话|老实说|其实吧|总之|反正|所以|从小|小时候|这几年|近几年|这些年|平时|一直以来|"
                       r"没想到|想不到|谁知道|谁能想到|谁想到|万万没想到|开春|入春|入夏|入秋|入冬|开年|"
                       r"自从\S{1,6}以后|自从\S{1,6}|\d{4}年(?:以后|之后|以来|起|开始)?|年初|年底|年中|月初|月底|"
-                      r"[^，,。我]{1,10}?(?:以后|之后|以来|的时候)(?=我)|(?:但|可|而|却)(?=我)|比起[^，,。我]{1,8}(?=我)|(?:后来|结果)?发现(?:其实|原来)?(?=是|我|对)|"
+                      r"[^，,。我]{1,10}?(?:以后|之后|以来|的时候)(?=我)|(?:但|可|而|却)(?=我|他|她)|(?:其实|实际上|事实上)(?=我)|比起[^，,。我]{1,8}(?=我)|(?:后来|结果)?发现(?:其实|原来)?(?=是|我|对)|"
                       # a time before the subject: "业余时间我…", "大学毕业后我…", "周末我…"
                       r"[^，,。我你他她它]{0,6}?(?:后|时间|期间|时|周末|晚上|早上|春天|夏天|秋天|冬天)(?=我)|"
                       r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=我)|从[^，,。我]{1,8}?(?:开始|起)|就)+[，,、\s]*")
-_ADVERBS = re.compile(r"^(?:以[^，,。以]{1,10}?的?身份|"
+_ADVERBS = re.compile(r"^(?:以[^，,。以]{1,10}?的?身份|是(?=真(?!正))|"  # ("我是真受不了跳舞": how truly, no copula)
                       # "干了一年转成算法工程师了": how long before a change
                       r"(?:干|做|当|工作|待|呆)了(?:快|近)?[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:年|月)多?(?:后|之后|以后)?"
                       r"(?=转|升|改|换|跳|被|当|成)|算是(?=住|在)|(?:去年|今年|前年)?(?:春天|夏天|秋天|冬天)|是(?=对[^，,。]{1,10}过敏)|是(?=在[^，,。]{1,12}?(?:工作|上班|住|生活))|(?:可|却|但)?(?:偏偏|竟然|居然|反而)|却|倒是|正式|晚上|早上|白天|每天|天天|(?:上|这)?(?:周|星期|礼拜)[一二三四五六日天](?:起)?|"
                       r"开始(?=去|在|到|当|做|住|搬|喜欢|爱|学)|(?:转行|改行)(?=当|做|成)|[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:天|周|星期|月|年)(?:前|以前|之前)|超级|实在|真心|简直|完全|根本|十分|相当|极其|尤其|格外|始终|老是|常年|长期|长年|"
-                      r"一点儿?(?:都|也)|从来|压根儿?|丝毫|[^，,。以之]{1,6}?(?:以后|之后|后)(?=搬|去|来|在|住|开始|就)|这段时间|这阵子|(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=入职|搬|去|来|开始|加入|跳槽|离|"
+                      r"一点儿?(?:都|也)|从来|压根儿?|丝毫|[^，,。以之]{1,6}?(?:以后|之后|后)(?=搬|去|来|在|住|开始|就)|这段时间|这阵子|(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=入职|搬|去|来|开始|加入|跳槽|离|从|"
                       r"辞职|在|就|被|又)|也|都|还|一直|现在|目前|已经|刚|刚刚|真的|真|非常|特别|很|超|挺|比较|就|又|才|本来|终于|"
                       r"最近|其实|确实|当然|同时|主要|平时|一般|经常|总是|特|蛮|还是|依然|仍然|照样|今年|去年|"
                       r"自己|本人|个人|从小就|一向|向来|全家|一家人|一家|俩|一起|都|更加|更|有点儿|有点|有些|蛮|最|实在|真心|简直|"
@@ -323,6 +324,8 @@ _INTRODUCED = re.compile(r"^" + _KEEPER + r"?" + _KEEP_ADVERBS + r"(?:有|养了
                          r"新添了?|生了?|接回了?|迎来了?)(?:一|两|三)?(?:个|位|只|条)?" + _KIN_ORDER + r"(?P<rel>" + _REL
                          + r")$")
 _ANIMALS = frozenset({"dog", "cat"})
+# The people of one's life who live outside one's home and family.
+_OUTSIDE_HOME = ("neighbour", "colleague", "boss", "teacher", "mentor", "friend", "best_friend")
 # The pets one keeps (``has_pet``), kept ("我养了一只狗和一只兔子": what one keeps or has, right after the verb) or gone
 # ("兔子送给朋友了", "我家的狗去年走了", "不养猫了"). A pet word is a whole word: 马桶, 猫爪杯, 狗链, 鸟笼, 兔子玩偶 are things;
 # a fish or a horse is as often a meal or a ride, and someone else's pet ("同事家的狗") is not the speaker's.
@@ -370,7 +373,7 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
     introduced = _INTRODUCED.match(clause)
     if introduced:  # "我们家养了一只猫，叫咪咪": the clause after it speaks of the cat
         return RELATIONS_ZH[introduced.group("rel")], "", names
-    found = re.match(r"^(?:(?P<own>我(?:们)?(?:家)?(?:的)?)|(?:新来的|新的|新|现在的)(?=" + _NEW_IN_ROLE + r")|(?=(?:"
+    found = re.match(r"^(?:(?P<own>我(?:们)?(?:家)?(?:的)?|家里的)|(?:新来的|新的|新|现在的)(?=" + _NEW_IN_ROLE + r")|(?=(?:"
                      + _OWN_BARE + r")(?!们|娘|辈|饼|国)))" + _KIN_ORDER
                      + r"(?P<rel>" + _REL + r")(?P<poss>的)?(?P<rest>.*)$", clause)  # ("新来的老板叫刘洋": ours, new)
     if found and found.group("own") is None and not found.group("poss"):
@@ -387,7 +390,7 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
         # An appositive name: "我妹妹小美住在上海" — a few characters before a predicate word.
         apposition = re.match(r"^(?P<name>[\u4e00-\u9fff]{1,4}?|[A-Z][a-zA-Z]+)(?=(?:也|现在|目前|已经|一直|还|很|非常|特别|超|最|挺|"
                               r"真|都|又|就|不)?"
-                              r"(?:住|在|喜欢|爱|迷|是|叫|搬|今年|讨厌|不喜欢|的生日|生日|从事|当|做|对|会说|会讲|能说|"
+                              r"(?:住|在|喜欢|爱|迷|是|叫|搬|今年|讨厌|不喜欢|的生日|生日|从事|当|做|对|会说|会讲|能说|跟我|和我|"
                               r"(?:今|明|昨)(?:天|晚)|(?:这|上|下)?(?:周末|个月|星期)|正在|要来|要去|会来|来我|刚|结婚|"
                               r"晚上|早上|白天|平时|每天|(?:\d{1,3}|[一二两三四五六七八九十]{1,3})(?:周)?岁|"
                               r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?|明年|今年|去年))", rest)
@@ -521,7 +524,7 @@ def _bare_value(body: str, attribute: str) -> str:
 # A say-clause that attributes what came before it ("…，他说的", "…，我妈告诉我的"): the whole sentence is theirs.
 # A doctor's or a test's finding about the speaker ("医生说我已经不再对青霉素过敏了", "检查结果显示我对尘螨过敏"):
 # what the speaker reports of themself on an authority, not someone's opinion of them.
-_FINDING = re.compile(r"^(?:我的)?(?:(?:主治|过敏科|皮肤科|家庭)?医生|大夫|(?:过敏|皮肤|血液)?(?:检查|化验|检测|测试|体检)(?:结果|报告)?)"
+_FINDING = re.compile(r"(?:^|(?<=[，,]))(?:我的)?(?:(?:主治|过敏科|皮肤科|家庭)?医生|大夫|(?:过敏|皮肤|血液)?(?:检查|化验|检测|测试|体检)(?:结果|报告)?)"
                       r"(?:跟我|对我)?(?:说|讲|告诉我|显示|证实|确认)(?:了)?[，,：:]?\s*(?=我(?!们))")
 _ATTRIBUTION = re.compile(r"(?:说|讲|告诉我|提到)(?:的|过)?(?:啦|呀|啊)?$")
 
@@ -550,9 +553,18 @@ _CONDITIONAL = re.compile(r"如果|要是|假如|假设|万一|的话|要是能|
 _FORWARD_HEDGE = re.compile(r"^(?:我觉得|我感觉|估计|好像|可能|大概|也许|或许|似乎|貌似)")
 
 
+_NOW = re.compile(r"^(?:我|我们)?(?:目前|现在|眼下|如今)(?:我|我们)?(?:还|仍然|依然|暂时|也)?(?:是|在|住|做|当)")
+
+
 def _before_later_clause(clauses: list[str]) -> list[str]:
     """``clauses`` less a later clause that only plans or guesses, and those after it: "我在腾讯工作，可能明年会换"
     states 腾讯; "我住在成都，我觉得这里挺好的" states 成都 for sure. (As :func:`english._before_later_clause`.)"""
+    if clauses and _HYPOTHETICAL.search(clauses[0]) and not _CONDITIONAL.search("，".join(clauses)):
+        # "打算明年搬去苏州，目前还住在上海": the plan first, then how things are now, said as now
+        now = next((at for at, clause in enumerate(clauses) if at and _NOW.match(clause.strip())
+                    and not _HYPOTHETICAL.search(clause) and not _HEDGE.search(clause)), None)
+        if now is not None:
+            return clauses[now:]
     for at, clause in enumerate(clauses):
         if _HYPOTHETICAL.search(clauses[at - 1] if at else clause) or _HEDGE.search(clauses[at - 1] if at else clause):
             return clauses  # a plan or a guess in the first clauses: the sentence is one ("我也不确定，可能…")
@@ -580,8 +592,18 @@ _CHAT_EDGE = re.compile(r"(?<=[\u4e00-\u9fff])[ \t\u3000]+(?=" + _CLAUSE_START +
                         r"(?<!" + _EMOJI.pattern[:-1] + r")" + _EMOJI.pattern + r"[ \t\u3000]*(?=" + _CLAUSE_START + r")")
 
 
+# In a message written without punctuation, with a space between every piece ("我叫刘芳 32岁 住在武汉 在同济医院当
+# 护士"), each space is a comma: a space between Chinese words or a number and a word, not after a word that waits
+# for what follows it (叫, 是, 在 …: "我叫 王小明"), and not between two numbers ("1990 05 20").
+_LIST_SPACE = re.compile(r"(?<=[\u4e00-\u9fff\d])(?<![叫是在住到去为于和跟与对给把被从向往])[ \t\u3000]+"
+                         r"(?=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff])(?<![叫是在住到去为于和跟与对给把被从向往])[ \t\u3000]+(?=\d)")
+
+
 def _chat_edges(text: str) -> str:
-    """``text`` with chat's clause edges (:data:`_CHAT_EDGE`) written as commas, and the other emoji gone."""
+    """``text`` with chat's clause edges (:data:`_CHAT_EDGE`, :data:`_LIST_SPACE`) written as commas, and the other
+    emoji gone."""
+    if not re.search(r"[，,。！!？?；;：:\n]", text) and len(_LIST_SPACE.findall(text)) >= 2:
+        text = _LIST_SPACE.sub("，", text)
     return _EMOJI.sub("", _CHAT_EDGE.sub("，", text))
 
 
@@ -596,9 +618,9 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         sentence = found_sentence.group(0).strip()
         # "准确说，…", "老实讲…" opening the sentence: how the speaker says it, no one's words
         sentence = re.sub(r"^(?:准确|确切|严格|坦白|认真|老实)(?:来|地)?(?:说|讲)[，,]?", "", sentence)
-        if re.search(r"过敏", sentence) and not re.search(r"不信|不相信|搞错|弄错|错了|不对|怀疑|误诊", sentence):
+        if re.search(r"过敏", sentence) and not re.search(r"不信|不相信|搞错|弄错|错了|不对(?![^，,。]{1,8}过敏)|怀疑|误诊", sentence):
             # "医生说我对青霉素过敏": a doctor's finding of an allergy is the speaker's to state (not an opinion of
-            # them, and not a finding they dispute)
+            # them, and not a finding they dispute; "不对海鲜过敏" is the finding, no dispute)
             sentence = _FINDING.sub("", sentence)
         asked = bool(re.search(r"[？?]\s*$", sentence))
         guessed = bool(asked and re.search(r"吧[？?]+\s*$", sentence) and _HEDGE.search(sentence))
@@ -862,6 +884,16 @@ def _sentence_statements(body: str, relative: str | None = None,
             # "以前讨厌香菜，现在爱上了", "…，现在闻到就讨厌": what the clause before named
             rest = bare.group("verb") + taste.value
         statements = _predicates(rest, who)
+        quit_ = re.fullmatch(r"(?P<v>[^，,。我你他她]{1,8}?)(?:那边|那儿|那里|这边|这份工作|的工作)?(?:我)?(?:已经|早就|早|也)?"
+                             r"不(?:干|做)了", clause) if not statements else None
+        if quit_ and _ok(value := _clean(quit_.group("v"), "job")) and value not in RELATIONS_ZH:  # (not "老师不干了")
+            # "会计不干了": a trade given up; "星巴克那边我已经不干了": an employer left
+            statements = [Statement(who, "job" if re.search(_JOB_SUFFIX + "$", value) else "works_at", value, "end")]
+        if not statements and who not in ("user", "other", *_OUTSIDE_HOME) and re.match(
+                r"^(?:也|还|偏偏|新|又|刚|最近)*(?:养了?|养着|领养了?|收养了?|捡了?)" + _pet_measured(), rest):
+            # "我室友养了一只猫": a pet of the household's or the family's, not the speaker's (one of the people
+            # outside the home, "我邻居养了一条狗", is no fact kept of them)
+            statements = [Statement(who, "has_pet", _pet_name(m.group("kind")), "add") for m in _PETS_KEPT.finditer(rest)]
         # (not "在家休息", "在家带娃": at home, doing something — no place of work or home named)
         elliptic = (re.match(r"^在(?!家(?:里|中)?(?:休息|待|呆|养|带|躺|歇|陪|办公|$))(?P<v>[^，,。在]{1,12}?)(?:了|呢|啦)?$",
                              rest) if not statements and not ending
