@@ -331,7 +331,7 @@ _OUTSIDE_HOME = ("neighbour", "colleague", "boss", "teacher", "mentor", "friend"
 # a fish or a horse is as often a meal or a ride, and someone else's pet ("同事家的狗") is not the speaker's.
 def _pet_zh(group: str = "") -> str:
     """A pet's word (captured as ``group`` when one is named)."""
-    return (f"(?P<{group}>" if group else "(?:") + (r"[\u4e00-\u9fff]{0,3}?犬|狗狗|小狗|狗|猫咪|小猫|猫|兔子|仓鼠|鹦鹉|乌龟|金鱼|"
+    return (f"(?P<{group}>" if group else "(?:") + (r"[\u4e00-\u9fff]{0,3}?犬|狗狗|小狗|狗|猫咪|小猫|猫|(?!熊猫)[\u4e00-\u9fff]{1,2}?猫|兔子|仓鼠|鹦鹉|乌龟|金鱼|"
                                                   r"龙猫|刺猬|蜥蜴|荷兰猪|豚鼠|八哥)")
 
 
@@ -359,7 +359,8 @@ def _pets(body: str) -> list[Statement]:
 
 
 def _pet_name(kind: str) -> str:
-    return "狗" if kind.endswith("犬") else _PET_NAMES.get(kind, kind)  # (a breed: "比格犬" is a dog)
+    return "狗" if kind.endswith("犬") else "猫" if kind.endswith("猫") else _PET_NAMES.get(kind, kind)  # (a breed:
+    # "比格犬" is a dog, "橘猫" a cat)
 
 
 def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
@@ -737,6 +738,8 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
                     for pet in _PET_NAMED.finditer(body)]
             known = {(s.key.subject, s.value) for s in found or []}
             found = (found or []) + [p for p in pets if (p.key.subject, p.value) not in known] if pets else found
+            given = {p.value for p in pets}  # ("我养了一只橘猫，叫豆豆": 豆豆 is the cat's, not the speaker's name)
+            found = [s for s in found if not (s.key == FactKey("user", "name") and s.value in given)] if found else found
         if found is None:
             if (correction or not certain) and (last := (out[-1].key if out else last_key)) is not None:
                 # the first clause that names a value: "其实是张玮，玉字旁的玮", "也是咸阳吧，我不太确定"

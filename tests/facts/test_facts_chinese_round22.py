@@ -448,3 +448,24 @@ def test_spaces_for_commas(text: str, expected: Read) -> None:
 ])
 def test_spaces_for_commas_guard(text: str, expected: Read) -> None:
     assert _read(text) == expected
+
+
+# ---------------------------------------------------------------- a pet of a breed or a colour, and its name
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("我养了一只狸花猫，叫花花", [("user", "has_pet", "猫", "add"), ("cat", "name", "花花", "set")]),
+    ("家里有只暹罗猫，叫可乐", [("user", "has_pet", "猫", "add"), ("cat", "name", "可乐", "set")]),
+])
+def test_a_cat_of_a_breed_and_its_name(text: str, expected: Read) -> None:
+    """Failed on 2dd9947 (no pet kept, and the cat's name read as the speaker's)."""
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("我养了一只熊猫", []),  # a panda is no cat
+    ("我买了一只猫爬架", []),
+    ("我叫豆豆", [("user", "name", "豆豆", "set")]),  # a name with no pet named is the speaker's
+    ("我养了一只猫", [("user", "has_pet", "猫", "add")]),
+])
+def test_a_cat_of_a_breed_guard(text: str, expected: Read) -> None:
+    assert _read(text) == expected
