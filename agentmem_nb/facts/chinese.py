@@ -81,6 +81,8 @@ _SAY_COMPOUND = re.compile(r"说(?:错|实话|真的|来|起来|白了|过|一�
 _HEDGE = re.compile(r"好像|可能|大概|也许|或许|应该|我觉得|我感觉|我记得|估计|似乎|不太确定|不确定|不太记得|貌似|"
                     r"记不清|吧$|严格(?:来|地)?(?:说|讲)|技术上(?:来说|讲)?|理论上|名义上")
 _CORRECTION = re.compile(r"^(?:其实|实际上|事实上|准确地说|确切地说|准确来说|更正一下|更正|纠正一下|纠正|不对|不是的|"
+                         # a bare 不 or 不是 said alone first ("哦不，我是说小米", "啊不是，34"): no
+                         r"不是?(?=[，,\s])|"
                          r"说错了|我说错了|搞错了|我搞错了|哦不|噢不|不好意思|抱歉|对不起|等等|等一下|错了|口误|"
                          r"我记错了|记错了|改一下|应该说|我是说|我的意思是|我想说的是|我指的是|(?:我)?(?:打|写|拼|输)错(?:字)?了|(?:我)?(?:之前|刚才|刚刚|前面|上次)(?:说|记|搞|弄|写)错了)[，,：:、\s]*")
 _LEADING = re.compile(r"^(?:(?:上|这|下)?(?:周|星期|礼拜)[一二三四五六日天](?=我)|(?:好|坏)消息是|好在|幸好|还好|"
@@ -502,6 +504,14 @@ def _as_end(statements: list[Statement], *, aversion: bool = False) -> list[Stat
 _AVERSION = re.compile(r"^(?:特别|非常|很|超|最|好|挺|真的|真)?(?:讨厌|反感|厌恶|恨|受不了|忍受不了)")
 
 
+def _said_value(clause: str, last: FactKey) -> str:
+    """The value a bare correction's clause gives ``last``: said with its predicate ("是喜欢匹克球", "是住在福州"),
+    or bare (:func:`_bare_value`)."""
+    said = [s.value for s in _predicates(re.sub(r"^(?:也|或者|还是|应该)?是(?=\S{3})", "", clause.strip()), last.subject)
+            if s.key.attribute == last.attribute and s.op != "end" and s.value]
+    return said[0] if said else _bare_value(clause, last.attribute)
+
+
 def _bare_value(body: str, attribute: str) -> str:
     if re.match(r"^(?:有点儿?|有些|很|非常|太|挺|特别|比较|真|好)(?:累|忙|困|饿|烦|难受|开心|高兴|无聊|冷|热|好|差|不错|舒服|"
                 r"闷|晕|惨|爽|紧张|郁闷)", _LEADING.sub("", body.strip())):
@@ -672,7 +682,10 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         if greeting and not re.search(_JOB_SUFFIX + r"$|人$", greeting.group("name")):
             out.append(Statement("user", "name", greeting.group("name")))  # "嗨，我是小静": an introduction
             continue
-        not_old = re.search(r"[，,]?\s*(?:而)?不是(?P<old>[^，,。]+)$", body)
+        not_old = re.search(r"[，,]?\s*(?:而)?不是(?P<old>[^，,。]+)$", body) or (re.search(
+            # "他是护士不是医生，老被人搞错": the wrong value right after the right one, a remark after it
+            r"(?<=[\u4e00-\u9fffA-Za-z0-9])(?<![我你他她它们就也都还并可而又])不是(?P<old>[^，,。]{1,10}?)(?=[，,])", body)
+            if re.match(r"^[^，,]*?是[^，,]+不是", body) else None)
         old_value = ""
         # (not "我已经不是外卖骑手了": a negation closed by 了 says what no longer is, not which value is wrong)
         if not_old and not_old.start() > 0 and not not_old.group("old").endswith("了"):
@@ -743,7 +756,7 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         if found is None:
             if (correction or not certain) and (last := (out[-1].key if out else last_key)) is not None:
                 # the first clause that names a value: "其实是张玮，玉字旁的玮", "也是咸阳吧，我不太确定"
-                value = next((v for v in (_bare_value(p, last.attribute) for p in re.split(r"[，,]", body)) if v), "")
+                value = next((v for v in (_said_value(p, last) for p in re.split(r"[，,]", body)) if v), "")
                 if value:
                     out.append(Statement(last.subject, last.attribute, value, "correct", certain))
             continue

@@ -469,3 +469,25 @@ def test_a_cat_of_a_breed_and_its_name(text: str, expected: Read) -> None:
 ])
 def test_a_cat_of_a_breed_guard(text: str, expected: Read) -> None:
     assert _read(text) == expected
+
+
+# ---------------------------------------------------------------- corrections said the chat way
+
+@pytest.mark.parametrize(("text", "last", "expected"), [
+    ("哦不，我是说京东，刚才说错了", FactKey("user", "works_at"), [("user", "works_at", "京东", "correct")]),
+    ("更正一下，她是会计不是出纳，老有人搞混", FactKey("sister", "job"), [("sister", "job", "会计", "correct")]),
+    ("说错了，是喜欢游泳，不是跑步", FactKey("user", "likes"), [("user", "likes", "游泳", "correct")]),
+])
+def test_a_correction_said_the_chat_way(text: str, last: FactKey, expected: Read) -> None:
+    """Failed on 2dd9947 (nothing read, or the wrong value or its verb read into the value)."""
+    assert _read(text, last) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("我不是医生，是护士", [("user", "job", "护士", "set")]),  # (as on 2dd9947)
+    ("我妹妹不是医生，是护士", [("sister", "job", "护士", "set")]),  # no value before 不是
+    ("不是我说你，你住在哪", []),  # 不是 opening a phrase, not a "no"
+    ("不是，我不知道", []),  # a "no" with no value after it
+])
+def test_a_correction_said_the_chat_way_guard(text: str, expected: Read) -> None:
+    assert _read(text, FactKey("user", "works_at")) == expected
