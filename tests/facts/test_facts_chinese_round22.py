@@ -32,7 +32,7 @@ def _current(tmp_path: Path, messages: list[str], subject: str, attribute: str) 
 # What each rule of the round starts from, repeated to 20,000 characters by the linear-time test.
 _TRIGGERS = ("是王霆 ", "儿子", "又养了只", "家里有", "现在的对象", "海鲜也过敏", "哈哈", "日语", "学会了日语", "忘光了",
              "，法语不会说了", "不在京东了，去了", "干了一年转成", "换到银行", "要不要", "不干了", "我室友养了一只猫",
-             "打算明年搬去，目前还住在", "我叫 28岁 ", "医生说我")
+             "打算明年搬去，目前还住在", "我叫 28岁 ", "医生说我", "留在了", "去武汉上大学", "网球现在不喜欢了")
 
 
 def test_long_inputs_stay_linear() -> None:
@@ -491,3 +491,50 @@ def test_a_correction_said_the_chat_way(text: str, last: FactKey, expected: Read
 ])
 def test_a_correction_said_the_chat_way_guard(text: str, expected: Read) -> None:
     assert _read(text, FactKey("user", "works_at")) == expected
+
+
+# ---------------------------------------------------------------- stayed on, or went to study
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("毕业后留在了深圳", [("user", "lives_in", "深圳", "set")]),
+    ("我去武汉上大学了", [("user", "lives_in", "武汉", "set")]),
+    ("我弟去日本留学了", [("brother", "lives_in", "日本", "set")]),
+])
+def test_stayed_on_or_went_to_study(text: str, expected: Read) -> None:
+    """Failed on 2dd9947 (nothing read)."""
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "我去图书馆读书了",  # reading somewhere is no home
+    "下班后留在公司",  # staying late at work
+    "我留在家里",
+    "我想去美国留学",  # a wish
+])
+def test_stayed_on_guard(text: str) -> None:
+    assert _read(text) == []
+
+
+# ---------------------------------------------------------------- the thing first, no one named
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("网球现在不喜欢了", [("user", "likes", "网球", "end")]),
+    ("我喜欢爬山，滑雪倒是一直喜欢", [("user", "likes", "爬山", "add"), ("user", "likes", "滑雪", "add")]),
+    ("我妹妹爱吃辣，火锅最爱了", [("sister", "likes", "辣", "add"), ("sister", "likes", "火锅", "add")]),
+])
+def test_the_thing_first_no_one_named(text: str, expected: Read) -> None:
+    """Failed on 2dd9947 (nothing read)."""
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "好可爱",  # 可爱 is cute, no taste
+    "大家都喜欢",  # everyone's taste
+    "孩子们都喜欢",
+    "妈妈最喜欢",  # a relative, not a thing
+    "一点都不喜欢",  # how much, no thing
+    "特别喜欢",
+    "一闻就讨厌",  # when, read from the clause before if anywhere
+])
+def test_the_thing_first_guard(text: str) -> None:
+    assert _read(text) == []
