@@ -685,10 +685,12 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         if greeting and not re.search(_JOB_SUFFIX + r"$|人$", greeting.group("name")):
             out.append(Statement("user", "name", greeting.group("name")))  # "嗨，我是小静": an introduction
             continue
-        not_old = re.search(r"[，,]?\s*(?:而)?不是(?P<old>[^，,。]+)$", body) or (re.search(
-            # "他是护士不是医生，老被人搞错": the wrong value right after the right one, a remark after it
+        not_old = re.search(r"[，,]?\s*(?:而)?不是(?P<old>[^，,。]+)$", body)
+        # "他是护士不是医生，老被人搞错": the wrong value right after the right one (said with 是), a remark after it
+        wrong_after = None if not_old else re.search(
             r"(?<=[\u4e00-\u9fffA-Za-z0-9])(?<![我你他她它们就也都还并可而又])不是(?P<old>[^，,。]{1,10}?)(?=[，,])", body)
-            if re.match(r"^[^，,]*?是[^，,]+不是", body) else None)
+        if wrong_after and "是" in re.split(r"[，,]", body[: wrong_after.start()])[-1]:
+            not_old = wrong_after
         old_value = ""
         # (not "我已经不是外卖骑手了": a negation closed by 了 says what no longer is, not which value is wrong)
         if not_old and not_old.start() > 0 and not not_old.group("old").endswith("了"):

@@ -32,7 +32,8 @@ def _current(tmp_path: Path, messages: list[str], subject: str, attribute: str) 
 # What each rule of the round starts from, repeated to 20,000 characters by the linear-time test.
 _TRIGGERS = ("是王霆 ", "儿子", "又养了只", "家里有", "现在的对象", "海鲜也过敏", "哈哈", "日语", "学会了日语", "忘光了",
              "，法语不会说了", "不在京东了，去了", "干了一年转成", "换到银行", "要不要", "不干了", "我室友养了一只猫",
-             "打算明年搬去，目前还住在", "我叫 28岁 ", "医生说我", "留在了", "去武汉上大学", "网球现在不喜欢了")
+             "打算明年搬去，目前还住在", "我叫 28岁 ", "医生说我", "留在了", "去武汉上大学", "网球现在不喜欢了",
+             "是喜欢", "现在倒是一直", "是护士不是医")
 
 
 def test_long_inputs_stay_linear() -> None:
