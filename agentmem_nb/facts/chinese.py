@@ -419,6 +419,9 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
     call = _CALLED.match(clause)
     if call and (call.group("tail") or not call.group("bare")):  # "你可以叫我小王", "大家都叫我…": the speaker's name,
         return "user", "叫" + call.group("v"), names  # whoever calls them so
+    if re.match(r"^有(?:一)?(?:个|位|名)(?!" + _KIN_ORDER + r"(?:" + _REL + r"))[\u4e00-\u9fff]{1,6}?"
+                r"(?=住|在|是|喜欢|爱|讨厌|叫|对|会|搬|今年)", clause):
+        return "other", "", names  # "有个被试住在哈尔滨，特别喜欢滑雪": someone, not one's own, and what they do
     if re.match(r"^[" + _SURNAMES + r"][\u4e00-\u9fff]{1,2}(?=上个月|上周|昨天|今天|前天|最近|去年|刚刚|已经|辞职|离职|跳槽)",
                 clause):
         return None, "", names  # "陈明上个月辞职了": someone named, then what they did (this clause only: "高中已经毕业了，

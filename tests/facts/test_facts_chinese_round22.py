@@ -33,7 +33,7 @@ def _current(tmp_path: Path, messages: list[str], subject: str, attribute: str) 
 _TRIGGERS = ("是王霆 ", "儿子", "又养了只", "家里有", "现在的对象", "海鲜也过敏", "哈哈", "日语", "学会了日语", "忘光了",
              "，法语不会说了", "不在京东了，去了", "干了一年转成", "换到银行", "要不要", "不干了", "我室友养了一只猫",
              "打算明年搬去，目前还住在", "我叫 28岁 ", "医生说我", "留在了", "去武汉上大学", "网球现在不喜欢了",
-             "是喜欢", "现在倒是一直", "是护士不是医")
+             "是喜欢", "现在倒是一直", "是护士不是医", "有个被试住在")
 
 
 def test_long_inputs_stay_linear() -> None:
@@ -539,3 +539,20 @@ def test_the_thing_first_no_one_named(text: str, expected: Read) -> None:
 ])
 def test_the_thing_first_guard(text: str) -> None:
     assert _read(text) == []
+
+
+# ---------------------------------------------------------------- someone introduced by 有个, not one's own
+
+@pytest.mark.parametrize("text", ["有个客户住在苏州，特别喜欢钓鱼", "有个网友住在成都，特别爱吃火锅", "有位病人住在郊区，很喜欢养花"])
+def test_someone_introduced_by_you_ge(text: str) -> None:
+    """Failed on 2dd9947 (what they like was read as the speaker's)."""
+    assert _read(text) == []
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("有个习惯，喜欢早起", [("user", "likes", "早起", "add")]),  # a thing one has, then the speaker's taste
+    ("有个学生住在上海，我住在北京", [("user", "lives_in", "北京", "set")]),  # 我 said again
+    ("有个问题，我住在北京", [("user", "lives_in", "北京", "set")]),
+])
+def test_someone_introduced_guard(text: str, expected: Read) -> None:
+    assert _read(text) == expected
