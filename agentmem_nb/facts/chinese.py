@@ -9,7 +9,10 @@ a guess or someone's words in a *later* clause drop that clause and those after 
 ("我在腾讯工作，可能明年会换" states 腾讯); a condition (如果, 的话) anywhere still frames the whole sentence, except a
 的话 whose consequence follows it in its own clause ("我会说粤语，去香港玩的话沟通没问题": 粤语 stands). Hedges
 (好像, 可能, 我觉得 …) keep the fact unsure; 不再/已经不/再也不/以前 and a negated predicate closed by 了 end a value;
-其实/不对/说错了 make a correction, and a bare "其实是上海" corrects the last attribute spoken about.
+其实/不对/说错了 make a correction, and a bare "其实是上海" corrects the last attribute spoken about. One's own family
+may go without 我 ("儿子4岁了", "闺女对海鲜过敏"), and a message that names no one goes on with the relative the
+conversation spoke of last, on the same attribute ("我妈在工商银行上班。" then "去年跳到了建设银行"). Chat writes a
+space for a pause ("是王霆 雷霆的霆": the value ends there) and, in a message without punctuation, for a comma.
 """
 
 from __future__ import annotations
