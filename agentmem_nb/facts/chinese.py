@@ -9,7 +9,10 @@ a guess or someone's words in a *later* clause drop that clause and those after 
 ("我在腾讯工作，可能明年会换" states 腾讯); a condition (如果, 的话) anywhere still frames the whole sentence, except a
 的话 whose consequence follows it in its own clause ("我会说粤语，去香港玩的话沟通没问题": 粤语 stands). Hedges
 (好像, 可能, 我觉得 …) keep the fact unsure; 不再/已经不/再也不/以前 and a negated predicate closed by 了 end a value;
-其实/不对/说错了 make a correction, and a bare "其实是上海" corrects the last attribute spoken about.
+其实/不对/说错了 make a correction, and a bare "其实是上海" corrects the last attribute spoken about. One's own family
+may go without 我 ("儿子4岁了", "闺女对海鲜过敏"), and a message that names no one goes on with the relative the
+conversation spoke of last, on the same attribute ("我妈在工商银行上班。" then "去年跳到了建设银行"). Chat writes a
+space for a pause ("是王霆 雷霆的霆": the value ends there) and, in a message without punctuation, for a comma.
 """
 
 from __future__ import annotations
@@ -41,16 +44,28 @@ RELATIONS_ZH = {
     "妹夫": "brother_in_law", "岳父": "father_in_law", "公公": "father_in_law", "岳母": "mother_in_law",
     "婆婆": "mother_in_law", "女婿": "son_in_law", "儿媳": "daughter_in_law", "儿媳妇": "daughter_in_law",
     "侄子": "nephew", "侄女": "niece", "外甥": "nephew", "外甥女": "niece", "孙子": "grandson", "孙女": "granddaughter",
+    "闺女": "daughter",
 }
 _REL = "|".join(sorted((re.escape(r) for r in RELATIONS_ZH), key=len, reverse=True))
 # Which one of several, before a relation: 大哥, 二姐, 小儿子, 亲妹妹, 大女儿 — the same relation (the longer words in the
 # table, 小姨 and 小猫, still match whole first).
 _KIN_ORDER = r"(?:(?:大|二|三|四|小|亲|老|最小的|最大的|双胞胎|同父异母的|同母异父的)(?=" + "|".join(sorted((re.escape(r) for r in RELATIONS_ZH), key=len,
                                                                                 reverse=True)) + r"))?"
+# The relatives a clause may open with and no 我 and still be the speaker's ("儿子4岁了", "闺女对海鲜过敏", "领导生日是
+# 9月18号"): one's own family and the people of one's life. Not the words said of anyone (朋友, 孩子, 老师, 邻居, and
+# 阿姨, 叔叔, 爷爷, 奶奶 said to strangers), nor 先生/太太/对象/爱人 (a form of address, a thing aimed at), nor a
+# one-character word (妈呀, 哥们).
+_OWN_BARE = "|".join(sorted((re.escape(r) for r in RELATIONS_ZH if len(r) > 1 and RELATIONS_ZH[r] not in (
+    "friend", "child", "baby", "teacher", "neighbour", "dog", "cat", "uncle", "aunt", "grandfather", "grandmother",
+    "partner", "spouse", "mentor", "father_in_law", "mother_in_law") and r not in ("先生", "太太", "好朋友", "好友")),
+    key=len, reverse=True))
+# Who may be new in a role ("新老板叫陈静", "现在的对象叫阿杰"): another person there, whose name replaces the last.
+_NEW_IN_ROLE = r"(?:老板|领导|上司|同事|室友|舍友|邻居|老师|导师|对象|男朋友|女朋友|男友|女友)"
 _QUOTED = re.compile(r"“[^”]*”|「[^」]*」|\"[^\"]*\"|『[^』]*』")
 _SENTENCES = re.compile(r"[。！!？?；;\n…]+")
 _CLAUSES = re.compile(r"[，,：:]|但是|不过(?!敏(?!感))|可是|而且|并且|然后|所以|因为|虽然|尽管|虽说")  # ("不过敏": not allergic, no "but")
-_QUESTION = re.compile(r"[？?]|吗$|吗[呀啊]?$|呢$|(?<!没)(?<!没有)什么|哪里|哪儿|哪个|哪家|哪|谁|多少|(?<!不)怎么|为什么|为啥|是不是|有没有|"
+# ("要不要换工作", "去不去": a verb asked as itself-or-not is a question, said or wondered)
+_QUESTION = re.compile(r"[？?]|吗$|吗[呀啊]?$|呢$|(?P<asked>[要去换搬该能会想用买回来做考住])不(?P=asked)|(?<!没)(?<!没有)什么|哪里|哪儿|哪个|哪家|哪|谁|多少|(?<!不)怎么|为什么|为啥|是不是|有没有|"
                        r"(?<!不)对不对$|是否|几岁|几月|几号|吗")
 _HYPOTHETICAL = re.compile(r"如果|要是|假如|假设|万一|的话|打算|计划|准备|想要|想去|想搬|想换|想在|想当|想做|想学|考虑|"
                            r"希望|梦想|将来|(?:^|[，,]|我|我们|咱们)以后|未来|明年|下个月|下月|下周|下星期|下半年|可能会|也许会|或许会|会搬|要搬|"
@@ -69,23 +84,28 @@ _SAY_COMPOUND = re.compile(r"说(?:错|实话|真的|来|起来|白了|过|一�
 _HEDGE = re.compile(r"好像|可能|大概|也许|或许|应该|我觉得|我感觉|我记得|估计|似乎|不太确定|不确定|不太记得|貌似|"
                     r"记不清|吧$|严格(?:来|地)?(?:说|讲)|技术上(?:来说|讲)?|理论上|名义上")
 _CORRECTION = re.compile(r"^(?:其实|实际上|事实上|准确地说|确切地说|准确来说|更正一下|更正|纠正一下|纠正|不对|不是的|"
+                         # a bare 不 or 不是 said alone first ("哦不，我是说小米", "啊不是，34"): no
+                         r"不是?(?=[，,\s])|"
                          r"说错了|我说错了|搞错了|我搞错了|哦不|噢不|不好意思|抱歉|对不起|等等|等一下|错了|口误|"
                          r"我记错了|记错了|改一下|应该说|我是说|我的意思是|我想说的是|我指的是|(?:我)?(?:打|写|拼|输)错(?:字)?了|(?:我)?(?:之前|刚才|刚刚|前面|上次)(?:说|记|搞|弄|写)错了)[，,：:、\s]*")
 _LEADING = re.compile(r"^(?:(?:上|这|下)?(?:周|星期|礼拜)[一二三四五六日天](?=我)|(?:好|坏)消息是|好在|幸好|还好|"
                       r"(?:幸运|不幸|可惜|遗憾|巧)的是|可惜|不巧|哎呀|哎哟|哎|唉|呃|天哪|天啊|哇|"
                       r"[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:天|周|星期|月|年)(?:前|以前|之前)|"
-                      r"(?:这|上|下|本)(?:个)?(?:学期|季度|月|周|星期)(?:开始|起)|(?:上|这|上个|这个)?(?:周末|礼拜天)|后来|随后|接着|这段时间|这阵子|这些天|这几天|(?:严格|准确|确切|老实|坦白|认真)(?:来|地)?(?:说|讲)|说真的|讲真|说起来|按理说|技术上|嗯|哦|噢|啊|哈哈|呵呵|对了|对(?=[，,])|是的|昨天|今天|前天|前几天|这周|本周|那天|好的|好吧|那个|另外|还有|而且|然后|现在|目前|最近|如今|"
-                      r"今年|去年|前年|上个月|上周|前段时间|前阵子|刚刚|刚才|顺便说一下|顺便说|顺便|话说|跟你说|"
+                      r"(?:这|上|下|本)(?:个)?(?:学期|季度|月|周|星期)(?:开始|起)|(?:上|这|上个|这个)?(?:周末|礼拜天)|后来|随后|接着|这段时间|这阵子|这些天|这几天|(?:严格|准确|确切|老实|坦白|认真)(?:来|地)?(?:说|讲)|说真的|讲真|说起来|按理说|技术上|嗯|哦|噢|啊|哈哈|呵呵|对了|对(?=[，,])|是的|昨天|今天|前天|前几天|这周|本周|那天|好的|好吧|那个|另外|还有|而且|然后|现在(?!的" + _NEW_IN_ROLE + r")|目前|最近|如今|"
+                      r"今年|去年|前年|上个月|上周|前段时间|前阵子|刚刚|刚才|前几(?:个)?(?:天|周|星期|月|年)|(?:刚)?过(?:完|了)(?:今年的)?生日(?:以后|之后|后)?|顺便说一下|顺便说|顺便|话说|跟你说|"
                       r"告诉你|说实话|老实说|其实吧|总之|反正|所以|从小|小时候|这几年|近几年|这些年|平时|一直以来|"
                       r"没想到|想不到|谁知道|谁能想到|谁想到|万万没想到|开春|入春|入夏|入秋|入冬|开年|"
                       r"自从\S{1,6}以后|自从\S{1,6}|\d{4}年(?:以后|之后|以来|起|开始)?|年初|年底|年中|月初|月底|"
-                      r"[^，,。我]{1,10}?(?:以后|之后|以来|的时候)(?=我)|(?:但|可|而|却)(?=我)|比起[^，,。我]{1,8}(?=我)|(?:后来|结果)?发现(?:其实|原来)?(?=是|我|对)|"
+                      r"[^，,。我]{1,10}?(?:以后|之后|以来|的时候)(?=我)|(?:但|可|而|却)(?=我|他|她)|(?:其实|实际上|事实上)(?=我)|比起[^，,。我]{1,8}(?=我)|(?:后来|结果)?发现(?:其实|原来)?(?=是|我|对)|"
                       # a time before the subject: "业余时间我…", "大学毕业后我…", "周末我…"
                       r"[^，,。我你他她它]{0,6}?(?:后|时间|期间|时|周末|晚上|早上|春天|夏天|秋天|冬天)(?=我)|"
                       r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=我)|从[^，,。我]{1,8}?(?:开始|起)|就)+[，,、\s]*")
-_ADVERBS = re.compile(r"^(?:以[^，,。以]{1,10}?的?身份|算是(?=住|在)|(?:去年|今年|前年)?(?:春天|夏天|秋天|冬天)|是(?=对[^，,。]{1,10}过敏)|是(?=在[^，,。]{1,12}?(?:工作|上班|住|生活))|(?:可|却|但)?(?:偏偏|竟然|居然|反而)|却|倒是|正式|晚上|早上|白天|每天|天天|(?:上|这)?(?:周|星期|礼拜)[一二三四五六日天](?:起)?|"
+_ADVERBS = re.compile(r"^(?:以[^，,。以]{1,10}?的?身份|是(?=真(?!正))|"  # ("我是真受不了跳舞": how truly, no copula)
+                      # "干了一年转成算法工程师了": how long before a change
+                      r"(?:干|做|当|工作|待|呆)了(?:快|近)?[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:年|月)多?(?:后|之后|以后)?"
+                      r"(?=转|升|改|换|跳|被|当|成)|算是(?=住|在)|(?:去年|今年|前年)?(?:春天|夏天|秋天|冬天)|是(?=对[^，,。]{1,10}过敏)|是(?=在[^，,。]{1,12}?(?:工作|上班|住|生活))|(?:可|却|但)?(?:偏偏|竟然|居然|反而)|却|倒是|正式|晚上|早上|白天|每天|天天|(?:上|这)?(?:周|星期|礼拜)[一二三四五六日天](?:起)?|"
                       r"开始(?=去|在|到|当|做|住|搬|喜欢|爱|学)|(?:转行|改行)(?=当|做|成)|[一二三四五六七八九十两几半\d]{1,3}(?:个)?(?:天|周|星期|月|年)(?:前|以前|之前)|超级|实在|真心|简直|完全|根本|十分|相当|极其|尤其|格外|始终|老是|常年|长期|长年|"
-                      r"一点儿?(?:都|也)|从来|压根儿?|丝毫|[^，,。以之]{1,6}?(?:以后|之后|后)(?=搬|去|来|在|住|开始|就)|这段时间|这阵子|(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=入职|搬|去|来|开始|加入|跳槽|离|"
+                      r"一点儿?(?:都|也)|从来|压根儿?|丝毫|[^，,。以之]{1,6}?(?:以后|之后|后)(?=搬|去|来|在|住|开始|就|留)|这段时间|这阵子|(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:初|底|中|的时候)?(?=入职|搬|去|来|开始|加入|跳槽|离|从|"
                       r"辞职|在|就|被|又)|也|都|还|一直|现在|目前|已经|刚|刚刚|真的|真|非常|特别|很|超|挺|比较|就|又|才|本来|终于|"
                       r"最近|其实|确实|当然|同时|主要|平时|一般|经常|总是|特|蛮|还是|依然|仍然|照样|今年|去年|"
                       r"自己|本人|个人|从小就|一向|向来|全家|一家人|一家|俩|一起|都|更加|更|有点儿|有点|有些|蛮|最|实在|真心|简直|"
@@ -107,6 +127,11 @@ _JOB_SUFFIX = (r"(?:师|士|员|生|家|手|工|者|官|(?<![家成延增生兄�
                r"代表|出纳|审计|文案|策划|编剧|主管|总监|司机|厨师|模特|警察|军人|农民|工人|博士|硕士|研究生|本科生|主播|博主|自由职业者|公务员|"
                r"创业者|店主|保安|快递员|外卖员|程序员|工程师|设计师|产品经理|运营|编辑|导演|作家|画家|摄影师|博士后|博后|"
                r"医生|兽医|牙医|药剂师|教练|秘书|助理|实习生|保姆|法官|科学家|研究员|顾问|CEO|CTO|HR)")
+
+# A language named first ("日语忘光了", "粤语也会说了"): not a kind of talk (电话, 笑话, 这句话) nor a text (论文, 作文).
+_LANGUAGE = (r"(?P<v>(?!这|那|哪|一|每|几|两|某|句|段)(?!(?:电|笑|废|真|实|假|坏|好|大|空|闲|胡|鬼|情|脏|粗|怪|狠|傻|谎|瞎|蠢|套|客气|悄悄|说|讲|这|那|啥|什么|"
+             r"对|一句|有的|心里|官)话)(?!(?:论|作|课|原|公|短|散|全|正|本|征|碎|范|条|引|译|汉语言)文)[^，,。的我你他她]{1,4}?"
+             r"(?:语|话|文))")
 
 _RULES: list[tuple[str, FactOp, str]] = [
     ("name", "set", r"^(?:的)?(?:名字|姓名|全名|大名)(?:叫|是|叫做)(?P<v>.+)"),
@@ -153,6 +178,9 @@ _RULES: list[tuple[str, FactOp, str]] = [
     # (年了: still there — "待了三年" alone is a stay that may have ended; a place, not a post or a position)
     ("lives_in", "set", r"^在(?!国外|上面|里面|外面|这|那|家)(?P<v>[^，,。在]{1,10}?)(?<!医院)(?<!部队)(?<!公司)(?<!学校)(?<!大学)"
                         r"(?<!监狱)(?:已经|一直|都|也)?(?:待|呆)了?(?:快|近|差不多)?(?:[一二三四五六七八九十两几\d半]+|好几)(?:多)?年了$"),
+    # "毕业后留在北京", "去北京上大学了", "去美国留学了": stayed on, or went to study, and so lives there
+    ("lives_in", "set", r"^留在了?(?!家|原地|身边|公司|学校|单位)(?P<v>[^，,。]{2,10}?)(?:了|啦)?$"),
+    ("lives_in", "set", r"^(?:去|到)了?(?P<v>[^，,。去到]{2,8}?)(?:上大学|读大学|读研究生|读研|读博|留学)(?:了|啦)?$"),
     ("lives_in", "set", r"^(?:常驻在?|常住在?|待在|呆在|扎根在?|落户在?|住在|住|居住在|居住于|定居在|定居于|生活在|家住|家在|常住在|现居|现住)(?P<v>.+)"),
     ("lives_in", "set", r"^(?:的)?(?:家|公寓|房子|住处|住的地方|现在住的地方)(?:在|是在|是)(?P<v>.+)"),
     # "在上海已经住了五年了", "在北京工作和生活": the place before the verb of living (and what joins it)
@@ -177,11 +205,11 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("works_at", "set", r"^(?:的)?工作(?:换成|换到|换去|调到)了?(?P<v>[^，,。]{2,12}?)(?:了|啦)?$"),  # "工作换成平安保险了"
     # "后来我调到了同仁医院": moved to an organisation, named as one (its kind last)
     # (调/跳槽: a move of one's work; "去了趟医院", "转到了…医院" are a visit or a patient's transfer)
-    ("works_at", "set", r"^(?:调到了?|调去了?|跳槽到了?|跳槽去了?|跳到了?|跳去了?)(?!市中心)(?P<v>[^，,。]{1,10}?" + _ORGANISATION
+    ("works_at", "set", r"^(?:调到了?|调去了?|跳槽到了?|跳槽去了?|跳到了?|跳去了?|换到了?|换去了?)(?!市中心)(?P<v>[^，,。]{1,10}?" + _ORGANISATION
                         + r")(?:了|啦)?(?:上班|工作)?(?:了|啦)?$"),
     ("works_at", "set", r"^(?:的)?(?:公司|单位|东家)是(?P<v>.+)"),
     ("job", "set", r"^(?:的)?(?:职业|工作|本职工作)是(?P<v>.+)"),
-    ("job", "set", r"^(?:算是|算|是|当上了?|当|做|成了|成为了?|当了|升为|升职为|升职成了?|升成了?|升到了?|晋升为|升任|担任|转行做了?|改行当了?|转行当了?|改行做了?|改做了?|改当了?)(?:一名|一个|一位|个|名|位)?"
+    ("job", "set", r"^(?:算是|算|是|当上了?|当|做|成了|成为了?|当了|升为|升职为|升职成了?|升成了?|升到了?|升了|转成了?|转为|考上了?|晋升为|升任|担任|转行做了?|改行当了?|转行当了?|改行做了?|改做了?|改当了?)(?:一名|一个|一位|个|名|位)?"
                    r"(?:[^，,。的]{1,10}的)?(?:一名|一个|一位|个|名|位)?(?P<v>[^，,。的]{0,8}?" + _JOB_SUFFIX + r")(?:了|啦)?"
                    # ("当急救员已经十二年了": for years, still)
                    r"(?:(?:已经|都)?(?:[一二三四五六七八九十两几\d]{1,3}|好几)(?:个)?(?:年|月)(?:多)?了?)?$"),
@@ -191,7 +219,13 @@ _RULES: list[tuple[str, FactOp, str]] = [
     # "对牛奶不过敏了", "对花粉已经不过敏了": the allergy ended (before the rule below, which would read "牛奶不")
     ("allergic_to", "end", r"^对(?P<v>[^，,。不]+?)(?:已经|早就|现在|也|都)?不(?:再)?过敏"),
     ("allergic_to", "add", r"^对(?P<v>[^，,。]+?)(?:都|也)?(?:有点儿?|有些|非常|特别|很|严重|轻微|比较|超级|极度)?过敏"),
-    ("allergic_to", "add", r"^(?:对)?过敏的(?:东西|食物|是)?是?(?P<v>[^，,。]+)"),  # "我过敏的是虾": what one is allergic to
+    ("allergic_to", "add", r"^(?:对)?过敏的(?:东西|食物|是)?是?(?P<v>[^，,。]+)"),
+    # "我海鲜过敏", "花生也过敏", "是菠萝过敏": what one is allergic to said before the word, no 对 (not a part of the
+    # body or a kind of allergy — 皮肤过敏, 季节性过敏 — nor how or when: 有点过敏, 一吃就过敏)
+    ("allergic_to", "add", r"^(?:是)?(?!皮肤|鼻子|鼻炎|眼睛|身体|体质|季节|容易|经常|总是|老是|常|又|有点|有些|很|特别|非常|严重|"
+                           r"轻微|过度|一直|从小|天生|先天|突然|好像|会|真|超|挺|比较|极|重度|轻度|药物|接触|食物|花粉症)"
+                           r"(?P<v>[^，,。对的了不没就吃喝碰一]{1,8}?)(?:都|也)?(?:有点儿?|有些|非常|特别|很|严重|轻微|比较|超级|"
+                           r"极度)?过敏(?:的|啦|呀|哦|呢)?$"),  # "我过敏的是虾": what one is allergic to
     ("dislikes", "add", r"^(?:不喜欢|不太喜欢|不怎么喜欢|讨厌|很讨厌|不爱吃|不爱喝|不爱看|不爱玩|不爱听|不爱|受不了|"
                         r"忍受不了|不能忍受|反感|厌恶|烦|最讨厌|恨|不太感冒|不感冒|无感|不吃|不喝|吃不了|喝不了|讨厌吃|讨厌喝)(?P<v>.+)"),
     ("dislikes", "add", r"^对(?P<v>[^，,。]+?)(?:都|也)?(?:不(?:太|怎么|是很|大)?感兴趣|没兴趣|没有兴趣|没什么兴趣|不太?感冒|无感)"),
@@ -201,7 +235,11 @@ _RULES: list[tuple[str, FactOp, str]] = [
     # "最常喝的是冰拿铁": what one has most often is a like
     ("likes", "add", r"^(?:平时)?(?:最)?(?:常|爱)(?:喝|吃|听|看|玩|去)的\S{0,4}?是(?P<v>.+)"),
     # "我日语说得很流利": a language spoken well
-    ("speaks", "add", r"^(?P<v>[^，,。]{1,6}?(?:语|话|文))(?:说|讲)得(?:很|非常|挺|特别|还算|比较)?(?:流利|好|地道|不错)"),
+    ("speaks", "add", r"^(?P<v>[^，,。]{1,6}?(?:语|话|文))(?:说|讲)得(?:很|非常|挺|特别|还算|比较)?(?:流利|好|地道|不错|溜)"),
+    # a language learned, forgotten, or now spoken too: "学会了日语", "日语早忘光了", "现在日语也能说了"
+    ("speaks", "add", r"^学会了?" + _LANGUAGE + r"(?:了|啦)?$"),
+    ("speaks", "end", r"^" + _LANGUAGE + r"(?:早就|早|已经|全|都|基本|差不多)?(?:忘光了?|忘了|忘完了?|忘得差不多了|全忘了)"),
+    ("speaks", "add", r"^" + _LANGUAGE + r"(?:现在)?(?:也|都)?(?:会|能)(?:说|讲)了$"),
     ("likes", "add", r"^(?:的)?爱好是(?P<v>.+)"),
     ("likes", "end", r"^(?:戒掉了?|戒了|戒)(?P<v>[^，,。]+)"),
     # "现在改喝茶了": the habit now
@@ -215,8 +253,15 @@ _RULES: list[tuple[str, FactOp, str]] = [
 _PREDICATES = [(attribute, op, re.compile(pattern)) for attribute, op, pattern in _RULES]
 
 
+# A space between two Chinese words in chat: a pause, after which a remark of its own follows.
+_PAUSE = re.compile(r"(?<=[\u4e00-\u9fff])[ \t\u3000]+(?=[\u4e00-\u9fff])")
+
+
 def _clean(raw: str, attribute: str) -> str:
     value = re.split(r"[，,。；;！!？?]", raw)[0].strip()
+    # a space between two Chinese words in chat is a pause: what follows it is a remark of its own ("是王霆 雷霆的霆",
+    # "其实是邯郸 刚才说错了"), not more of the value
+    value = _PAUSE.split(value)[0]
     value = re.sub(r"[^\w）)]{1,16}$", "", value)  # a trailing emoji or symbol (bounded: an open run is quadratic)
     for _ in range(3):
         value = _TAIL.sub("", value).strip() if attribute not in ("job",) else re.sub(
@@ -250,6 +295,7 @@ def _clean(raw: str, attribute: str) -> str:
         # after the verb is an activity: 吃辣, 看书; other verbs make one too: 打游戏, 弹钢琴)
         value = re.sub(r"^(?:吃|喝|看|听)(?=\S{2,})", "", value)
         value = re.sub(r"^上了?(?=\S)", "", value)  # "喜欢上了X", "爱上了X": X
+        value = "" if value == "上" else value  # ("现在爱上了": fell for what was said before, no thing named here)
     return value.strip()
 
 
@@ -278,16 +324,22 @@ _CALLED = re.compile(r"^(?:(?:你们?|您)(?:可以|就|也可以)|(?:大家|朋
 
 # One's relative or pet named with nothing said of them yet ("我们家养了一只猫", "我新养了一只小狗"): the clause, or
 # the sentence, after it speaks of them ("…，叫咪咪", "它叫肉肉").
-_INTRODUCED = re.compile(r"^我(?:们)?(?:家)?(?:(?:刚|最近|也|还|新)?(?:有|养了?|养着|领养了?|收养了?|捡了?|买了?|添了?|"
-                         r"新添了?|生了?|接回了?|迎来了?))(?:一|两|三)?(?:个|位|只|条)?" + _KIN_ORDER + r"(?P<rel>" + _REL
+# Who keeps or has: the speaker, said or dropped ("上周新养了只狗", "家里养了一条狗"). A pet is kept by 有 only when
+# the keeper is said ("家里有只猫"): "有只猫在楼下叫" is a cat somewhere.
+_KEEPER = r"(?:我(?:们)?(?:家)?|家里|家)"
+_KEEP_ADVERBS = r"(?:刚|最近|也|还|新|又|现在){0,2}"
+_INTRODUCED = re.compile(r"^" + _KEEPER + r"?" + _KEEP_ADVERBS + r"(?:有|养了?|养着|领养了?|收养了?|捡了?|买了?|添了?|"
+                         r"新添了?|生了?|接回了?|迎来了?)(?:一|两|三)?(?:个|位|只|条)?" + _KIN_ORDER + r"(?P<rel>" + _REL
                          + r")$")
 _ANIMALS = frozenset({"dog", "cat"})
+# The people of one's life who live outside one's home and family.
+_OUTSIDE_HOME = ("neighbour", "colleague", "boss", "teacher", "mentor", "friend", "best_friend")
 # The pets one keeps (``has_pet``), kept ("我养了一只狗和一只兔子": what one keeps or has, right after the verb) or gone
 # ("兔子送给朋友了", "我家的狗去年走了", "不养猫了"). A pet word is a whole word: 马桶, 猫爪杯, 狗链, 鸟笼, 兔子玩偶 are things;
 # a fish or a horse is as often a meal or a ride, and someone else's pet ("同事家的狗") is not the speaker's.
 def _pet_zh(group: str = "") -> str:
     """A pet's word (captured as ``group`` when one is named)."""
-    return (f"(?P<{group}>" if group else "(?:") + (r"[\u4e00-\u9fff]{0,3}?犬|狗狗|小狗|狗|猫咪|小猫|猫|兔子|仓鼠|鹦鹉|乌龟|金鱼|"
+    return (f"(?P<{group}>" if group else "(?:") + (r"[\u4e00-\u9fff]{0,3}?犬|狗狗|小狗|狗|猫咪|小猫|猫|(?!熊猫)[\u4e00-\u9fff]{1,2}?猫|兔子|仓鼠|鹦鹉|乌龟|金鱼|"
                                                   r"龙猫|刺猬|蜥蜴|荷兰猪|豚鼠|八哥)")
 
 
@@ -297,8 +349,8 @@ def _pet_measured(group: str = "") -> str:
 
 
 _PETS_KEPT = re.compile(_pet_measured("kind"))
-_KEEPS_PETS = re.compile(r"^我(?:们)?(?:家)?(?:还|也|现在|新)?(?:养了?|养着|有|领养了?|收养了?|捡了?|买了?)(?=" + _pet_measured()
-                         + ")")
+_KEEPS_PETS = re.compile(r"^(?:" + _KEEPER + _KEEP_ADVERBS + r"有|" + _KEEPER + r"?" + _KEEP_ADVERBS
+                         + r"(?:养了?|养着|领养了?|收养了?|捡了?|买了?))(?=" + _pet_measured() + ")")
 _PET_GONE = re.compile(r"(?:^|[，,]|(?<=我家的)|(?<=我们家的)|(?<=我的))" + _pet_zh("kind")
                        + r"(?:去年|前年|上个月|上周|前几天|前阵子|最近|已经|刚刚|刚)?(?:送人了|送给[^，,。]{1,6}了|死了|去世了|走了|"
                        r"没了|丢了|跑丢了|被领养了)|不养" + _pet_zh("kind2") + r"了")
@@ -315,7 +367,8 @@ def _pets(body: str) -> list[Statement]:
 
 
 def _pet_name(kind: str) -> str:
-    return "狗" if kind.endswith("犬") else _PET_NAMES.get(kind, kind)  # (a breed: "比格犬" is a dog)
+    return "狗" if kind.endswith("犬") else "猫" if kind.endswith("猫") else _PET_NAMES.get(kind, kind)  # (a breed:
+    # "比格犬" is a dog, "橘猫" a cat)
 
 
 def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
@@ -329,8 +382,12 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
     introduced = _INTRODUCED.match(clause)
     if introduced:  # "我们家养了一只猫，叫咪咪": the clause after it speaks of the cat
         return RELATIONS_ZH[introduced.group("rel")], "", names
-    found = re.match(r"^(?:我(?:们)?(?:家)?(?:的)?|(?:新来的|新的|现在的)(?=老板|领导|上司|同事|室友|邻居|老师))" + _KIN_ORDER
+    found = re.match(r"^(?:(?P<own>我(?:们)?(?:家)?(?:的)?|家里的)|(?:新来的|新的|新|现在的)(?=" + _NEW_IN_ROLE + r")|(?=(?:"
+                     + _OWN_BARE + r")(?!们|娘|辈|饼|国)))" + _KIN_ORDER
                      + r"(?P<rel>" + _REL + r")(?P<poss>的)?(?P<rest>.*)$", clause)  # ("新来的老板叫刘洋": ours, new)
+    if found and found.group("own") is None and not found.group("poss"):
+        return RELATIONS_ZH[found.group("rel")], found.group("rest"), names  # (said bare: no name in apposition,
+        # "老板娘在店里" is no boss called 娘)
     if found:
         relation = RELATIONS_ZH[found.group("rel")]
         rest = found.group("rest")
@@ -342,7 +399,7 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
         # An appositive name: "我妹妹小美住在上海" — a few characters before a predicate word.
         apposition = re.match(r"^(?P<name>[\u4e00-\u9fff]{1,4}?|[A-Z][a-zA-Z]+)(?=(?:也|现在|目前|已经|一直|还|很|非常|特别|超|最|挺|"
                               r"真|都|又|就|不)?"
-                              r"(?:住|在|喜欢|爱|迷|是|叫|搬|今年|讨厌|不喜欢|的生日|生日|从事|当|做|对|会说|会讲|能说|"
+                              r"(?:住|在|喜欢|爱|迷|是|叫|搬|今年|讨厌|不喜欢|的生日|生日|从事|当|做|对|会说|会讲|能说|跟我|和我|"
                               r"(?:今|明|昨)(?:天|晚)|(?:这|上|下)?(?:周末|个月|星期)|正在|要来|要去|会来|来我|刚|结婚|"
                               r"晚上|早上|白天|平时|每天|(?:\d{1,3}|[一二两三四五六七八九十]{1,3})(?:周)?岁|"
                               r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?|明年|今年|去年))", rest)
@@ -365,6 +422,9 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
     call = _CALLED.match(clause)
     if call and (call.group("tail") or not call.group("bare")):  # "你可以叫我小王", "大家都叫我…": the speaker's name,
         return "user", "叫" + call.group("v"), names  # whoever calls them so
+    if re.match(r"^有(?:一)?(?:个|位|名)(?!" + _KIN_ORDER + r"(?:" + _REL + r"))[\u4e00-\u9fff]{1,6}?"
+                r"(?=住|在|是|喜欢|爱|讨厌|叫|对|会|搬|今年)", clause):
+        return "other", "", names  # "有个被试住在哈尔滨，特别喜欢滑雪": someone, not one's own, and what they do
     if re.match(r"^[" + _SURNAMES + r"][\u4e00-\u9fff]{1,2}(?=上个月|上周|昨天|今天|前天|最近|去年|刚刚|已经|辞职|离职|跳槽)",
                 clause):
         return None, "", names  # "陈明上个月辞职了": someone named, then what they did (this clause only: "高中已经毕业了，
@@ -402,7 +462,7 @@ def _predicates(rest: str, subject: str) -> list[Statement]:
         if attribute == "from_to":  # "从杭州搬到了成都": the origin was true until the move
             old = _clean(found.group("old"), "lives_in")
             return [Statement(subject, "lives_in", v, op) for v in (old, value) if _ok(v)]
-        role = re.search(r"(?:当|做|担任)(?:一名|一个|一位|个|名|位)?(?P<v>[^，,。的]{0,8}?" + _JOB_SUFFIX + r")$",
+        role = re.search(r"(?:当|做|担任)(?:一名|一个|一位|个|名|位)?(?P<v>[^，,。的]{0,8}?" + _JOB_SUFFIX + r")(?:了|啦)?$",
                          rest) if attribute == "works_at" and op == "set" else None
         if role and re.match(r"^(?:一|某|这|那)(?:家|个|所|间)", value):  # "在一家餐厅当厨师": the job, no employer named
             return [Statement(subject, "job", role.group("v"), op)]
@@ -453,6 +513,14 @@ def _as_end(statements: list[Statement], *, aversion: bool = False) -> list[Stat
 _AVERSION = re.compile(r"^(?:特别|非常|很|超|最|好|挺|真的|真)?(?:讨厌|反感|厌恶|恨|受不了|忍受不了)")
 
 
+def _said_value(clause: str, last: FactKey) -> str:
+    """The value a bare correction's clause gives ``last``: said with its predicate ("是喜欢匹克球", "是住在福州"),
+    or bare (:func:`_bare_value`)."""
+    said = [s.value for s in _predicates(re.sub(r"^(?:也|或者|还是|应该)?是(?=\S{3})", "", clause.strip()), last.subject)
+            if s.key.attribute == last.attribute and s.op != "end" and s.value]
+    return said[0] if said else _bare_value(clause, last.attribute)
+
+
 def _bare_value(body: str, attribute: str) -> str:
     if re.match(r"^(?:有点儿?|有些|很|非常|太|挺|特别|比较|真|好)(?:累|忙|困|饿|烦|难受|开心|高兴|无聊|冷|热|好|差|不错|舒服|"
                 r"闷|晕|惨|爽|紧张|郁闷)", _LEADING.sub("", body.strip())):
@@ -476,7 +544,7 @@ def _bare_value(body: str, attribute: str) -> str:
 # A say-clause that attributes what came before it ("…，他说的", "…，我妈告诉我的"): the whole sentence is theirs.
 # A doctor's or a test's finding about the speaker ("医生说我已经不再对青霉素过敏了", "检查结果显示我对尘螨过敏"):
 # what the speaker reports of themself on an authority, not someone's opinion of them.
-_FINDING = re.compile(r"^(?:我的)?(?:(?:主治|过敏科|皮肤科|家庭)?医生|大夫|(?:过敏|皮肤|血液)?(?:检查|化验|检测|测试|体检)(?:结果|报告)?)"
+_FINDING = re.compile(r"(?:^|(?<=[，,]))(?:我的)?(?:(?:主治|过敏科|皮肤科|家庭)?医生|大夫|(?:过敏|皮肤|血液)?(?:检查|化验|检测|测试|体检)(?:结果|报告)?)"
                       r"(?:跟我|对我)?(?:说|讲|告诉我|显示|证实|确认)(?:了)?[，,：:]?\s*(?=我(?!们))")
 _ATTRIBUTION = re.compile(r"(?:说|讲|告诉我|提到)(?:的|过)?(?:啦|呀|啊)?$")
 
@@ -505,9 +573,18 @@ _CONDITIONAL = re.compile(r"如果|要是|假如|假设|万一|的话|要是能|
 _FORWARD_HEDGE = re.compile(r"^(?:我觉得|我感觉|估计|好像|可能|大概|也许|或许|似乎|貌似)")
 
 
+_NOW = re.compile(r"^(?:我|我们)?(?:目前|现在|眼下|如今)(?:我|我们)?(?:还|仍然|依然|暂时|也)?(?:是|在|住|做|当)")
+
+
 def _before_later_clause(clauses: list[str]) -> list[str]:
     """``clauses`` less a later clause that only plans or guesses, and those after it: "我在腾讯工作，可能明年会换"
     states 腾讯; "我住在成都，我觉得这里挺好的" states 成都 for sure. (As :func:`english._before_later_clause`.)"""
+    if clauses and _HYPOTHETICAL.search(clauses[0]) and not _CONDITIONAL.search("，".join(clauses)):
+        # "打算明年搬去苏州，目前还住在上海": the plan first, then how things are now, said as now
+        now = next((at for at, clause in enumerate(clauses) if at and _NOW.match(clause.strip())
+                    and not _HYPOTHETICAL.search(clause) and not _HEDGE.search(clause)), None)
+        if now is not None:
+            return clauses[now:]
     for at, clause in enumerate(clauses):
         if _HYPOTHETICAL.search(clauses[at - 1] if at else clause) or _HEDGE.search(clauses[at - 1] if at else clause):
             return clauses  # a plan or a guess in the first clauses: the sentence is one ("我也不确定，可能…")
@@ -535,8 +612,18 @@ _CHAT_EDGE = re.compile(r"(?<=[\u4e00-\u9fff])[ \t\u3000]+(?=" + _CLAUSE_START +
                         r"(?<!" + _EMOJI.pattern[:-1] + r")" + _EMOJI.pattern + r"[ \t\u3000]*(?=" + _CLAUSE_START + r")")
 
 
+# In a message written without punctuation, with a space between every piece ("我叫刘芳 32岁 住在武汉 在同济医院当
+# 护士"), each space is a comma: a space between Chinese words or a number and a word, not after a word that waits
+# for what follows it (叫, 是, 在 …: "我叫 王小明"), and not between two numbers ("1990 05 20").
+_LIST_SPACE = re.compile(r"(?<=[\u4e00-\u9fff\d])(?<![叫是在住到去为于和跟与对给把被从向往])[ \t\u3000]+"
+                         r"(?=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff])(?<![叫是在住到去为于和跟与对给把被从向往])[ \t\u3000]+(?=\d)")
+
+
 def _chat_edges(text: str) -> str:
-    """``text`` with chat's clause edges (:data:`_CHAT_EDGE`) written as commas, and the other emoji gone."""
+    """``text`` with chat's clause edges (:data:`_CHAT_EDGE`, :data:`_LIST_SPACE`) written as commas, and the other
+    emoji gone."""
+    if not re.search(r"[，,。！!？?；;：:\n]", text) and len(_LIST_SPACE.findall(text)) >= 2:
+        text = _LIST_SPACE.sub("，", text)
     return _EMOJI.sub("", _CHAT_EDGE.sub("，", text))
 
 
@@ -551,9 +638,9 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         sentence = found_sentence.group(0).strip()
         # "准确说，…", "老实讲…" opening the sentence: how the speaker says it, no one's words
         sentence = re.sub(r"^(?:准确|确切|严格|坦白|认真|老实)(?:来|地)?(?:说|讲)[，,]?", "", sentence)
-        if re.search(r"过敏", sentence) and not re.search(r"不信|不相信|搞错|弄错|错了|不对|怀疑|误诊", sentence):
+        if re.search(r"过敏", sentence) and not re.search(r"不信|不相信|搞错|弄错|错了|不对(?![^，,。]{1,8}过敏)|怀疑|误诊", sentence):
             # "医生说我对青霉素过敏": a doctor's finding of an allergy is the speaker's to state (not an opinion of
-            # them, and not a finding they dispute)
+            # them, and not a finding they dispute; "不对海鲜过敏" is the finding, no dispute)
             sentence = _FINDING.sub("", sentence)
         asked = bool(re.search(r"[？?]\s*$", sentence))
         guessed = bool(asked and re.search(r"吧[？?]+\s*$", sentence) and _HEDGE.search(sentence))
@@ -605,6 +692,11 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
             out.append(Statement("user", "name", greeting.group("name")))  # "嗨，我是小静": an introduction
             continue
         not_old = re.search(r"[，,]?\s*(?:而)?不是(?P<old>[^，,。]+)$", body)
+        # "他是护士不是医生，老被人搞错": the wrong value right after the right one (said with 是), a remark after it
+        wrong_after = None if not_old else re.search(
+            r"(?<=[\u4e00-\u9fffA-Za-z0-9])(?<![我你他她它们就也都还并可而又])不是(?P<old>[^，,。]{1,10}?)(?=[，,])", body)
+        if wrong_after and "是" in re.split(r"[，,]", body[: wrong_after.start()])[-1]:
+            not_old = wrong_after
         old_value = ""
         # (not "我已经不是外卖骑手了": a negation closed by 了 says what no longer is, not which value is wrong)
         if not_old and not_old.start() > 0 and not not_old.group("old").endswith("了"):
@@ -646,8 +738,13 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
             out.append(Statement("user", "name", introduced_as.group("name")))  # "你好！我是李娜，…": an introduction
             body = body[introduced_as.end():].lstrip("，, ")
         greeted = bool(re.fullmatch(r"(?:嗨|你好|您好|大家好|哈喽|哈啰|hi|hello|hey)[呀啊]?", body, re.I))
-        found = _sentence_statements(body, introduced or last_relative([], out, last_key))
+        found = _sentence_statements(body, introduced or last_relative([], out, last_key), None if out else last_key)
         introduced = None
+        if found and not out and last_key is not None and last_key.subject != "user" and _opens_bare(body) and all(
+                s.key.subject == "user" for s in found) and any(s.key.attribute == last_key.attribute for s in found):
+            # "我妈在工商银行上班。" then "去年跳到了建设银行": a message that names no one and goes on with what was
+            # said of a relative last goes on about that relative
+            found = [Statement(last_key.subject, s.attribute, s.value, s.op, s.certain) for s in found]
         pair = re.match(r"^我(?:和|跟|与)(?:我)?(?:的)?(?P<rel>" + _REL + r")(?:都|也|一起)", body)
         if pair and found:  # "我和我老公都在协和医院上班": said of the speaker, and of the relative too
             found = said_of_both(found, RELATIONS_ZH[pair.group("rel")])
@@ -660,15 +757,17 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         if pets:
             kept = {s.value for s in found or [] if s.key.attribute == "has_pet"}
             found = [*(found or []), *(p for p in pets if p.value not in kept)]
-        if re.match(r"^我(?:们)?(?:家)?(?:还|也)?(?:养了?|养着|有)", body):  # "我养了一条比格犬叫旺财，还有一只猫叫咪咪"
+        if re.match(r"^(?:" + _KEEPER + _KEEP_ADVERBS + r"有|" + _KEEPER + r"?" + _KEEP_ADVERBS + r"养)", body):  # "我养了一条比格犬叫旺财，还有一只猫叫咪咪"
             pets = [Statement("cat" if pet.group("kind").endswith("猫") else "dog", "name", pet.group("name"))
                     for pet in _PET_NAMED.finditer(body)]
             known = {(s.key.subject, s.value) for s in found or []}
             found = (found or []) + [p for p in pets if (p.key.subject, p.value) not in known] if pets else found
+            given = {p.value for p in pets}  # ("我养了一只橘猫，叫豆豆": 豆豆 is the cat's, not the speaker's name)
+            found = [s for s in found if not (s.key == FactKey("user", "name") and s.value in given)] if found else found
         if found is None:
             if (correction or not certain) and (last := (out[-1].key if out else last_key)) is not None:
                 # the first clause that names a value: "其实是张玮，玉字旁的玮", "也是咸阳吧，我不太确定"
-                value = next((v for v in (_bare_value(p, last.attribute) for p in re.split(r"[，,]", body)) if v), "")
+                value = next((v for v in (_said_value(p, last) for p in re.split(r"[，,]", body)) if v), "")
                 if value:
                     out.append(Statement(last.subject, last.attribute, value, "correct", certain))
             continue
@@ -681,6 +780,12 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
                      if s.key.attribute in ACCUMULATING and s.op == "add" else s for s in found]
         out.extend(marked(found + ends, correction=correction, certain=certain, asked=guessed))
     return out
+
+
+def _opens_bare(body: str) -> bool:
+    """Whether ``body``'s first clause names no one (no 我, no relative, no pronoun, no name)."""
+    first = _LEADING.sub("", _CLAUSES.split(body)[0].strip())
+    return bool(first) and _subject(first)[0] is None and not re.match(r"^(?:他|她|它)", first)
 
 
 # Ellipsis: a predicate said once and meant twice. "我不是老师，我姐姐才是": the relative's is the predicate denied;
@@ -720,13 +825,27 @@ _TASTE_VERB = re.compile(r"(?:不太感冒|不感冒|没兴趣|不感兴趣|无�
                          r"爱吃|爱喝|最爱|超爱|很喜欢|最喜欢|喜欢|爱)")
 
 
+_JOINING = re.compile(r"^(?:但|可|而|却|就|也|又|还|所以|因为|不过|然后|其实|现在|以前|后来|反正|总之|嗯|哦|啊|哈|对|是|真|都|只|连|"
+                      r"至于|说到)")
+
+
 def _fronted(clause: str) -> str:
     """A clause with its object put first ("香菜我是真受不了", "火锅我最爱吃了") said in the order the predicates
     read ("我受不了香菜"); any other clause as it is."""
     found = re.match(r"^(?P<v>[^，,。我你他她它这那]{1,8}?)(?P<who>我(?:的)?(?:" + _REL + r")?)(?:是|也|真的|真|就|最)*"
                      r"(?P<rest>[^，,。]*)$", clause)
-    if found is None or re.match(r"^(?:但|可|而|却|就|也|又|还|所以|因为|不过|然后|其实|现在|以前|后来|反正|总之|"
-                                 r"嗯|哦|啊|哈|对|是|真|都|只|连|至于|说到)", found.group("v")):
+    bare = re.match(r"^(?P<v>[^，,。我你他她它这那不没]{1,8}?)(?P<adv>(?:现在|已经|早就|早|倒是|一直|还是|也|都|真的|真|最|就|其实)*)"
+                    r"(?<!可)(?<!恋)(?P<verb>不太喜欢|不喜欢|不爱吃|不爱喝|讨厌|受不了|最爱吃|最爱喝|爱吃|爱喝|最爱|超爱|很喜欢|最喜欢|喜欢)"
+                    r"(?P<end>了|啦)?$", clause) if found is None else None  # (not 可爱, 恋爱: no taste)
+    if bare and not _JOINING.match(bare.group("v")) and _ADVERBS.sub("", bare.group("v")) == bare.group("v") and _ADVERBS.sub(
+            "", bare.group("v") + bare.group("adv")) and not (
+            bare.group("v") in RELATIONS_ZH or re.search(r"(?:们|人|家|的|就|到|起|见)$|^(?:大家|别人|人家|谁|有人|没人|所有|每个)|"
+                                                         r"^一?(?:闻|看|吃|喝|听|想|见|碰|提|说)", bare.group("v"))):
+        # (nor when it is: "一闻就讨厌", "闻到就讨厌" are read from the clause before)
+        # "篮球现在不喜欢了", "游泳倒是一直喜欢": the thing first and no one named — whoever the clause is of
+        ended = "了" if bare.group("verb").startswith("不") and bare.group("end") else ""
+        return f"{bare.group('verb')}{bare.group('v')}{ended}"
+    if found is None or _JOINING.match(found.group("v")):
         return clause  # "但我很喜欢": a joining word before 我, no object
     rest = _ADVERBS.sub("", found.group("rest"))
     verb = _TASTE_VERB.fullmatch(rest) or _TASTE_VERB.fullmatch(re.sub(r"(?:了|啦|的|呀|啊)+$", "", rest))
@@ -735,12 +854,18 @@ def _fronted(clause: str) -> str:
     return f"{found.group('who')}{verb.group(0)}{found.group('v')}{ended}" if verb else clause
 
 
-def _sentence_statements(body: str, relative: str | None = None) -> list[Statement] | None:
+def _sentence_statements(body: str, relative: str | None = None,
+                         last_key: FactKey | None = None) -> list[Statement] | None:
+    """The statements of one sentence's clauses; ``last_key``: what the conversation spoke of last, when this
+    message has said nothing yet."""
     found: list[Statement] = []
     matched = False
     subject: str | None = None
+    said_before = ""  # the clauses before this one, as said
     for as_said in _CLAUSES.split(body):
-        clause = _LEADING.sub("", as_said.strip())
+        said_before, as_said_before = said_before + "，" + as_said, said_before
+        # laughter closing a clause is how it was said, not part of it ("现在居然爱上了哈哈哈", "…专家哈哈哈哈")
+        clause = _LEADING.sub("", re.sub(r"(?<![叫是])(?:[哈呵嘿嘻]{2,6}|233+|lol|LOL)$", "", as_said.strip()))
         if not clause:
             continue
         # "以前我很喜欢榴莲": a past said before the subject is the same past said after it ("我以前很喜欢榴莲")
@@ -773,7 +898,9 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
             rest = _PAST.sub("", _END.sub("", rest, count=1))
             rest = _ADVERBS.sub("", rest)
         # "不住在那了", "不吃肉了": 了 closes a change, so a value ends (a habit stopped is no dislike)
-        negated_then = re.match(r"^(?:不|没)(?=住|在|喜欢|爱|讨厌|是|做|当|吃|喝|抽|对|" + _ACTIVITY + r")(?P<rest>.+?)了$", rest)
+        # (the 了 of the predicate, not of a remark after a pause: "不喜欢吃榴莲 味道实在受不了")
+        negated_then = re.match(r"^(?:不|没)(?=住|在|喜欢|爱|讨厌|是|做|当|吃|喝|抽|对|会说|会讲|" + _ACTIVITY + r")(?P<rest>.+?)了$",
+                                _PAUSE.split(rest)[0])
         if negated_then and not ending:
             ending, rest = True, negated_then.group("rest") if not rest.startswith("不喜欢") else rest
         other = next((s for s in reversed(recent) if s.key.subject != who and s.key.attribute in ("lives_in", "works_at")
@@ -798,6 +925,16 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
             # "以前讨厌香菜，现在爱上了", "…，现在闻到就讨厌": what the clause before named
             rest = bare.group("verb") + taste.value
         statements = _predicates(rest, who)
+        quit_ = re.fullmatch(r"(?P<v>[^，,。我你他她]{1,8}?)(?:那边|那儿|那里|这边|这份工作|的工作)?(?:我)?(?:已经|早就|早|也)?"
+                             r"不(?:干|做)了", clause) if not statements else None
+        if quit_ and _ok(value := _clean(quit_.group("v"), "job")) and value not in RELATIONS_ZH:  # (not "老师不干了")
+            # "会计不干了": a trade given up; "星巴克那边我已经不干了": an employer left
+            statements = [Statement(who, "job" if re.search(_JOB_SUFFIX + "$", value) else "works_at", value, "end")]
+        if not statements and who not in ("user", "other", *_OUTSIDE_HOME) and re.match(
+                r"^(?:也|还|偏偏|新|又|刚|最近)*(?:养了?|养着|领养了?|收养了?|捡了?)" + _pet_measured(), rest):
+            # "我室友养了一只猫": a pet of the household's or the family's, not the speaker's (one of the people
+            # outside the home, "我邻居养了一条狗", is no fact kept of them)
+            statements = [Statement(who, "has_pet", _pet_name(m.group("kind")), "add") for m in _PETS_KEPT.finditer(rest)]
         # (not "在家休息", "在家带娃": at home, doing something — no place of work or home named)
         elliptic = (re.match(r"^在(?!家(?:里|中)?(?:休息|待|呆|养|带|躺|歇|陪|办公|$))(?P<v>[^，,。在]{1,12}?)(?:了|呢|啦)?$",
                              rest) if not statements and not ending
@@ -812,6 +949,22 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
         if elliptic and not kinds and re.search(r"换(?:了)?(?:个|份)?工作|跳槽|入职|辞职|上班|工作", body):
             # "我换工作了，现在在Spotify": no employer said before, but the sentence is about work
             before = Statement(who, "works_at", "", "set")
+        if elliptic and before is None and last_key is not None and last_key.subject == who and (
+                last_key.attribute in ("works_at", "lives_in")):
+            # "今年又换了，现在在美团": what the conversation spoke of last, said now of its new place
+            before = Statement(who, last_key.attribute, "", "set")
+        moved = re.fullmatch(r"(?:又|就|则|最后|后来)?(?:去了|到了|进了|跳到了?|跳去了?|换到了?|换去了?|转到了?)"
+                             r"(?!趟|一趟|国外|外地|老家|医院|海边|旅游|旅行)(?P<v>[^，,。在]{2,10}?)(?:了|啦)?",
+                             rest) if not statements and not ending else None
+        left = {s.value for s in recent if s.key.subject == who and s.op == "end" and s.value and s.key.attribute == "works_at"}
+        if moved and (left - {s.value for s in recent if s.key.attribute == "lives_in" and s.op == "end"}
+                      or re.search(r"换(?:了)?(?:个|份)?工作|跳槽|入职", body)
+                      or (moved.group(0).startswith("跳") and last_key == FactKey(who, "works_at"))) \
+                and _ok(value := _clean(moved.group("v"), "works_at")):
+            # "他也不在京东了，去了华为", "换工作了，去了小米": where one went next, when the talk is of a change of work
+            # (an employer left by name, a new job; "我辞职了，去了大理" is a trip or a move, and "不在北京了，去了上海"
+            # left a city as likely as an employer)
+            statements = [Statement(who, "works_at", value, "set")]
         if elliptic and before is not None and _ok(value := _clean(elliptic.group("v"), before.key.attribute)):
             # "我以前在IBM工作，现在在甲骨文": a bare 在X marked as now continues the clause before (where one
             # works or lives); unmarked it is as often a state ("还在适应")
@@ -820,9 +973,13 @@ def _sentence_statements(body: str, relative: str | None = None) -> list[Stateme
             statements = _predicates(re.sub(r"^(?:不|没)", "", rest), who)
         if ending and not statements:
             statements = _ended_without_predicate(re.sub(r"^(?:不|没)", "", rest), who)
+        if ending and not statements and re.fullmatch(r"(?:不|没)?(?:会|能)?(?:说|讲)了?", rest) and (
+                language := re.search(r"[，,]" + _LANGUAGE + r"(?=[^，,。]{0,8}$)", as_said_before)):
+            # "法语好多年没用，现在已经不会说了": the language the clause before opened with
+            statements = [Statement(who, "speaks", language.group("v"), "end")]
         if ending:
             statements = _as_end(statements, aversion=past or bool(_AVERSION.match(rest)))
-        if re.match(r"^(?:新来的|新的)", clause):  # "新来的老板叫刘洋": another person in that place, so the name the
+        if re.match(r"^(?:新来的|新的|新|现在的)(?=" + _NEW_IN_ROLE + ")", clause):  # "新来的老板叫刘洋": another person in that place, so the name the
             # place had makes way (not a contradiction to hold for review)
             statements = [Statement(s.subject, s.attribute, s.value, "correct", s.certain) if s.op == "set" else s
                           for s in statements]
