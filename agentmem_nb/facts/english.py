@@ -53,6 +53,13 @@ _REL_ADJ = r"(?:(?:little|younger|older|big|elder|baby|twin|oldest|youngest|elde
 _NAME = r"(?P<name>[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?)"
 
 _APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"'})
+# How many, in words or figures ("a few", "three", "12"): a count of days, months or years.
+_HOW_MANY = r"(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|several|many)"
+# What says that being at a named organisation is working there: "been there three years", "since 2019", "as a nurse"
+# ("I'm at Starbucks" alone, "currently at Heathrow", is where one is sitting).
+_AT_WORK_FOR_YEARS = (r"[^.!?]*?(?:been there\s+(?:for\s+)?" + _HOW_MANY + r"\s+(?:years?|months?)|since\s+(?:(?:19|20)\d\d|"
+                      r"january|february|march|april|may|june|july|august|september|october|november|december|"
+                      r"last\s+(?:year|spring|summer|autumn|fall|winter))\b|\bas\s+an?\s+[a-z])")
 _CONTRACTIONS = [
     (r"\bi'm\b", "I am"), (r"\bim\b(?=\s+(?:a|an|from|in|into|not|no|living|based|working|allergic|\d|(?-i:[A-Z])))", "I am"),
     (r"\bi've\b", "I have"), (r"\bi'd\b", "I would"), (r"\bi'll\b", "I will"), (r"\bwe're\b", "we are"),
@@ -72,10 +79,7 @@ _CONTRACTIONS = [
     (r"\b(?P<said>actually|no|nope|nah|wait|oh|sorry|oops|ugh)(?P<gap>,?\s+)its\b(?=\s+[a-z])", r"\g<said>\g<gap>it is"),
     (r"\brn\b", "right now"), (r"\btho\b", "though"),
     # "currently at Klarna, been there 3 years": a sentence that drops its "I work" (at a named organisation)
-    (r"(?:^|(?<=[.!?]\s))(?:currently|these days)\s+at\s+(?=(?-i:[A-Z])[^.!?]*?(?:been there\s+(?:for\s+)?(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a few|several|"
-                        r"many)\s+(?:years?|months?)|since\s+(?:(?:19|20)\d\d|january|february|march|april|may|june|july|"
-                        r"august|september|october|november|december|last\s+(?:year|spring|summer|autumn|fall|winter))\b|"
-                        r"\bas\s+an?\s+[a-z]))", "I work at "),
+    (r"(?:^|(?<=[.!?]\s))(?:currently|these days)\s+at\s+(?=(?-i:[A-Z])" + _AT_WORK_FOR_YEARS + r")", "I work at "),
     (r"(?<=\w)'s(?=\s+(?:not|really not|no longer|my|our|definitely|probably|still|always)\b)", " is"),
     # ("Tofu's not my thing", "Rugby's my favourite sport": before not / my, 's is "is")
 ]
@@ -89,7 +93,7 @@ _NOW_INSTEAD = re.compile(r"(?:,|;|\bbut)\s+(?:but\s+)?(?:right now|for now|curr
                           r"as of now),?\s+(?P<now>(?:I|we|my|our)\b(?!\s+(?:job|work)\b).*)$", re.I)
 # A time before the one who keeps a pet ("And last weekend we adopted a cat"): not a place ("At work we have a cat").
 _TIME_FIRST = re.compile(r"^(?:(?:and|but|so)\s+)?(?:(?:this|last)\s+(?:summer|spring|autumn|fall|winter|year|month|week|weekend)|"
-                         r"(?:a|one|two|three|four|five|six|a few|a couple of|\d+)\s+(?:days?|weeks?|months?|years?)\s+"
+                         + _HOW_MANY + r"\s+(?:days?|weeks?|months?|years?)\s+"
                          r"(?:later|ago)|on\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|yesterday|today|"
                          r"recently|finally)[,\s]+(?=(?:I|we)\b)", re.I)
 # A predicate said once for another person, after a semicolon: "…; my husband is", "…; my sister does".
@@ -465,13 +469,13 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         r"this\s+(?:week|month|year|morning|spring|summer|autumn|fall|winter)|in\s+(?:(?:19|20)\d\d|january|"
                         r"february|march|april|may|june|july|august|september|october|november|december|the\s+(?:spring|"
                         r"summer|autumn|fall|winter))|on\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
-                        r"(?:a|one|two|three|four|five|six|a few|\d+)\s+(?:days?|weeks?|months?|years?)\s+ago)\b)"),
+                        + _HOW_MANY + r"\s+(?:days?|weeks?|months?|years?)\s+ago)\b)"),
     # "I was at Google for like 4 yrs": an organisation one was at for years is an employer that ended
     ("works_at", "end", r"^was\s+at\s+(?![^,.;!?]*\b(?:studying|student|degree|course|patient|treatment|after the|"
                         r"visiting|on holiday|on vacation)\b)(?![\w.&-]*'s\b)(?!(?:Uni|University|College|School|Academy|"
                         r"Hospital|Clinic|Rehab|Sea|Camp|Church|Home|Boarding)\b)"
                         r"(?P<v>(?-i:[A-Z])[\w.&'-]*(?:\s+(?-i:[A-Z])[\w.&'-]*){0,3})(?<!'s)\s+(?=for\s+(?:like\s+|about\s+|"
-                        r"almost\s+|over\s+)?(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a few|several|many)\s+"
+                        r"almost\s+|over\s+)?" + _HOW_MANY + r"\s+"
                         r"(?:years?|yrs|months?)\b)"),
     ("left", "end", r"^(?:have\s+|has\s+)?(?:just\s+)?left\s+(?:my\s+(?:job|position|role)\s+(?:at|with)\s+)?"
                     r"(?P<v>[A-Z].+)"),
@@ -493,8 +497,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("lives_in", "set", r"^been\s+in\s+(?!(?:prison|jail|rehab|therapy|lockdown|hospital|quarantine|recovery|marketing|sales|"
                         r"finance|tech|it|hr|retail|education|healthcare|business|management|engineering|consulting|law|"
                         r"medicine|publishing|banking|insurance|research|academia|the (?:army|navy|military|industry))\b)"
-                        r"(?P<v>(?-i:[A-Z])[^,.;!?]*?)\s+(?=(?:for\s+(?:\d+|a|an|one|two|three|four|five|six|"
-                        r"seven|eight|nine|ten|a few|several|many)\s+years?|since\s+(?:19|20)\d\d)\b)"),
+                        r"(?P<v>(?-i:[A-Z])[^,.;!?]*?)\s+(?=(?:for\s+" + _HOW_MANY + r"\s+years?|since\s+(?:19|20)\d\d)\b)"),
     # "I've been at Deloitte since 2019": a named organisation one has been at for years or since a date
     ("works_at", "set", r"^(?:have|has)\s+been\s+(?:working\s+)?at\s+(?P<v>(?-i:[A-Z])[^,.;!?]*?)\s+(?=(?:since\s+"
                         r"(?:(?:19|20)\d\d|january|february|march|april|may|june|july|august|september|october|"
@@ -537,10 +540,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
     # for years, or at as one's place ("I'm at Starbucks" alone is where one is sitting)
     ("works_at", "set", r"^(?:am|is|are)\s+(?:(?:happily|still)\s+at|(?:very\s+|really\s+|quite\s+|so\s+)?"
                         r"(?:happy|settled|content|unhappy|miserable)\s+at(?!\s+(?:Christmas|Easter|Thanksgiving|Halloween|"
-                        r"Hanukkah|Diwali|Eid|New Year|Home|Uni|School|Church)\b)|at(?=\s+(?-i:[A-Z])[^.!?]*?(?:been there\s+(?:for\s+)?(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a few|several|"
-                        r"many)\s+(?:years?|months?)|since\s+(?:(?:19|20)\d\d|january|february|march|april|may|june|july|"
-                        r"august|september|october|november|december|last\s+(?:year|spring|summer|autumn|fall|winter))\b|"
-                        r"\bas\s+an?\s+[a-z])))\s+"
+                        r"Hanukkah|Diwali|Eid|New Year|Home|Uni|School|Church)\b)|at(?=\s+(?-i:[A-Z])" + _AT_WORK_FOR_YEARS + r"))\s+"
                         r"(?P<v>(?-i:[A-Z]).+)"),
     ("works_in", "set", r"^(?:work|works|am working|is working)\s+in\s+(?P<v>.+)"),
     ("allergic_to", "add", r"^(?:am|is|are)\s+(?:very\s+|severely\s+|mildly\s+|slightly\s+)?allergic to\s+(?P<v>.+)"),
@@ -914,10 +914,8 @@ def _predicates(rest: str, subject: str, *, topics: frozenset[str] = frozenset()
     if stuck and _value_ok(stuck.group("v")):
         return [Statement(subject, "lives_in", stuck.group("v"), "set")]
     # "currently at Klarna": at a named organisation as one's current place (said before the adverbs go)
-    rest = re.sub(r"^(?:(?:am|is|are)\s+)?currently\s+at\s+(?=(?-i:[A-Z])[^.!?]*?(?:been there\s+(?:for\s+)?(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a few|several|"
-                        r"many)\s+(?:years?|months?)|since\s+(?:(?:19|20)\d\d|january|february|march|april|may|june|july|"
-                        r"august|september|october|november|december|last\s+(?:year|spring|summer|autumn|fall|winter))\b|"
-                        r"\bas\s+an?\s+[a-z]))", "work at ", rest.strip(), flags=re.I)
+    rest = re.sub(r"^(?:(?:am|is|are)\s+)?currently\s+at\s+(?=(?-i:[A-Z])" + _AT_WORK_FOR_YEARS + r")", "work at ", rest.strip(),
+                  flags=re.I)
     rest = _ENDED_UP.sub(lambda m: _ENDED_UP_AS[m.group("verb").lower()], _ADVERBS.sub("", rest.strip()), count=1)
     rest = _without_company(_AUX_ADVERBS.sub(r"\g<aux>", _ADVERBS.sub("", rest.strip())))
     for attribute, op, pattern in _PREDICATES:
@@ -1158,7 +1156,7 @@ def _before_later_clause(body: str) -> str:
 _LEADING_PHRASE = re.compile(r"^(?:(?:and|but|so|oh and)\s+)?(?:(?:after|before|since|during|in|on|following|over|throughout|until|as of|at|from|for)\s+"
                              r"(?:(?!\b(?:I|we|he|she|they|you|it)\b)[^,;:]){1,40}?|"
                              # "Six months later I'm …", "A week after that, we …": a time counted from the last news
-                             r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|a few|a couple of|several|\d+)\s+"
+                             + _HOW_MANY + r"\s+"
                              r"(?:days?|weeks?|months?|years?)\s+(?:later|after that|on)|"
                              r"(?:this|last)\s+(?:summer|spring|autumn|fall|winter|year|month|week|weekend))"
                              r",?\s+(?=(?-i:I|We|we|My|my|Our|our)\b)", re.I)
