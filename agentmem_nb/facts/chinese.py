@@ -179,9 +179,10 @@ _RULES: list[tuple[str, FactOp, str]] = [
     ("lives_in", "set", r"^在(?!国外|上面|里面|外面|这|那|家)(?P<v>[^，,。在]{1,10}?)(?<!医院)(?<!部队)(?<!公司)(?<!学校)(?<!大学)"
                         r"(?<!监狱)(?:已经|一直|都|也)?(?:待|呆)了?(?:快|近|差不多)?(?:[一二三四五六七八九十两几\d半]+|好几)(?:多)?年了$"),
     # "毕业后留在北京", "去北京上大学了", "去美国留学了": stayed on, or went to study, and so lives there
-    ("lives_in", "set", r"^留在了?(?!家|原地|身边|公司|学校|单位)(?P<v>[^，,。]{2,10}?)(?:了|啦)?$"),
+    ("lives_in", "set", r"^留在(?!了?(?:家|原地|原|身边|公司|学校|单位|医院))了?(?P<v>(?:(?!当|做|工作|上班|读|学)[^，,。]){2,10}?)"
+                        r"(?:了|啦)?$"),
     ("lives_in", "set", r"^(?:去|到)了?(?P<v>[^，,。去到]{2,8}?)(?:上大学|读大学|读研究生|读研|读博|留学)(?:了|啦)?$"),
-    ("lives_in", "set", r"^(?:常驻在?|常住在?|待在|呆在|扎根在?|落户在?|住在|住|居住在|居住于|定居在|定居于|生活在|家住|家在|常住在|现居|现住)(?P<v>.+)"),
+    ("lives_in", "set", r"^(?:常驻在?|常住在?|待在|呆在|扎根在?|落户在?|住在|住(?!院|校|酒店|宾馆|旅馆)|居住在|居住于|定居在|定居于|生活在|家住|家在|常住在|现居|现住)(?P<v>.+)"),
     ("lives_in", "set", r"^(?:的)?(?:家|公寓|房子|住处|住的地方|现在住的地方)(?:在|是在|是)(?P<v>.+)"),
     # "在上海已经住了五年了", "在北京工作和生活": the place before the verb of living (and what joins it)
     ("lives_in", "set", r"^在(?P<v>[^，,。]+?)(?:(?:工作|上班|学习)(?:和|与|并|、))?(?:已经|一直|都|也)?"
@@ -209,7 +210,7 @@ _RULES: list[tuple[str, FactOp, str]] = [
                         + r")(?:了|啦)?(?:上班|工作)?(?:了|啦)?$"),
     ("works_at", "set", r"^(?:的)?(?:公司|单位|东家)是(?P<v>.+)"),
     ("job", "set", r"^(?:的)?(?:职业|工作|本职工作)是(?P<v>.+)"),
-    ("job", "set", r"^(?:算是|算|是|当上了?|当|做|成了|成为了?|当了|升为|升职为|升职成了?|升成了?|升到了?|升了|转成了?|转为|考上了?|晋升为|升任|担任|转行做了?|改行当了?|转行当了?|改行做了?|改做了?|改当了?)(?:一名|一个|一位|个|名|位)?"
+    ("job", "set", r"^(?:算是|算|是|当上了?|当|做|成了|成为了?|当了|升为|升职为|升职成了?|升成了?|升到了?|升了|转成(?!了?(?:素食者|吃素))了?|转为|考上了?|晋升为|升任|担任|转行做了?|改行当了?|转行当了?|改行做了?|改做了?|改当了?)(?:一名|一个|一位|个|名|位)?"
                    r"(?:[^，,。的]{1,10}的)?(?:一名|一个|一位|个|名|位)?(?P<v>[^，,。的]{0,8}?" + _JOB_SUFFIX + r")(?:了|啦)?"
                    # ("当急救员已经十二年了": for years, still)
                    r"(?:(?:已经|都)?(?:[一二三四五六七八九十两几\d]{1,3}|好几)(?:个)?(?:年|月)(?:多)?了?)?$"),
@@ -254,7 +255,8 @@ _PREDICATES = [(attribute, op, re.compile(pattern)) for attribute, op, pattern i
 
 
 # A space between two Chinese words in chat: a pause, after which a remark of its own follows.
-_PAUSE = re.compile(r"(?<=[\u4e00-\u9fff])[ \t\u3000]+(?=[\u4e00-\u9fff])")
+# (not a single character on either side: "我叫李 明", "我叫小 王" space one name)
+_PAUSE = re.compile(r"(?<=[\u4e00-\u9fff]{2})[ \t\u3000]+(?=[\u4e00-\u9fff]{2})")
 
 
 def _clean(raw: str, attribute: str) -> str:
@@ -357,13 +359,17 @@ _PET_GONE = re.compile(r"(?:^|[，,]|(?<=我家的)|(?<=我们家的)|(?<=我的
 _PET_NAMES = {"狗狗": "狗", "小狗": "狗", "猫咪": "猫", "小猫": "猫"}
 
 
-def _pets(body: str) -> list[Statement]:
-    """The user's pets a sentence says are kept or gone."""
+def _pets(body: str, *, past: bool = False) -> list[Statement]:
+    """The user's pets a sentence says are kept or gone (``past``: the sentence speaks of a time gone, "小时候…")."""
     gone = [Statement("user", "has_pet", k, "end")
             for m in _PET_GONE.finditer(body) if (k := _pet_name(m.group("kind") or m.group("kind2")))]
     if gone or not _KEEPS_PETS.match(body):
         return gone
-    return [Statement("user", "has_pet", _pet_name(m.group("kind")), "add") for m in _PETS_KEPT.finditer(body)]
+    # ("养了一只狗，后来死了", "小时候家里养了一只狗": kept once, and no more)
+    lost = past or re.search(r"[，,](?:后来|结果|可惜|去年|前年|之后)?[^，,。]{0,3}(?:死了|走了|跑了|跑丢了|丢了|送人了|送给[^，,。]{1,6}了|"
+                             r"没了|去世了)", body) is not None
+    return [Statement("user", "has_pet", _pet_name(m.group("kind")), "end" if lost else "add")
+            for m in _PETS_KEPT.finditer(body)]
 
 
 def _pet_name(kind: str) -> str:
@@ -385,6 +391,10 @@ def _subject(clause: str) -> tuple[str | None, str, list[Statement]]:
     found = re.match(r"^(?:(?P<own>我(?:们)?(?:家)?(?:的)?|家里的)|(?:新来的|新的|新|现在的)(?=" + _NEW_IN_ROLE + r")|(?=(?:"
                      + _OWN_BARE + r")(?!们|娘|辈|饼|国)))" + _KIN_ORDER
                      + r"(?P<rel>" + _REL + r")(?P<poss>的)?(?P<rest>.*)$", clause)  # ("新来的老板叫刘洋": ours, new)
+    if found and found.group("own") is None and not found.group("poss") and (
+            re.match(r"(?:都|总是|总|就是这样|一般|通常|嘛|这种|这东西|是" + re.escape(found.group("rel")) + ")",
+                     found.group("rest")) or re.search(r"的(?:人|员工|孩子|下属)$", found.group("rest"))):
+        return "other", found.group("rest"), names  # "儿子都喜欢玩具车", "老板是老板": a saying of any such person
     if found and found.group("own") is None and not found.group("poss"):
         return RELATIONS_ZH[found.group("rel")], found.group("rest"), names  # (said bare: no name in apposition,
         # "老板娘在店里" is no boss called 娘)
@@ -622,7 +632,11 @@ _LIST_SPACE = re.compile(r"(?<=[\u4e00-\u9fff\d])(?<![叫是在住到去为于�
 def _chat_edges(text: str) -> str:
     """``text`` with chat's clause edges (:data:`_CHAT_EDGE`, :data:`_LIST_SPACE`) written as commas, and the other
     emoji gone."""
-    if not re.search(r"[，,。！!？?；;：:\n]", text) and len(_LIST_SPACE.findall(text)) >= 2:
+    pieces = text.split()
+    if (not re.search(r"[，,。！!？?；;：:\n]", text) and len(_LIST_SPACE.findall(text)) >= 2
+            and min(len(p) for p in pieces) >= 2
+            and not any(re.fullmatch(r"我们?|喜欢(?:吃|喝)?|爱吃|讨厌|住在|住|在|叫|是", p) for p in pieces)):
+        # (not "我 在 腾讯 上班", "我叫李 明", "我喜欢 篮球 足球": spaces inside one clause)
         text = _LIST_SPACE.sub("，", text)
     return _EMOJI.sub("", _CHAT_EDGE.sub("，", text))
 
@@ -753,7 +767,7 @@ def extract_chinese(text: str, *, last_key: FactKey | None = None) -> list[State
         elif found is None and (spoken := _subject(_LEADING.sub("", _CLAUSES.split(body)[0]))[0]) not in (
                 None, "user", "other"):
             introduced = spoken  # "我老婆以前教高中数学。现在她…": one's relative spoken about, with no fact read
-        pets = _pets(body)
+        pets = _pets(body, past=re.match(r"(?:小时候|以前|从前|那时候|上大学时|小学时|读书时|年轻时)", sentence) is not None)
         if pets:
             kept = {s.value for s in found or [] if s.key.attribute == "has_pet"}
             found = [*(found or []), *(p for p in pets if p.value not in kept)]
@@ -844,7 +858,8 @@ def _fronted(clause: str) -> str:
         # (nor when it is: "一闻就讨厌", "闻到就讨厌" are read from the clause before)
         # "篮球现在不喜欢了", "游泳倒是一直喜欢": the thing first and no one named — whoever the clause is of
         ended = "了" if bare.group("verb").startswith("不") and bare.group("end") else ""
-        return f"{bare.group('verb')}{bare.group('v')}{ended}"
+        thing = re.sub(r"(?:从小|一直|向来|现在|以前|平时|其实|本来)+$", "", bare.group("v"))  # ("数学从小不喜欢")
+        return f"{bare.group('verb')}{thing}{ended}" if thing else clause
     if found is None or _JOINING.match(found.group("v")):
         return clause  # "但我很喜欢": a joining word before 我, no object
     rest = _ADVERBS.sub("", found.group("rest"))
@@ -862,6 +877,9 @@ def _sentence_statements(body: str, relative: str | None = None,
     matched = False
     subject: str | None = None
     said_before = ""  # the clauses before this one, as said
+    # (what the sentence is about, read once: searched in each clause, it was quadratic in a long message)
+    talk_of_new_work = re.search(r"换(?:了)?(?:个|份)?工作|跳槽|入职", body) is not None
+    talk_of_work = talk_of_new_work or re.search(r"辞职|上班|工作", body) is not None
     for as_said in _CLAUSES.split(body):
         said_before, as_said_before = said_before + "，" + as_said, said_before
         # laughter closing a clause is how it was said, not part of it ("现在居然爱上了哈哈哈", "…专家哈哈哈哈")
@@ -927,8 +945,12 @@ def _sentence_statements(body: str, relative: str | None = None,
         statements = _predicates(rest, who)
         quit_ = re.fullmatch(r"(?P<v>[^，,。我你他她]{1,8}?)(?:那边|那儿|那里|这边|这份工作|的工作)?(?:我)?(?:已经|早就|早|也)?"
                              r"不(?:干|做)了", clause) if not statements else None
-        if quit_ and _ok(value := _clean(quit_.group("v"), "job")) and value not in RELATIONS_ZH:  # (not "老师不干了")
-            # "会计不干了": a trade given up; "星巴克那边我已经不干了": an employer left
+        if quit_ and _ok(value := _clean(quit_.group("v"), "job")) and value not in RELATIONS_ZH and (
+                re.search(_JOB_SUFFIX + "$", value) or re.search(_ORGANISATION + "$", value)
+                or re.fullmatch(r"[A-Za-z][\w&.' -]*", value) or re.search(r"那边|那儿|那里|这份工作|的工作", clause)) and not re.search(
+                    r"活|家务|饭|班|碗|作业|卫生", value):
+            # "会计不干了": a trade given up; "星巴克那边我已经不干了": an employer left ("洗碗我不干了", "夜班不干了":
+            # a chore or a shift, no job)
             statements = [Statement(who, "job" if re.search(_JOB_SUFFIX + "$", value) else "works_at", value, "end")]
         if not statements and who not in ("user", "other", *_OUTSIDE_HOME) and re.match(
                 r"^(?:也|还|偏偏|新|又|刚|最近)*(?:养了?|养着|领养了?|收养了?|捡了?)" + _pet_measured(), rest):
@@ -946,19 +968,23 @@ def _sentence_statements(body: str, relative: str | None = None,
             elliptic and len(kinds) == 1) else None
         if before is None and elliptic and kinds == {"works_at"}:
             before = Statement(who, "works_at", "", "set")  # ("离开了X" ends either: which one goes on is unsaid)
-        if elliptic and not kinds and re.search(r"换(?:了)?(?:个|份)?工作|跳槽|入职|辞职|上班|工作", body):
+        if elliptic and not kinds and talk_of_work:
             # "我换工作了，现在在Spotify": no employer said before, but the sentence is about work
             before = Statement(who, "works_at", "", "set")
         if elliptic and before is None and last_key is not None and last_key.subject == who and (
                 last_key.attribute in ("works_at", "lives_in")):
             # "今年又换了，现在在美团": what the conversation spoke of last, said now of its new place
             before = Statement(who, last_key.attribute, "", "set")
-        moved = re.fullmatch(r"(?:又|就|则|最后|后来)?(?:去了|到了|进了|跳到了?|跳去了?|换到了?|换去了?|转到了?)"
-                             r"(?!趟|一趟|国外|外地|老家|医院|海边|旅游|旅行)(?P<v>[^，,。在]{2,10}?)(?:了|啦)?",
-                             rest) if not statements and not ending else None
+        moved = re.fullmatch(r"(?:又|就|则|最后|后来|然后)?(?:去了|到了|进了|跳到了?|跳去了?|换到了?|换去了?|转到了?)"
+                             r"(?!趟|一趟|国外|外地|老家|医院|海边|旅游|旅行|[一二三四五六七八九十两几半\d]+个?(?:天|周|星期|月|年))"
+                             r"(?P<v>(?:(?!旅游|旅行|吃饭|发展|接|看病|玩|逛|出差|度假|休息|学习|读书|上学|买|看|散心)[^，,。在]){2,10}?)"
+                             r"(?:了|啦)?", rest) if not statements and not ending else None
+        if moved and re.search(r"(?:健身房|餐厅|饭店|学校|超市|商场|公园|机场|车站|酒店|海边|山里|家里|医院|市|省|县|区)$",
+                               moved.group("v")):
+            moved = None  # (a place one went to, not an employer: "去了健身房", "然后去了上海市")
         left = {s.value for s in recent if s.key.subject == who and s.op == "end" and s.value and s.key.attribute == "works_at"}
         if moved and (left - {s.value for s in recent if s.key.attribute == "lives_in" and s.op == "end"}
-                      or re.search(r"换(?:了)?(?:个|份)?工作|跳槽|入职", body)
+                      or talk_of_new_work
                       or (moved.group(0).startswith("跳") and last_key == FactKey(who, "works_at"))) \
                 and _ok(value := _clean(moved.group("v"), "works_at")):
             # "他也不在京东了，去了华为", "换工作了，去了小米": where one went next, when the talk is of a change of work

@@ -556,3 +556,23 @@ def test_someone_introduced_by_you_ge(text: str) -> None:
 ])
 def test_someone_introduced_guard(text: str, expected: Read) -> None:
     assert _read(text) == expected
+
+
+# Found by the review of the merged round (480 sentences against 048b894), each mended: a trip or an errand after
+# leaving a job, a chore or a shift given up, 留在了 a workplace, a pet kept once, a saying of any son or boss, a stay
+# in hospital, spaces inside one clause or one name, an adverb after a thing liked, becoming a vegetarian.
+@pytest.mark.parametrize(("text", "expected"), [
+    ("我从百度离职了，去了健身房", [("user", "works_at", "百度", "end")]),
+    ("我从百度离职了，去了欧洲旅游", [("user", "works_at", "百度", "end")]),
+    ("我从百度离职了，去了小米", [("user", "works_at", "百度", "end"), ("user", "works_at", "小米", "set")]),
+    ("洗碗我不干了", []), ("夜班不干了", []), ("会计不干了", [("user", "job", "会计", "end")]),
+    ("我留在了公司", []), ("毕业后我留在了学校当老师", []),
+    ("小时候家里养了一只狗", [("user", "has_pet", "狗", "end")]),
+    ("养了一只猫，后来送人了", [("user", "has_pet", "猫", "end")]),
+    ("儿子都喜欢玩具车", []), ("老板都喜欢听话的员工", []), ("老板是老板，我是我", []),
+    ("老妈住院了", []),
+    ("我 在 腾讯 上班", [("user", "works_at", "腾讯", "set")]), ("我叫李 明", [("user", "name", "李 明", "set")]),
+    ("数学从小不喜欢", [("user", "dislikes", "数学", "add")]), ("我转成了素食者", []),
+])
+def test_what_the_review_of_the_round_found(text: str, expected: Read) -> None:
+    assert _read(text) == expected
