@@ -876,12 +876,13 @@ def _sentence_statements(body: str, relative: str | None = None,
     found: list[Statement] = []
     matched = False
     subject: str | None = None
-    said_before = ""  # the clauses before this one, as said
+    said_before = ""  # the clause before this one, as said (what "现在已经不会说了" looks back to)
     # (what the sentence is about, read once: searched in each clause, it was quadratic in a long message)
     talk_of_new_work = re.search(r"换(?:了)?(?:个|份)?工作|跳槽|入职", body) is not None
     talk_of_work = talk_of_new_work or re.search(r"辞职|上班|工作", body) is not None
     for as_said in _CLAUSES.split(body):
-        said_before, as_said_before = said_before + "，" + as_said, said_before
+        # (the clause before only: the whole text before, grown and searched each clause, was quadratic)
+        said_before, as_said_before = "，" + as_said, said_before
         # laughter closing a clause is how it was said, not part of it ("现在居然爱上了哈哈哈", "…专家哈哈哈哈")
         clause = _LEADING.sub("", re.sub(r"(?<![叫是])(?:[哈呵嘿嘻]{2,6}|233+|lol|LOL)$", "", as_said.strip()))
         if not clause:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -576,3 +577,20 @@ def test_someone_introduced_guard(text: str, expected: Read) -> None:
 ])
 def test_what_the_review_of_the_round_found(text: str, expected: Read) -> None:
     assert _read(text) == expected
+
+
+def test_a_language_given_up_looks_back_one_clause_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """"…，现在已经不会说了" looks back to the clause before it, not to all the text before (grown and searched in
+    each clause, that was quadratic: 3,000 such pairs took 4.9 s). Asserted as the longest text looked back over."""
+    import re
+    looked_back: list[int] = []
+    real = re.search
+
+    def recording(pattern: Any, string: str, flags: int = 0) -> Any:
+        if isinstance(pattern, str) and pattern.endswith("(?=[^，,。]{0,8}$)"):
+            looked_back.append(len(string))
+        return real(pattern, string, flags)
+
+    monkeypatch.setattr(re, "search", recording)
+    read = _read("法语好多年没用，现在已经不会说了，" * 200)
+    assert ("user", "speaks", "法语", "end") in read and looked_back and max(looked_back) < 40
